@@ -1,0 +1,220 @@
+//! `ssdlab._native`: thin PyO3 bindings over the `ssdsim` crate. Only type conversion and
+//! error mapping live here; behaviour lives in `ssdsim`.
+//!
+//! Python sees seconds and bytes (floats/ints); the simulator works in ns and 4 KiB units.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use ssdsim::time::{s_to_ns, NS_PER_S};
+use ssdsim::{Config, ConfigError, Job, Pattern, Simulation, Value, KEYS, UNIT_BYTES};
+
+create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
+
+fn profile_err(e: ConfigError) -> PyErr {
+    ProfileError::new_err((e.to_string(), e.key))
+}
+
+fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
+    Ok(match v {
+        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+fn build_config(pairs: Vec<(String, String)>) -> PyResult<Config> {
+    let mut cfg = Config::default();
+    for (k, v) in pairs {
+        cfg.set(&k, &v).map_err(profile_err)?;
+    }
+    Ok(cfg)
+}
+
+/// Every profile key: list of (name, kind, doc).
+#[pyfunction]
+fn profile_keys() -> Vec<(&'static str, &'static str, &'static str)> {
+    KEYS.iter().map(|k| (k.name, k.kind, k.doc)).collect()
+}
+
+/// Applies (key, text) pairs over the built-in defaults, validates, and returns
+/// (resolved profile dict, derived geometry dict). Raises ProfileError naming the key.
+#[pyfunction]
+fn resolve_profile<'py>(py: Python<'py>, pairs: Vec<(String, String)>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let cfg = build_config(pairs)?;
+    cfg.validate().map_err(profile_err)?;
+    Ok((profile_dict(py, &cfg)?, geometry_dict(py, &cfg)?))
+}
+
+fn profile_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in cfg.to_pairs() {
+        d.set_item(k, value_to_py(py, &v)?)?;
+    }
+    Ok(d)
+}
+
+fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
+    let g = cfg.validate().map_err(profile_err)?;
+    let d = PyDict::new(py);
+    d.set_item("dies", g.dies)?;
+    d.set_item("planes", g.pools)?;
+    d.set_item("blocks", g.blocks)?;
+    d.set_item("units_per_page", g.units_per_page)?;
+    d.set_item("units_per_block", g.slots_per_block)?;
+    d.set_item("physical_bytes", g.physical_units * UNIT_BYTES)?;
+    d.set_item("user_bytes", g.user_units * UNIT_BYTES)?;
+    d.set_item("spare_fraction", 1.0 - 1.0 / g.alpha())?;
+    d.set_item("alpha", g.alpha())?;
+    d.set_item("write_buffer_units", g.buffer_units)?;
+    Ok(d)
+}
+
+/// A simulated drive with a closed-loop host. Run phases with start_phase / advance /
+/// finish_phase; all times in seconds, sizes in bytes (multiples of 4096).
+#[pyclass(module = "ssdlab._native")]
+struct Simulator {
+    sim: Simulation,
+    cfg: Config,
+}
+
+#[pymethods]
+impl Simulator {
+    #[new]
+    #[pyo3(signature = (pairs, seed))]
+    fn new(pairs: Vec<(String, String)>, seed: u64) -> PyResult<Self> {
+        let cfg = build_config(pairs)?;
+        let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
+        Ok(Simulator { sim, cfg })
+    }
+
+    /// The resolved profile (every key).
+    fn profile<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        profile_dict(py, &self.cfg)
+    }
+
+    /// Derived geometry: dies, planes, blocks, physical/user bytes, spare fraction...
+    fn geometry<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        geometry_dict(py, &self.cfg)
+    }
+
+    /// Simulated time now [s].
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.sim.now_ns() as f64 / NS_PER_S as f64
+    }
+
+    /// Lets `seconds` pass with no host I/O.
+    fn idle(&mut self, seconds: f64) -> PyResult<()> {
+        if !(seconds >= 0.0) {
+            return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
+        }
+        self.sim.idle(s_to_ns(seconds));
+        Ok(())
+    }
+
+    /// Starts a phase. pattern: write | randwrite | read | randread | trim.
+    #[pyo3(signature = (pattern, bs_bytes, qd, offset_bytes, span_bytes, duration_s=None, io_bytes=None, interval_s=1.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn start_phase(
+        &mut self,
+        pattern: &str,
+        bs_bytes: u64,
+        qd: u32,
+        offset_bytes: u64,
+        span_bytes: u64,
+        duration_s: Option<f64>,
+        io_bytes: Option<u64>,
+        interval_s: f64,
+    ) -> PyResult<()> {
+        let pat = Pattern::parse(pattern)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {pattern:?}: expected write, randwrite, read, randread or trim")))?;
+        for (name, v) in [("bs_bytes", bs_bytes), ("offset_bytes", offset_bytes), ("span_bytes", span_bytes), ("io_bytes", io_bytes.unwrap_or(0))] {
+            if v % UNIT_BYTES != 0 {
+                return Err(PyValueError::new_err(format!("{name}={v} is not a multiple of {UNIT_BYTES} bytes")));
+            }
+        }
+        if !(interval_s > 0.0) {
+            return Err(PyValueError::new_err(format!("interval_s must be > 0, got {interval_s}")));
+        }
+        let mut job = Job::new(pat, bs_bytes / UNIT_BYTES, qd, offset_bytes / UNIT_BYTES, span_bytes / UNIT_BYTES);
+        job.duration_ns = duration_s.map(s_to_ns);
+        job.io_units = io_bytes.map(|b| b / UNIT_BYTES);
+        job.interval_ns = s_to_ns(interval_s);
+        self.sim.start_phase(job).map_err(PyValueError::new_err)
+    }
+
+    /// Runs at most `max_ios` more commands (without holding the GIL).
+    /// Returns (done, elapsed_s, fraction 0..1).
+    fn advance(&mut self, py: Python<'_>, max_ios: u64) -> (bool, f64, f64) {
+        let sim = &mut self.sim;
+        let p = py.allow_threads(|| sim.advance(max_ios));
+        (p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction)
+    }
+
+    /// Ends the phase (complete or interrupted) and returns its results as a dict:
+    /// per-interval lists (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
+    /// `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
+    /// intervals + 1), `latency_ns` quantiles, and totals.
+    fn finish_phase<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.sim.finish_phase();
+        let d = PyDict::new(py);
+        d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("interval_s", r.interval_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("ios", r.ios.clone())?;
+        d.set_item("bytes", r.bytes.clone())?;
+        let col = |f: fn(&ssdsim::Snapshot) -> u64| r.snapshots.iter().map(f).collect::<Vec<u64>>();
+        d.set_item("host_units", col(|s| s.host_units))?;
+        d.set_item("nand_units", col(|s| s.nand_units))?;
+        d.set_item("gc_units", col(|s| s.gc_units))?;
+        d.set_item("erases", col(|s| s.erases))?;
+        d.set_item("free_blocks", col(|s| s.free_blocks))?;
+        d.set_item("gc_die_ns", col(|s| s.gc_die_ns))?;
+        let lat = PyDict::new(py);
+        for (label, q) in [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)] {
+            lat.set_item(label, r.latency.quantile_ns(q))?;
+        }
+        d.set_item("latency_ns", lat)?;
+        d.set_item("total_ios", r.total_ios)?;
+        d.set_item("host_write_bytes", r.host_write_bytes)?;
+        d.set_item("host_read_bytes", r.host_read_bytes)?;
+        d.set_item("complete", r.complete)?;
+        Ok(d)
+    }
+
+    /// Cumulative counters now: host/nand/gc units, erases, free blocks, erase-count spread.
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sim.snapshot();
+        let d = PyDict::new(py);
+        d.set_item("host_write_bytes", s.host_units * UNIT_BYTES)?;
+        d.set_item("nand_write_bytes", s.nand_units * UNIT_BYTES)?;
+        d.set_item("gc_copied_bytes", s.gc_units * UNIT_BYTES)?;
+        d.set_item("erases", s.erases)?;
+        d.set_item("free_blocks", s.free_blocks)?;
+        d.set_item("gc_die_s", s.gc_die_ns as f64 / NS_PER_S as f64)?;
+        let (mut lo, mut hi, mut sum, mut n) = (u32::MAX, 0u32, 0u64, 0u64);
+        for e in self.sim.device().ftl().erase_counts() {
+            lo = lo.min(e);
+            hi = hi.max(e);
+            sum += e as u64;
+            n += 1;
+        }
+        d.set_item("erase_count_min", lo)?;
+        d.set_item("erase_count_max", hi)?;
+        d.set_item("erase_count_mean", sum as f64 / n.max(1) as f64)?;
+        Ok(d)
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(profile_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
+    m.add_class::<Simulator>()?;
+    m.add("ProfileError", m.py().get_type::<ProfileError>())?;
+    m.add("UNIT_BYTES", UNIT_BYTES)?;
+    Ok(())
+}

@@ -1,0 +1,490 @@
+//! Drive profiles: every key is declared once below (name, type, default, unit and meaning);
+//! parsing, `--set KEY=VALUE` overrides, key listings and the resolved profile in
+//! `summary.json` all come from that one declaration.
+//!
+//! Units are in the key names: `_bytes`, `_us` (microseconds), `_mbps` (10^6 bytes/s),
+//! `_blocks`. Byte keys accept size suffixes: `K M G T` (powers of 1000) and
+//! `KiB MiB GiB TiB` (powers of 1024), e.g. `256G`, `16KiB`.
+
+use std::fmt;
+
+/// The logical sector / mapping unit of the FTL [bytes]. Host I/O is done in multiples of it.
+pub const UNIT_BYTES: u64 = 4096;
+
+/// A bad profile key or value, naming the key and saying what is expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    /// The profile key at fault (empty when the error is about the whole profile).
+    pub key: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(key: &str, message: impl Into<String>) -> Self {
+        ConfigError { key: key.to_string(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "profile key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A profile value as it appears in a resolved profile.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(u64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Str(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Description of one profile key, for `ssdlab profiles --keys` and docs.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyInfo {
+    pub name: &'static str,
+    /// "int", "float" or "str".
+    pub kind: &'static str,
+    /// Meaning and unit.
+    pub doc: &'static str,
+}
+
+/// Parsing of one value type from text (TOML values and `--set` both arrive as text).
+pub trait ParseValue: Sized {
+    const KIND: &'static str;
+    fn parse_value(key: &str, text: &str) -> Result<Self, ConfigError>;
+    fn to_value(&self) -> Value;
+}
+
+impl ParseValue for u64 {
+    const KIND: &'static str = "int";
+    fn parse_value(key: &str, text: &str) -> Result<Self, ConfigError> {
+        let t = text.trim().replace('_', "");
+        let parsed = if key.ends_with("_bytes") { parse_size(&t) } else { parse_plain_int(&t) };
+        parsed.ok_or_else(|| {
+            let hint = if key.ends_with("_bytes") {
+                "a non-negative whole number of bytes, optionally with a suffix K, M, G, T (10^3..) or KiB, MiB, GiB, TiB (2^10..)"
+            } else {
+                "a non-negative whole number"
+            };
+            ConfigError::new(key, format!("got {text:?}, expected {hint}"))
+        })
+    }
+    fn to_value(&self) -> Value {
+        Value::Int(*self)
+    }
+}
+
+impl ParseValue for f64 {
+    const KIND: &'static str = "float";
+    fn parse_value(key: &str, text: &str) -> Result<Self, ConfigError> {
+        match text.trim().replace('_', "").parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(ConfigError::new(key, format!("got {text:?}, expected a finite number"))),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Float(*self)
+    }
+}
+
+impl ParseValue for String {
+    const KIND: &'static str = "str";
+    fn parse_value(_key: &str, text: &str) -> Result<Self, ConfigError> {
+        Ok(text.to_string())
+    }
+    fn to_value(&self) -> Value {
+        Value::Str(self.clone())
+    }
+}
+
+fn parse_plain_int(t: &str) -> Option<u64> {
+    if let Ok(v) = t.parse::<u64>() {
+        return Some(v);
+    }
+    // Accept exact integers written as floats ("256e9", "4.0").
+    let f: f64 = t.parse().ok()?;
+    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+}
+
+/// Parses `123`, `256G`, `16KiB`, `1.5TB`... into bytes. Decimal suffixes are powers of
+/// 1000, `i` suffixes powers of 1024; a trailing `B` is optional.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let mult: f64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "ki" | "kib" => 1024.0,
+        "mi" | "mib" => 1024f64.powi(2),
+        "gi" | "gib" => 1024f64.powi(3),
+        "ti" | "tib" => 1024f64.powi(4),
+        _ => return None,
+    };
+    if suffix.is_empty() {
+        return parse_plain_int(num);
+    }
+    let v: f64 = num.trim().parse().ok()?;
+    let bytes = v * mult;
+    (bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+}
+
+macro_rules! config_keys {
+    ($( $(#[doc = $doc:expr])+ $name:ident : $ty:ty = $default:expr ; )*) => {
+        /// A drive profile: geometry, capacities, timings and firmware policies.
+        /// Build one with [`Config::default`] and [`Config::set`], then [`Config::validate`].
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Config {
+            $( $(#[doc = $doc])+ pub $name: $ty, )*
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Config { $( $name: $default, )* }
+            }
+        }
+
+        /// Every profile key with its type and meaning, in declaration order.
+        pub const KEYS: &[KeyInfo] = &[
+            $( KeyInfo { name: stringify!($name), kind: <$ty as ParseValue>::KIND, doc: concat!($($doc),+) }, )*
+        ];
+
+        impl Config {
+            /// Sets `key` from its text form. An unknown key is an error naming it.
+            pub fn set(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+                match key {
+                    $( stringify!($name) => { self.$name = <$ty as ParseValue>::parse_value(key, text)?; Ok(()) } )*
+                    _ => Err(unknown_key(key)),
+                }
+            }
+
+            /// The value of `key`, or None for an unknown key.
+            pub fn get(&self, key: &str) -> Option<Value> {
+                match key {
+                    $( stringify!($name) => Some(self.$name.to_value()), )*
+                    _ => None,
+                }
+            }
+
+            /// All keys and values, in declaration order (the resolved profile).
+            pub fn to_pairs(&self) -> Vec<(&'static str, Value)> {
+                vec![ $( (stringify!($name), self.$name.to_value()), )* ]
+            }
+        }
+    };
+}
+
+fn unknown_key(key: &str) -> ConfigError {
+    // Suggest the closest known key (common prefix/substring), to help with typos.
+    let suggestion = KEYS
+        .iter()
+        .map(|k| (edit_distance(k.name, key), k.name))
+        .min()
+        .filter(|(d, _)| *d <= 3)
+        .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+        .unwrap_or_default();
+    ConfigError::new(key, format!("unknown key{suggestion}; `ssdlab profiles --keys` lists the keys"))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn s(v: &str) -> String {
+    v.to_string()
+}
+
+config_keys! {
+    /// Profile name (for reports).
+    name: String = s("default");
+    /// One-line description of the drive this profile models.
+    description: String = s("256 GB-class client SATA drive, MLC NAND, greedy foreground GC, 7% spare");
+    /// NAND channels (independent buses) [count].
+    channels: u64 = 4;
+    /// NAND dies on each channel [count].
+    dies_per_channel: u64 = 4;
+    /// Planes per die; a program writes one page on every plane of a die at once [count].
+    planes_per_die: u64 = 2;
+    /// Erase blocks per plane [count].
+    blocks_per_plane: u64 = 2048;
+    /// Pages per erase block [count].
+    pages_per_block: u64 = 256;
+    /// NAND page size [bytes]; a multiple of the 4096-byte mapping unit.
+    page_size_bytes: u64 = 16384;
+    /// Capacity the host can address [bytes]; the rest of the NAND is spare area.
+    user_capacity_bytes: u64 = 256_000_000_000;
+    /// GC victim policy: `greedy` (fewest valid pages) or `fifo` (oldest written block).
+    gc_policy: String = s("greedy");
+    /// Foreground GC runs, blocking the die, whenever a plane has fewer free blocks than this [blocks].
+    gc_fg_free_blocks: u64 = 2;
+    /// DRAM write buffer; writes are acknowledged once buffered [bytes].
+    write_buffer_bytes: u64 = 16 * 1024 * 1024;
+    /// Page read time (array to register) [µs].
+    t_read_us: f64 = 50.0;
+    /// Page program time (register to array, all planes of a die together) [µs].
+    t_prog_us: f64 = 1300.0;
+    /// Block erase time [µs].
+    t_erase_us: f64 = 3500.0;
+    /// NAND channel transfer rate [MB/s, 10^6 bytes/s].
+    channel_mbps: f64 = 400.0;
+    /// Host interface transfer rate (SATA 6 Gb/s ≈ 550) [MB/s, 10^6 bytes/s].
+    host_link_mbps: f64 = 550.0;
+    /// Controller time to process one host command (caps small-block IOPS) [µs].
+    controller_cmd_us: f64 = 11.0;
+}
+
+/// Victim-selection policy for garbage collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPolicy {
+    /// Block with the fewest valid pages (Desnoyers' "greedy").
+    Greedy,
+    /// Oldest closed block (first written, first cleaned; Desnoyers' LRW).
+    Fifo,
+}
+
+impl GcPolicy {
+    pub const NAMES: &'static [&'static str] = &["greedy", "fifo"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "greedy" => Some(GcPolicy::Greedy),
+            "fifo" => Some(GcPolicy::Fifo),
+            _ => None,
+        }
+    }
+}
+
+/// Quantities derived from a validated [`Config`], in the FTL's units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometry {
+    pub channels: usize,
+    pub dies: usize,
+    pub planes_per_die: usize,
+    /// Planes in the drive; each plane is one GC pool [count].
+    pub pools: usize,
+    pub blocks_per_pool: usize,
+    /// 4 KiB mapping units per NAND page.
+    pub units_per_page: usize,
+    /// 4 KiB mapping units per erase block.
+    pub slots_per_block: usize,
+    /// Total erase blocks.
+    pub blocks: usize,
+    /// Physical 4 KiB slots (all NAND).
+    pub physical_units: u64,
+    /// Logical 4 KiB units the host can address.
+    pub user_units: u64,
+    /// Mapping units written by one (multi-plane) program on one die.
+    pub units_per_program: usize,
+    /// Write-buffer capacity [4 KiB units].
+    pub buffer_units: usize,
+    pub gc_policy: GcPolicy,
+    pub gc_fg_free_blocks: usize,
+}
+
+impl Geometry {
+    /// Physical over user capacity (Desnoyers' α).
+    pub fn alpha(&self) -> f64 {
+        self.physical_units as f64 / self.user_units as f64
+    }
+}
+
+impl Config {
+    /// Checks the profile and derives its geometry. Errors name the key at fault.
+    pub fn validate(&self) -> Result<Geometry, ConfigError> {
+        let positive = |key: &str, v: u64| {
+            if v == 0 { Err(ConfigError::new(key, "must be at least 1")) } else { Ok(v) }
+        };
+        positive("channels", self.channels)?;
+        positive("dies_per_channel", self.dies_per_channel)?;
+        positive("planes_per_die", self.planes_per_die)?;
+        positive("blocks_per_plane", self.blocks_per_plane)?;
+        positive("pages_per_block", self.pages_per_block)?;
+        if self.page_size_bytes == 0 || self.page_size_bytes % UNIT_BYTES != 0 {
+            return Err(ConfigError::new(
+                "page_size_bytes",
+                format!("{} is not a positive multiple of the {UNIT_BYTES}-byte mapping unit", self.page_size_bytes),
+            ));
+        }
+        if self.user_capacity_bytes == 0 || self.user_capacity_bytes % UNIT_BYTES != 0 {
+            return Err(ConfigError::new(
+                "user_capacity_bytes",
+                format!("{} is not a positive multiple of {UNIT_BYTES} bytes", self.user_capacity_bytes),
+            ));
+        }
+        let policy = GcPolicy::parse(&self.gc_policy).ok_or_else(|| {
+            ConfigError::new("gc_policy", format!("unknown policy {:?}; choose one of {:?}", self.gc_policy, GcPolicy::NAMES))
+        })?;
+        if self.gc_fg_free_blocks < 1 {
+            return Err(ConfigError::new("gc_fg_free_blocks", "must be at least 1 (GC needs a free block to copy into)"));
+        }
+        for (key, v) in [("t_read_us", self.t_read_us), ("t_prog_us", self.t_prog_us), ("t_erase_us", self.t_erase_us), ("controller_cmd_us", self.controller_cmd_us)] {
+            if v < 0.0 {
+                return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
+            }
+        }
+        for (key, v) in [("channel_mbps", self.channel_mbps), ("host_link_mbps", self.host_link_mbps)] {
+            if v <= 0.0 {
+                return Err(ConfigError::new(key, format!("{v} must be > 0 MB/s")));
+            }
+        }
+        let units_per_page = (self.page_size_bytes / UNIT_BYTES) as usize;
+        let slots_per_block = self.pages_per_block as usize * units_per_page;
+        let dies = (self.channels * self.dies_per_channel) as usize;
+        let pools = dies * self.planes_per_die as usize;
+        let blocks_per_pool = self.blocks_per_plane as usize;
+        let blocks = pools * blocks_per_pool;
+        let physical_units = blocks as u64 * slots_per_block as u64;
+        if physical_units >= u32::MAX as u64 {
+            return Err(ConfigError::new(
+                "blocks_per_plane",
+                format!("{physical_units} physical 4 KiB units exceed the simulator's 2^32 limit (16 TiB of NAND)"),
+            ));
+        }
+        let user_units = self.user_capacity_bytes / UNIT_BYTES;
+        // Each plane keeps two open blocks (host, GC) plus the foreground-GC reserve.
+        let reserved_blocks = (self.gc_fg_free_blocks as usize + 2) * pools;
+        if self.gc_fg_free_blocks as usize + 3 > blocks_per_pool {
+            return Err(ConfigError::new(
+                "gc_fg_free_blocks",
+                format!("{} leaves no room: each plane has only {blocks_per_pool} blocks", self.gc_fg_free_blocks),
+            ));
+        }
+        let usable_units = (blocks - reserved_blocks) as u64 * slots_per_block as u64;
+        // One spare block per plane beyond the reserve, so every plane always has a GC victim
+        // with invalid pages.
+        let max_user = usable_units.saturating_sub((pools * slots_per_block) as u64);
+        if user_units > max_user {
+            return Err(ConfigError::new(
+                "user_capacity_bytes",
+                format!(
+                    "{} bytes leaves too little spare area: the NAND holds {} bytes, of which at most {} can be user capacity \
+                     (each plane keeps {} blocks for open blocks and the GC reserve); lower it or raise blocks_per_plane",
+                    self.user_capacity_bytes,
+                    physical_units * UNIT_BYTES,
+                    max_user * UNIT_BYTES,
+                    self.gc_fg_free_blocks + 3
+                ),
+            ));
+        }
+        let units_per_program = units_per_page * self.planes_per_die as usize;
+        let buffer_units = (self.write_buffer_bytes / UNIT_BYTES) as usize;
+        if buffer_units < units_per_program {
+            return Err(ConfigError::new(
+                "write_buffer_bytes",
+                format!(
+                    "{} is smaller than one multi-plane program ({} bytes = planes_per_die × page_size_bytes)",
+                    self.write_buffer_bytes,
+                    units_per_program as u64 * UNIT_BYTES
+                ),
+            ));
+        }
+        Ok(Geometry {
+            channels: self.channels as usize,
+            dies,
+            planes_per_die: self.planes_per_die as usize,
+            pools,
+            blocks_per_pool,
+            units_per_page,
+            slots_per_block,
+            blocks,
+            physical_units,
+            user_units,
+            units_per_program,
+            buffer_units,
+            gc_policy: policy,
+            gc_fg_free_blocks: self.gc_fg_free_blocks as usize,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_profile_is_a_256gb_drive_with_7pct_spare() {
+        let g = Config::default().validate().unwrap();
+        assert_eq!(g.user_units * UNIT_BYTES, 256_000_000_000);
+        assert_eq!(g.physical_units * UNIT_BYTES, 256 << 30);
+        assert!((g.alpha() - 1.0737).abs() < 1e-3, "alpha {}", g.alpha());
+    }
+
+    #[test]
+    fn sizes_parse_with_decimal_and_binary_suffixes() {
+        assert_eq!(parse_size("256G"), Some(256_000_000_000));
+        assert_eq!(parse_size("16KiB"), Some(16384));
+        assert_eq!(parse_size("1.5TB"), Some(1_500_000_000_000));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("12 parsecs"), None);
+        assert_eq!(parse_size("-1"), None);
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_a_suggestion() {
+        let e = Config::default().set("pages_per_blok", "64").unwrap_err();
+        assert_eq!(e.key, "pages_per_blok");
+        assert!(e.to_string().contains("did you mean `pages_per_block`"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let mut c = Config::default();
+        let e = c.set("channels", "four").unwrap_err();
+        assert_eq!(e.key, "channels");
+        c.set("gc_policy", "random").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "gc_policy");
+        let mut c = Config::default();
+        c.set("user_capacity_bytes", "300G").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "user_capacity_bytes");
+        let mut c = Config::default();
+        c.set("page_size_bytes", "6000").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "page_size_bytes");
+        let mut c = Config::default();
+        c.set("write_buffer_bytes", "16KiB").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "write_buffer_bytes");
+        let mut c = Config::default();
+        c.set("t_prog_us", "-3").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "t_prog_us");
+    }
+
+    #[test]
+    fn every_key_round_trips_through_text() {
+        let c = Config::default();
+        let mut d = Config { name: "x".into(), channels: 1, ..Config::default() };
+        for (k, v) in c.to_pairs() {
+            d.set(k, &v.to_string()).unwrap();
+        }
+        assert_eq!(c, d);
+        assert_eq!(KEYS.len(), c.to_pairs().len());
+    }
+}

@@ -1,0 +1,253 @@
+//! The timed drive: host link, controller, DRAM write buffer, channels and dies around the FTL.
+//!
+//! Time is modelled by resource reservation: each resource (controller, host link, every
+//! channel, every die, every write-buffer slot) records when it is next free [`Ns`]. Host
+//! commands are served in submission order; each reserves the resources it needs and so
+//! gets an exact completion time without a general event queue.
+//!
+//! Write path: the controller accepts the command (`controller_cmd_us`), each 4 KiB unit
+//! waits for a free write-buffer slot (slots are reused in FIFO order and freed when the
+//! NAND program holding them ends), crosses the host link, and is acknowledged once
+//! buffered (write-back cache). Buffered units are striped over dies round-robin; when a die
+//! has a full multi-plane program (`planes_per_die × page_size_bytes`), it is sent over the
+//! die's channel and programmed. Foreground GC triggered by a write occupies the victim's
+//! die (page reads, copyback programs, erase), so programs on that die wait; once the buffer
+//! wraps around to slots still waiting on that die, the host stalls. That is how GC
+//! becomes visible as low or zero IOPS.
+//!
+//! Reads take the die (`t_read_us`), the channel and the host link; a read of an unmapped
+//! (never written or trimmed) unit is answered by the controller alone.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
+use crate::ftl::{Ftl, GcWork};
+use crate::time::{transfer_ns, us_to_ns, Ns};
+
+/// Die-time counters of the timing model [ns].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimingCounters {
+    /// Sum over dies of time spent on GC (reads, copy programs, erases).
+    pub gc_die_ns: Ns,
+    /// Sum over dies of time spent programming host data.
+    pub host_prog_die_ns: Ns,
+    /// NAND page programs of host data (multi-plane programs count once).
+    pub host_programs: u64,
+}
+
+pub struct Device {
+    pub(crate) ftl: Ftl,
+    geo: Geometry,
+    t_read: Ns,
+    t_prog: Ns,
+    t_erase: Ns,
+    ctrl_cmd: Ns,
+    unit_link: Ns,
+    unit_chan: Ns,
+    program_xfer: Ns,
+    die_free: Vec<Ns>,
+    chan_free: Vec<Ns>,
+    link_free: Ns,
+    ctrl_free: Ns,
+    /// Write-buffer capacity [units] and units held (buffered, not yet programmed).
+    buf_capacity: u64,
+    buf_used: u64,
+    /// Programs in flight: (end time, units they free), earliest first.
+    buf_pending: BinaryHeap<Reverse<(Ns, u64)>>,
+    /// The multi-plane program being filled: die, units so far, data ready time.
+    pu_die: usize,
+    pu_fill: usize,
+    pu_ready: Ns,
+    /// Copied units not yet making a full page, per pool.
+    gc_carry: Vec<u64>,
+    next_payload: u64,
+    timing: TimingCounters,
+}
+
+impl Device {
+    pub fn new(cfg: &Config, track_payload: bool) -> Result<Self, ConfigError> {
+        let geo = cfg.validate()?;
+        let ftl = Ftl::new(&geo, track_payload);
+        let program_bytes = geo.units_per_program as u64 * UNIT_BYTES;
+        Ok(Device {
+            t_read: us_to_ns(cfg.t_read_us),
+            t_prog: us_to_ns(cfg.t_prog_us),
+            t_erase: us_to_ns(cfg.t_erase_us),
+            ctrl_cmd: us_to_ns(cfg.controller_cmd_us),
+            unit_link: transfer_ns(UNIT_BYTES, cfg.host_link_mbps * 1e6),
+            unit_chan: transfer_ns(UNIT_BYTES, cfg.channel_mbps * 1e6),
+            program_xfer: transfer_ns(program_bytes, cfg.channel_mbps * 1e6),
+            die_free: vec![0; geo.dies],
+            chan_free: vec![0; geo.channels],
+            link_free: 0,
+            ctrl_free: 0,
+            buf_capacity: geo.buffer_units as u64,
+            buf_used: 0,
+            buf_pending: BinaryHeap::new(),
+            pu_die: 0,
+            pu_fill: 0,
+            pu_ready: 0,
+            gc_carry: vec![0; geo.pools],
+            next_payload: 1,
+            timing: TimingCounters::default(),
+            ftl,
+            geo,
+        })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    pub fn timing(&self) -> TimingCounters {
+        self.timing
+    }
+
+    #[inline]
+    fn channel_of_die(&self, die: usize) -> usize {
+        die % self.geo.channels
+    }
+
+    #[inline]
+    fn accept_command(&mut self, submit: Ns) -> Ns {
+        self.ctrl_free = self.ctrl_free.max(submit) + self.ctrl_cmd;
+        self.ctrl_free
+    }
+
+    /// Writes `n` 4 KiB units starting at logical unit `lpn`, submitted at `submit`.
+    /// Returns the completion time.
+    #[inline]
+    pub fn write(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        let mut t = self.accept_command(submit);
+        for u in lpn..lpn + n {
+            // Wait for buffer space, then move the data over the host link.
+            t = self.reserve_buffer_unit(t);
+            self.link_free = self.link_free.max(t) + self.unit_link;
+            t = self.link_free;
+            self.place_unit(u, t);
+        }
+        t
+    }
+
+    /// Takes one write-buffer unit at or after `t`; returns when it is available. Space is
+    /// freed out of order, as each program ends: data waiting for a die busy with GC does
+    /// not block data bound for other dies until the buffer is full.
+    #[inline]
+    fn reserve_buffer_unit(&mut self, mut t: Ns) -> Ns {
+        while let Some(&Reverse((end, units))) = self.buf_pending.peek() {
+            if end > t && self.buf_used < self.buf_capacity {
+                break;
+            }
+            self.buf_pending.pop();
+            self.buf_used -= units;
+            t = t.max(end);
+        }
+        self.buf_used += 1;
+        t
+    }
+
+    /// Puts one buffered unit into the program being filled; programs it when full.
+    #[inline]
+    fn place_unit(&mut self, lpn: u64, ready: Ns) {
+        if self.pu_fill == 0 {
+            self.pu_die = self.pick_die();
+        }
+        let upp = self.geo.units_per_page;
+        let planes = self.geo.planes_per_die;
+        let pool = self.pu_die * planes + self.pu_fill / upp;
+        let payload = self.next_payload;
+        self.next_payload += 1;
+        self.ftl.write(lpn, pool, payload);
+        let work = self.ftl.take_gc_work(pool);
+        if work.erases != 0 {
+            self.charge_gc(pool, work, ready);
+        }
+        self.pu_fill += 1;
+        self.pu_ready = ready;
+        if self.pu_fill == self.geo.units_per_program {
+            self.program_pending();
+        }
+    }
+
+    /// Sends the full multi-plane program to its die and frees its buffer slots at the end.
+    fn program_pending(&mut self) {
+        let die = self.pu_die;
+        let ch = self.channel_of_die(die);
+        let start = self.die_free[die].max(self.pu_ready).max(self.chan_free[ch]);
+        self.chan_free[ch] = start + self.program_xfer;
+        let end = start + self.program_xfer + self.t_prog;
+        self.die_free[die] = end;
+        self.timing.host_prog_die_ns += self.t_prog;
+        self.timing.host_programs += 1;
+        self.buf_pending.push(Reverse((end, self.pu_fill as u64)));
+        self.pu_fill = 0;
+    }
+
+    /// The die for the next program: the one free earliest, so a die busy with GC is
+    /// skipped while others can take data (ties go round-robin after the last die used).
+    #[inline]
+    fn pick_die(&self) -> usize {
+        let n = self.geo.dies;
+        let mut best = (self.pu_die + 1) % n;
+        let mut d = best;
+        for _ in 1..n {
+            d += 1;
+            if d == n {
+                d = 0;
+            }
+            if self.die_free[d] < self.die_free[best] {
+                best = d;
+            }
+        }
+        best
+    }
+
+    /// Occupies the die of `pool` with the GC work, starting no earlier than `now`.
+    fn charge_gc(&mut self, pool: usize, work: GcWork, now: Ns) {
+        let die = pool / self.geo.planes_per_die;
+        let carry = &mut self.gc_carry[pool];
+        *carry += work.units_copied;
+        let programs = *carry / self.geo.units_per_page as u64;
+        *carry %= self.geo.units_per_page as u64;
+        let busy = work.page_reads * self.t_read + programs * self.t_prog + work.erases * self.t_erase;
+        let start = self.die_free[die].max(now);
+        self.die_free[die] = start + busy;
+        self.timing.gc_die_ns += busy;
+    }
+
+    /// Reads `n` units from `lpn`, submitted at `submit`; returns the completion time.
+    pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        let t = self.accept_command(submit);
+        let mut done = t;
+        for u in lpn..lpn + n {
+            let ready = match self.ftl.lookup(u) {
+                None => t,
+                Some(slot) => {
+                    let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
+                    let ch = self.channel_of_die(die);
+                    let sensed = self.die_free[die].max(t) + self.t_read;
+                    self.die_free[die] = sensed;
+                    self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
+                    self.chan_free[ch]
+                }
+            };
+            self.link_free = self.link_free.max(ready) + self.unit_link;
+            done = done.max(self.link_free);
+        }
+        done
+    }
+
+    /// Deallocates (TRIMs) `n` units from `lpn`; returns the completion time.
+    pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        let t = self.accept_command(submit);
+        for u in lpn..lpn + n {
+            self.ftl.trim(u);
+        }
+        t
+    }
+}

@@ -1,0 +1,488 @@
+//! Page-mapped flash translation layer, without time.
+//!
+//! The FTL maps 4 KiB logical units (LPNs) to physical slots (PPNs). A slot is one 4 KiB
+//! unit inside a NAND page; `slot = block * slots_per_block + offset`. Each plane is a GC
+//! *pool* with its own free blocks, an open block for host data and an open block for GC
+//! copies. When a pool runs low on free blocks, foreground GC picks a victim block (by the
+//! configured policy), copies its valid units into the GC block and erases it.
+//!
+//! The FTL only counts work (page reads, unit copies, erases); [`crate::device`] turns the
+//! counts into die time. State is compact: 4 bytes per logical unit (L2P), 4 bytes per
+//! physical slot (P2L) and a few words per block.
+
+use std::collections::VecDeque;
+
+use crate::config::{GcPolicy, Geometry};
+
+/// Marks an unmapped logical unit in L2P and an invalid (stale or erased) slot in P2L.
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Open,
+    Closed,
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    /// Valid units in the block.
+    valid: u32,
+    /// Next slot to program (0..=slots_per_block).
+    write_ptr: u32,
+    erase_count: u32,
+    state: BlockState,
+    /// Greedy bucket links (closed blocks only), NONE-terminated.
+    prev: u32,
+    next: u32,
+}
+
+/// One plane: its blocks are `first_block .. first_block + blocks_per_pool`.
+#[derive(Clone, Debug)]
+struct Pool {
+    free: VecDeque<u32>,
+    host_open: u32,
+    gc_open: u32,
+    /// Greedy: heads of doubly linked lists of closed blocks indexed by valid count.
+    buckets: Vec<u32>,
+    /// Greedy: no closed block has fewer valid units than this.
+    min_hint: usize,
+    /// FIFO: closed blocks in the order they were closed.
+    closed_fifo: VecDeque<u32>,
+}
+
+/// Work done by garbage collection, for the timing model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcWork {
+    /// NAND pages read (pages holding at least one valid unit of a victim).
+    pub page_reads: u64,
+    /// 4 KiB units copied (relocated) by GC.
+    pub units_copied: u64,
+    /// Blocks erased.
+    pub erases: u64,
+}
+
+/// Cumulative FTL counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FtlCounters {
+    /// Host 4 KiB units written.
+    pub host_units: u64,
+    /// Units relocated by GC.
+    pub gc_units: u64,
+    /// Blocks erased.
+    pub erases: u64,
+    /// Units unmapped by TRIM (only those that were mapped).
+    pub trimmed_units: u64,
+    /// GC victim selections.
+    pub gc_runs: u64,
+}
+
+impl FtlCounters {
+    /// Units programmed to NAND (host + GC).
+    pub fn nand_units(&self) -> u64 {
+        self.host_units + self.gc_units
+    }
+}
+
+/// The FTL state of one drive.
+pub struct Ftl {
+    geo: Geometry,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    /// Optional per-slot payload (a version tag), moved by GC: lets tests check that every
+    /// read returns the last data written.
+    payload: Option<Vec<u64>>,
+    blocks: Vec<Block>,
+    pools: Vec<Pool>,
+    counters: FtlCounters,
+    /// GC work per pool since the last [`Ftl::take_gc_work`].
+    pending: Vec<GcWork>,
+    /// Scratch list of a victim's valid (slot, lpn) pairs.
+    scratch: Vec<(u32, u32)>,
+    free_blocks_total: u64,
+}
+
+impl Ftl {
+    /// An erased drive. `track_payload` keeps a u64 per slot for reference-model tests.
+    pub fn new(geo: &Geometry, track_payload: bool) -> Self {
+        let spb = geo.slots_per_block as u32;
+        let blocks = vec![
+            Block { valid: 0, write_ptr: 0, erase_count: 0, state: BlockState::Free, prev: NONE, next: NONE };
+            geo.blocks
+        ];
+        let mut pools = Vec::with_capacity(geo.pools);
+        for p in 0..geo.pools {
+            let first = (p * geo.blocks_per_pool) as u32;
+            let free: VecDeque<u32> = (first..first + geo.blocks_per_pool as u32).collect();
+            pools.push(Pool {
+                free,
+                host_open: NONE,
+                gc_open: NONE,
+                buckets: if geo.gc_policy == GcPolicy::Greedy { vec![NONE; spb as usize + 1] } else { Vec::new() },
+                min_hint: 0,
+                closed_fifo: VecDeque::new(),
+            });
+        }
+        let mut ftl = Ftl {
+            geo: geo.clone(),
+            l2p: vec![NONE; geo.user_units as usize],
+            p2l: vec![NONE; geo.physical_units as usize],
+            payload: track_payload.then(|| vec![0; geo.physical_units as usize]),
+            blocks,
+            pools,
+            counters: FtlCounters::default(),
+            pending: vec![GcWork::default(); geo.pools],
+            scratch: Vec::with_capacity(geo.slots_per_block),
+            free_blocks_total: geo.blocks as u64,
+        };
+        for p in 0..geo.pools {
+            let b = ftl.pop_free(p);
+            ftl.pools[p].host_open = b;
+            let b = ftl.pop_free(p);
+            ftl.pools[p].gc_open = b;
+        }
+        ftl
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn counters(&self) -> FtlCounters {
+        self.counters
+    }
+
+    /// Free (erased, unallocated) blocks in the whole drive.
+    pub fn free_blocks(&self) -> u64 {
+        self.free_blocks_total
+    }
+
+    /// Pool (plane) holding a physical slot.
+    #[inline]
+    pub fn pool_of_slot(&self, slot: u32) -> usize {
+        (slot as usize / self.geo.slots_per_block) / self.geo.blocks_per_pool
+    }
+
+    /// Current physical slot of a logical unit.
+    #[inline]
+    pub fn lookup(&self, lpn: u64) -> Option<u32> {
+        let s = self.l2p[lpn as usize];
+        (s != NONE).then_some(s)
+    }
+
+    /// Payload stored for `lpn` (only with payload tracking).
+    pub fn read_payload(&self, lpn: u64) -> Option<u64> {
+        let slot = self.lookup(lpn)?;
+        self.payload.as_ref().map(|p| p[slot as usize])
+    }
+
+    /// Hints the CPU to fetch the mapping entry of `lpn` (used by workload generators that
+    /// know future addresses).
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(self.l2p.as_ptr().add(lpn as usize) as *const i8, _MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = lpn;
+    }
+
+    /// Writes logical unit `lpn` into the host open block of `pool`; returns the slot.
+    /// May run foreground GC in that pool first (see [`Ftl::take_gc_work`]).
+    #[inline]
+    pub fn write(&mut self, lpn: u64, pool: usize, payload: u64) -> u32 {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+        }
+        let slot = self.alloc_host_slot(pool);
+        self.p2l[slot as usize] = lpn as u32;
+        self.l2p[lpn as usize] = slot;
+        if let Some(p) = self.payload.as_mut() {
+            p[slot as usize] = payload;
+        }
+        self.counters.host_units += 1;
+        slot
+    }
+
+    /// Unmaps `lpn` (TRIM / deallocate). Returns whether it was mapped.
+    #[inline]
+    pub fn trim(&mut self, lpn: u64) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == NONE {
+            return false;
+        }
+        self.invalidate(old);
+        self.l2p[lpn as usize] = NONE;
+        self.counters.trimmed_units += 1;
+        true
+    }
+
+    /// GC work done in `pool` since the last call, and resets it.
+    #[inline]
+    pub fn take_gc_work(&mut self, pool: usize) -> GcWork {
+        std::mem::take(&mut self.pending[pool])
+    }
+
+    /// Erase counts of all blocks.
+    pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().map(|b| b.erase_count)
+    }
+
+    #[inline]
+    fn invalidate(&mut self, slot: u32) {
+        let spb = self.geo.slots_per_block;
+        let b = slot as usize / spb;
+        self.p2l[slot as usize] = NONE;
+        let blk = &mut self.blocks[b];
+        debug_assert!(blk.valid > 0);
+        let old_valid = blk.valid;
+        blk.valid -= 1;
+        if blk.state == BlockState::Closed && self.geo.gc_policy == GcPolicy::Greedy {
+            let pool = b / self.geo.blocks_per_pool;
+            self.bucket_remove(pool, b as u32, old_valid as usize);
+            self.bucket_push(pool, b as u32, old_valid as usize - 1);
+        }
+    }
+
+    #[inline]
+    fn alloc_host_slot(&mut self, pool: usize) -> u32 {
+        let spb = self.geo.slots_per_block as u32;
+        let mut b = self.pools[pool].host_open;
+        if self.blocks[b as usize].write_ptr == spb {
+            self.close_block(pool, b);
+            while self.pools[pool].free.len() < self.geo.gc_fg_free_blocks {
+                self.collect_one(pool);
+            }
+            b = self.pop_free(pool);
+            self.pools[pool].host_open = b;
+        }
+        let blk = &mut self.blocks[b as usize];
+        let slot = b * spb + blk.write_ptr;
+        blk.write_ptr += 1;
+        blk.valid += 1;
+        slot
+    }
+
+    fn alloc_gc_slot(&mut self, pool: usize) -> u32 {
+        let spb = self.geo.slots_per_block as u32;
+        let mut b = self.pools[pool].gc_open;
+        if self.blocks[b as usize].write_ptr == spb {
+            self.close_block(pool, b);
+            b = self.pop_free(pool);
+            self.pools[pool].gc_open = b;
+        }
+        let blk = &mut self.blocks[b as usize];
+        let slot = b * spb + blk.write_ptr;
+        blk.write_ptr += 1;
+        blk.valid += 1;
+        slot
+    }
+
+    fn pop_free(&mut self, pool: usize) -> u32 {
+        let b = self.pools[pool].free.pop_front().unwrap_or_else(|| {
+            panic!("plane {pool} has no free block left: the profile's spare area is too small for this workload")
+        });
+        self.free_blocks_total -= 1;
+        let blk = &mut self.blocks[b as usize];
+        debug_assert_eq!(blk.state, BlockState::Free);
+        blk.state = BlockState::Open;
+        b
+    }
+
+    fn close_block(&mut self, pool: usize, b: u32) {
+        self.blocks[b as usize].state = BlockState::Closed;
+        match self.geo.gc_policy {
+            GcPolicy::Greedy => {
+                let v = self.blocks[b as usize].valid as usize;
+                self.bucket_push(pool, b, v);
+            }
+            GcPolicy::Fifo => self.pools[pool].closed_fifo.push_back(b),
+        }
+    }
+
+    fn select_victim(&mut self, pool: usize) -> u32 {
+        match self.geo.gc_policy {
+            GcPolicy::Greedy => {
+                let p = &mut self.pools[pool];
+                let mut v = p.min_hint;
+                while v < p.buckets.len() && p.buckets[v] == NONE {
+                    v += 1;
+                }
+                assert!(v < p.buckets.len(), "plane {pool}: no closed block to collect");
+                p.min_hint = v;
+                let b = p.buckets[v];
+                self.bucket_remove(pool, b, v);
+                b
+            }
+            GcPolicy::Fifo => self.pools[pool].closed_fifo.pop_front().expect("no closed block to collect"),
+        }
+    }
+
+    /// Foreground GC of one victim in `pool`: relocate its valid units, erase it.
+    fn collect_one(&mut self, pool: usize) {
+        let victim = self.select_victim(pool);
+        let spb = self.geo.slots_per_block;
+        let upp = self.geo.units_per_page;
+        // Greedy picked the emptiest block: if even that one is full, nothing can be freed.
+        // (FIFO may legitimately relocate a full oldest block and move on.)
+        if self.geo.gc_policy == GcPolicy::Greedy && self.blocks[victim as usize].valid as usize == spb {
+            panic!(
+                "plane {pool}: every closed block is fully valid, GC cannot free space; \
+                 the profile's spare area is too small for this workload"
+            );
+        }
+        let base = victim as usize * spb;
+        let mut work = GcWork { erases: 1, ..GcWork::default() };
+        // Pass 1: the victim's valid units (a sequential scan of its P2L range).
+        let mut valid = std::mem::take(&mut self.scratch);
+        valid.clear();
+        for page in (base..base + spb).step_by(upp) {
+            let before = valid.len();
+            for s in page..page + upp {
+                let lpn = self.p2l[s];
+                if lpn != NONE {
+                    valid.push((s as u32, lpn));
+                }
+            }
+            work.page_reads += u64::from(valid.len() > before);
+        }
+        // Pass 2: relocate them. Their L2P entries are scattered over the whole table, so
+        // fetch them a few copies ahead to overlap the cache misses.
+        const AHEAD: usize = 8;
+        for &(_, lpn) in valid.iter().take(AHEAD) {
+            self.prefetch(lpn as u64);
+        }
+        for i in 0..valid.len() {
+            if let Some(&(_, lpn)) = valid.get(i + AHEAD) {
+                self.prefetch(lpn as u64);
+            }
+            let (s, lpn) = valid[i];
+            let dst = self.alloc_gc_slot(pool);
+            self.p2l[dst as usize] = lpn;
+            self.p2l[s as usize] = NONE;
+            self.l2p[lpn as usize] = dst;
+            if let Some(p) = self.payload.as_mut() {
+                p[dst as usize] = p[s as usize];
+            }
+        }
+        work.units_copied = valid.len() as u64;
+        self.scratch = valid;
+        let blk = &mut self.blocks[victim as usize];
+        blk.valid = 0;
+        blk.write_ptr = 0;
+        blk.erase_count += 1;
+        blk.state = BlockState::Free;
+        self.pools[pool].free.push_back(victim);
+        self.free_blocks_total += 1;
+        self.counters.gc_units += work.units_copied;
+        self.counters.erases += 1;
+        self.counters.gc_runs += 1;
+        let pending = &mut self.pending[pool];
+        pending.page_reads += work.page_reads;
+        pending.units_copied += work.units_copied;
+        pending.erases += work.erases;
+    }
+
+    #[inline]
+    fn bucket_push(&mut self, pool: usize, b: u32, v: usize) {
+        let p = &mut self.pools[pool];
+        let head = p.buckets[v];
+        self.blocks[b as usize].prev = NONE;
+        self.blocks[b as usize].next = head;
+        if head != NONE {
+            self.blocks[head as usize].prev = b;
+        }
+        p.buckets[v] = b;
+        if v < p.min_hint {
+            p.min_hint = v;
+        }
+    }
+
+    #[inline]
+    fn bucket_remove(&mut self, pool: usize, b: u32, v: usize) {
+        let (prev, next) = (self.blocks[b as usize].prev, self.blocks[b as usize].next);
+        if prev != NONE {
+            self.blocks[prev as usize].next = next;
+        } else {
+            self.pools[pool].buckets[v] = next;
+        }
+        if next != NONE {
+            self.blocks[next as usize].prev = prev;
+        }
+    }
+
+    /// Checks every invariant of the mapping (O(drive size); for tests):
+    /// L2P and P2L are inverse, valid counts equal the valid slots in each block, slots at or
+    /// past a block's write pointer are invalid, free-block accounting and GC structures
+    /// agree with block states.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let spb = self.geo.slots_per_block;
+        for (lpn, &slot) in self.l2p.iter().enumerate() {
+            if slot != NONE && self.p2l[slot as usize] != lpn as u32 {
+                return Err(format!("L2P[{lpn}] = {slot} but P2L[{slot}] = {}", self.p2l[slot as usize]));
+            }
+        }
+        let mut free_total = 0u64;
+        for (b, blk) in self.blocks.iter().enumerate() {
+            let slots = &self.p2l[b * spb..(b + 1) * spb];
+            let mut valid = 0;
+            for (off, &lpn) in slots.iter().enumerate() {
+                if lpn == NONE {
+                    continue;
+                }
+                valid += 1;
+                if off as u32 >= blk.write_ptr {
+                    return Err(format!("block {b}: slot {off} valid beyond write pointer {}", blk.write_ptr));
+                }
+                if self.l2p[lpn as usize] != (b * spb + off) as u32 {
+                    return Err(format!("P2L[{}] = {lpn} but L2P[{lpn}] = {}", b * spb + off, self.l2p[lpn as usize]));
+                }
+            }
+            if valid != blk.valid {
+                return Err(format!("block {b}: valid count {} but {valid} valid slots", blk.valid));
+            }
+            if blk.state == BlockState::Free {
+                free_total += 1;
+                if blk.write_ptr != 0 {
+                    return Err(format!("free block {b} has write pointer {}", blk.write_ptr));
+                }
+            }
+        }
+        if free_total != self.free_blocks_total {
+            return Err(format!("free block count {} but {free_total} blocks are free", self.free_blocks_total));
+        }
+        for (p, pool) in self.pools.iter().enumerate() {
+            let closed = (0..self.geo.blocks_per_pool)
+                .map(|i| p * self.geo.blocks_per_pool + i)
+                .filter(|&b| self.blocks[b].state == BlockState::Closed)
+                .count();
+            let listed = match self.geo.gc_policy {
+                GcPolicy::Fifo => pool.closed_fifo.len(),
+                GcPolicy::Greedy => {
+                    let mut n = 0;
+                    for (v, &head) in pool.buckets.iter().enumerate() {
+                        let mut b = head;
+                        while b != NONE {
+                            if self.blocks[b as usize].valid as usize != v {
+                                return Err(format!("block {b} in greedy bucket {v} has {} valid", self.blocks[b as usize].valid));
+                            }
+                            if v < pool.min_hint {
+                                return Err(format!("plane {p}: block in bucket {v} below min hint {}", pool.min_hint));
+                            }
+                            n += 1;
+                            b = self.blocks[b as usize].next;
+                        }
+                    }
+                    n
+                }
+            };
+            if listed != closed {
+                return Err(format!("plane {p}: {closed} closed blocks but {listed} in the GC structure"));
+            }
+        }
+        Ok(())
+    }
+}

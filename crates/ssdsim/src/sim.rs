@@ -1,0 +1,356 @@
+//! The simulation: one drive, a closed-loop host, and phases of work.
+//!
+//! A *phase* is one fio-like job (pattern, block size, queue depth, span, duration or byte
+//! count). The host keeps `qd` commands outstanding: a new command is submitted the moment
+//! the earliest outstanding one completes (closed loop), exactly like fio's `iodepth`.
+//! Phases run back to back on the same drive; simulated time only moves forward.
+//!
+//! Callers drive a phase in chunks ([`Simulation::advance`]) so a front end can show
+//! progress and stop early, then take its [`PhaseReport`] with [`Simulation::finish_phase`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
+use crate::device::{Device, TimingCounters};
+use crate::ftl::FtlCounters;
+use crate::rng::Rng;
+use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
+use crate::time::{Ns, NS_PER_S};
+
+/// Access pattern of a phase (fio `rw=` names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Sequential writes from the start of the span (wrapping at its end).
+    SeqWrite,
+    /// Uniformly random, block-aligned writes over the span.
+    RandWrite,
+    SeqRead,
+    RandRead,
+    /// Sequential TRIM (deallocate) commands over the span.
+    Trim,
+}
+
+impl Pattern {
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "write" => Pattern::SeqWrite,
+            "randwrite" => Pattern::RandWrite,
+            "read" => Pattern::SeqRead,
+            "randread" => Pattern::RandRead,
+            "trim" => Pattern::Trim,
+            _ => return None,
+        })
+    }
+
+    fn is_random(self) -> bool {
+        matches!(self, Pattern::RandWrite | Pattern::RandRead)
+    }
+}
+
+/// One phase of host work. Addresses and sizes are in 4 KiB units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub pattern: Pattern,
+    /// Block size [4 KiB units].
+    pub bs_units: u64,
+    /// Commands kept outstanding.
+    pub qd: u32,
+    /// First logical unit of the span.
+    pub start_unit: u64,
+    /// Span length [4 KiB units].
+    pub span_units: u64,
+    /// Stop submitting after this much simulated time [ns]...
+    pub duration_ns: Option<Ns>,
+    /// ...or after this many units have been submitted (whichever comes first).
+    pub io_units: Option<u64>,
+    /// Series interval [ns].
+    pub interval_ns: Ns,
+}
+
+impl Job {
+    /// A job over the whole span: `duration_ns` or, if None, one pass over the span.
+    pub fn new(pattern: Pattern, bs_units: u64, qd: u32, start_unit: u64, span_units: u64) -> Self {
+        Job { pattern, bs_units, qd, start_unit, span_units, duration_ns: None, io_units: None, interval_ns: NS_PER_S }
+    }
+}
+
+/// How far a phase has got.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// The phase has reached its end (duration or byte count).
+    pub done: bool,
+    /// Simulated time since the phase started [ns] (time of the latest submission).
+    pub elapsed_ns: Ns,
+    /// Units submitted so far.
+    pub units: u64,
+    /// Completed fraction (by time or by units, whichever limits the job), 0..1.
+    pub fraction: f64,
+}
+
+struct Phase {
+    job: Job,
+    start_ns: Ns,
+    outstanding: BinaryHeap<Reverse<Ns>>,
+    last_submit: Ns,
+    max_completion: Ns,
+    cursor: u64,
+    units: u64,
+    done: bool,
+    /// Random addresses generated ahead, so their mapping entries can be prefetched.
+    lookahead: [u64; LOOKAHEAD],
+    la_pos: usize,
+    ios: Vec<u64>,
+    bytes: Vec<u64>,
+    snapshots: Vec<Snapshot>,
+    latency: LatencyHistogram,
+    total_ios: u64,
+    write_bytes: u64,
+    read_bytes: u64,
+}
+
+const LOOKAHEAD: usize = 16;
+
+/// A simulated drive with a host attached.
+pub struct Simulation {
+    dev: Device,
+    rng: Rng,
+    now_ns: Ns,
+    phase: Option<Phase>,
+}
+
+impl Simulation {
+    /// A fresh (purged) drive from a profile. The seed fixes every random choice.
+    pub fn new(cfg: &Config, seed: u64) -> Result<Self, ConfigError> {
+        Self::with_payload_tracking(cfg, seed, false)
+    }
+
+    /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
+    pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
+        Ok(Simulation { dev: Device::new(cfg, track)?, rng: Rng::new(seed), now_ns: 0, phase: None })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        self.dev.geometry()
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Current simulated time [ns].
+    pub fn now_ns(&self) -> Ns {
+        self.now_ns
+    }
+
+    pub fn ftl_counters(&self) -> FtlCounters {
+        self.dev.ftl.counters()
+    }
+
+    pub fn timing_counters(&self) -> TimingCounters {
+        self.dev.timing()
+    }
+
+    /// Internal counters now.
+    pub fn snapshot(&self) -> Snapshot {
+        let c = self.dev.ftl.counters();
+        Snapshot {
+            host_units: c.host_units,
+            nand_units: c.nand_units(),
+            gc_units: c.gc_units,
+            erases: c.erases,
+            free_blocks: self.dev.ftl.free_blocks(),
+            gc_die_ns: self.dev.timing().gc_die_ns,
+        }
+    }
+
+    /// Lets simulated time pass with no host activity [ns].
+    pub fn idle(&mut self, duration_ns: Ns) {
+        assert!(self.phase.is_none(), "idle() during a phase");
+        self.now_ns += duration_ns;
+    }
+
+    /// Starts a phase at the current time. Errors describe the bad job field.
+    pub fn start_phase(&mut self, job: Job) -> Result<(), String> {
+        if self.phase.is_some() {
+            return Err("a phase is already running; finish it first".into());
+        }
+        let user = self.geometry().user_units;
+        if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
+            return Err("block size, queue depth and interval must be positive".into());
+        }
+        if job.span_units < job.bs_units || job.start_unit + job.span_units > user {
+            return Err(format!(
+                "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
+                job.span_units, job.start_unit, user
+            ));
+        }
+        let mut p = Phase {
+            start_ns: self.now_ns,
+            outstanding: BinaryHeap::with_capacity(job.qd as usize + 1),
+            last_submit: self.now_ns,
+            max_completion: self.now_ns,
+            cursor: 0,
+            units: 0,
+            done: false,
+            lookahead: [0; LOOKAHEAD],
+            la_pos: 0,
+            ios: Vec::new(),
+            bytes: Vec::new(),
+            snapshots: vec![self.snapshot()],
+            latency: LatencyHistogram::default(),
+            total_ios: 0,
+            write_bytes: 0,
+            read_bytes: 0,
+            job,
+        };
+        if p.job.pattern.is_random() {
+            for i in 0..LOOKAHEAD {
+                p.lookahead[i] = random_block(&mut self.rng, &p.job);
+            }
+        }
+        self.phase = Some(p);
+        Ok(())
+    }
+
+    /// Runs the current phase for at most `max_ios` more commands.
+    pub fn advance(&mut self, max_ios: u64) -> Progress {
+        let mut p = self.phase.take().expect("advance() without a phase");
+        let job = p.job.clone();
+        let end_ns = job.duration_ns.map(|d| p.start_ns + d);
+        let limit_units = job.io_units.unwrap_or(if job.duration_ns.is_some() { u64::MAX } else { job.span_units });
+        let bytes_per_io = job.bs_units * UNIT_BYTES;
+        let mut n = 0;
+        while n < max_ios {
+            if p.units >= limit_units {
+                p.done = true;
+                break;
+            }
+            let submit = if p.outstanding.len() < job.qd as usize {
+                p.last_submit
+            } else {
+                p.outstanding.peek().unwrap().0
+            };
+            if end_ns.is_some_and(|e| submit >= e) {
+                p.done = true;
+                break;
+            }
+            if p.outstanding.len() >= job.qd as usize {
+                p.outstanding.pop();
+            }
+            // Snapshot internal counters at each interval boundary the clock has passed.
+            let k = ((submit - p.start_ns) / job.interval_ns) as usize;
+            while p.snapshots.len() <= k {
+                p.snapshots.push(self.snapshot());
+            }
+            let lpn = match job.pattern {
+                Pattern::RandWrite | Pattern::RandRead => {
+                    let next = random_block(&mut self.rng, &job);
+                    self.dev.ftl.prefetch(next);
+                    std::mem::replace(&mut p.lookahead[p.la_pos], next)
+                }
+                _ => job.start_unit + p.cursor,
+            };
+            p.la_pos = (p.la_pos + 1) % LOOKAHEAD;
+            let nunits = job.bs_units.min(limit_units - p.units);
+            let done = match job.pattern {
+                Pattern::SeqWrite | Pattern::RandWrite => {
+                    p.write_bytes += nunits * UNIT_BYTES;
+                    self.dev.write(lpn, nunits, submit)
+                }
+                Pattern::SeqRead | Pattern::RandRead => {
+                    p.read_bytes += nunits * UNIT_BYTES;
+                    self.dev.read(lpn, nunits, submit)
+                }
+                Pattern::Trim => self.dev.trim(lpn, nunits, submit),
+            };
+            if !job.pattern.is_random() {
+                p.cursor += nunits;
+                if p.cursor + job.bs_units > job.span_units {
+                    p.cursor = 0;
+                }
+            }
+            p.units += nunits;
+            p.last_submit = submit;
+            p.max_completion = p.max_completion.max(done);
+            p.outstanding.push(Reverse(done));
+            let bin = ((done - p.start_ns) / job.interval_ns) as usize;
+            if bin >= p.ios.len() {
+                p.ios.resize(bin + 1, 0);
+                p.bytes.resize(bin + 1, 0);
+            }
+            p.ios[bin] += 1;
+            p.bytes[bin] += if job.pattern == Pattern::Trim { 0 } else { bytes_per_io.min(nunits * UNIT_BYTES) };
+            p.latency.record(done - submit);
+            p.total_ios += 1;
+            n += 1;
+        }
+        let elapsed_ns = p.last_submit - p.start_ns;
+        let fraction = if p.done {
+            1.0
+        } else {
+            let by_units = if limit_units == u64::MAX { 0.0 } else { p.units as f64 / limit_units as f64 };
+            let by_time = job.duration_ns.map_or(0.0, |d| elapsed_ns as f64 / d as f64);
+            by_units.max(by_time).min(1.0)
+        };
+        let progress = Progress { done: p.done, elapsed_ns, units: p.units, fraction };
+        self.phase = Some(p);
+        progress
+    }
+
+    /// Runs the current phase to its end.
+    pub fn run_to_end(&mut self) {
+        while !self.advance(1 << 20).done {}
+    }
+
+    /// Ends the current phase (complete or not), waits for outstanding commands, and
+    /// returns its report. The drive's clock moves to the last completion.
+    pub fn finish_phase(&mut self) -> PhaseReport {
+        let p = self.phase.take().expect("finish_phase() without a phase");
+        let job = &p.job;
+        let end_ns = if p.done { job.duration_ns.map(|d| p.start_ns + d) } else { None };
+        let duration_ns = end_ns.unwrap_or(p.max_completion.max(p.last_submit)) - p.start_ns;
+        // A timed phase keeps exactly its duration (completions after the end are dropped);
+        // a phase limited by bytes keeps every completion.
+        let intervals = match end_ns {
+            Some(_) => duration_ns.div_ceil(job.interval_ns) as usize,
+            None => p.ios.len().max(duration_ns.div_ceil(job.interval_ns) as usize),
+        };
+        let mut ios = p.ios;
+        let mut bytes = p.bytes;
+        ios.resize(intervals, 0);
+        bytes.resize(intervals, 0);
+        let mut snapshots = p.snapshots;
+        let last = self.snapshot();
+        snapshots.truncate(intervals);
+        while snapshots.len() <= intervals {
+            snapshots.push(last);
+        }
+        self.now_ns = p.max_completion.max(p.last_submit).max(p.start_ns + duration_ns);
+        PhaseReport {
+            start_ns: p.start_ns,
+            duration_ns,
+            interval_ns: job.interval_ns,
+            ios,
+            bytes,
+            snapshots,
+            latency: p.latency,
+            total_ios: p.total_ios,
+            host_write_bytes: p.write_bytes,
+            host_read_bytes: p.read_bytes,
+            complete: p.done,
+        }
+    }
+
+    /// Runs a whole job and returns its report.
+    pub fn run(&mut self, job: Job) -> Result<PhaseReport, String> {
+        self.start_phase(job)?;
+        self.run_to_end();
+        Ok(self.finish_phase())
+    }
+}
+
+#[inline]
+fn random_block(rng: &mut Rng, job: &Job) -> u64 {
+    job.start_unit + rng.below(job.span_units / job.bs_units) * job.bs_units
+}
