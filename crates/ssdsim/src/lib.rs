@@ -14,11 +14,11 @@
 //! use ssdsim::{Config, Job, Pattern, Simulation};
 //! let mut cfg = Config::default();
 //! cfg.set("blocks_per_plane", "64").unwrap();
-//! cfg.set("user_capacity_bytes", "1G").unwrap();
+//! cfg.set("user_capacity_bytes", "1GiB").unwrap();
 //! let mut sim = Simulation::new(&cfg, 42).unwrap();
 //! let user = sim.geometry().user_units;
 //! let fill = sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
-//! assert_eq!(fill.host_write_bytes, 1_000_000_000 / 4096 * 4096);
+//! assert_eq!(fill.host_write_bytes, 1 << 30);
 //! ```
 
 pub mod config;
