@@ -39,6 +39,12 @@ fn profile_keys() -> Vec<(&'static str, &'static str, &'static str)> {
     KEYS.iter().map(|k| (k.name, k.kind, k.doc)).collect()
 }
 
+/// Checks that `key` exists and `text` parses as its value (no whole-profile validation).
+#[pyfunction]
+fn check_value(key: &str, text: &str) -> PyResult<()> {
+    Config::default().set(key, text).map_err(profile_err)
+}
+
 /// Applies (key, text) pairs over the built-in defaults, validates, and returns
 /// (resolved profile dict, derived geometry dict). Raises ProfileError naming the key.
 #[pyfunction]
@@ -213,6 +219,7 @@ impl Simulator {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_keys, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(check_value, m)?)?;
     m.add_class::<Simulator>()?;
     m.add("ProfileError", m.py().get_type::<ProfileError>())?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;

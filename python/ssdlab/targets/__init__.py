@@ -1,0 +1,29 @@
+"""Targets: what ssdlab tests. ``sim:PROFILE`` (the simulator), ``/dev/NAME`` (a block device,
+through fio), ``file:PATH`` (a regular file, through fio), ``loop:SIZE`` (a throwaway loop
+device). :func:`open_target` turns the user's ``--target`` text into one."""
+from __future__ import annotations
+
+from ..errors import UserError
+
+DEFAULT_TARGET = "sim:default"
+
+
+def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), seed: int = 1, **kw):
+    """Opens the target named by ``spec`` (default ``sim:default``). ``sets`` are
+    ``KEY=VALUE`` profile overrides (simulator only)."""
+    spec = spec or DEFAULT_TARGET
+    if spec.startswith("sim:") or spec == "sim":
+        from ..profiles import load_profile
+        from .sim import SimTarget
+
+        return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
+    if sets:
+        raise UserError(f"--set applies to simulated targets only; {spec} is a real target")
+    if spec.startswith(("/dev/", "file:", "loop:")):
+        from . import fio
+
+        return fio.open_fio_target(spec, **kw)
+    raise UserError(
+        f"--target {spec!r}: expected sim:PROFILE, /dev/NAME, file:PATH or loop:SIZE "
+        "(e.g. sim:default, /dev/nvme1n1, file:/mnt/scratch/test.bin, loop:8G)"
+    )

@@ -1,0 +1,33 @@
+# ssdlab — make demo: the main job on the default simulated drive; make test: every test;
+# make bench: the benchmarks (figures go into BENCHMARKS.md by hand, with the machine).
+# Each target installs what it needs (scripts/bootstrap.sh; run as root on Debian).
+
+VENV := .venv
+PY := $(VENV)/bin/python
+SSDLAB := $(VENV)/bin/ssdlab
+DEMO_OUT ?= results/demo
+
+.PHONY: setup demo test test-rust test-python bench clean
+
+setup:
+	./scripts/bootstrap.sh
+
+demo: setup
+	$(SSDLAB) consistency --target sim:default --out $(DEMO_OUT) --force
+	@echo "open $(DEMO_OUT)/consistency_log.png (and the other plots) or read $(DEMO_OUT)/summary.json"
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --release -p ssdsim
+
+test-python:
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+bench: setup
+	cargo bench -p ssdsim --bench steady_state
+	$(PY) benches/bench_consistency.py
+
+clean:
+	cargo clean
+	rm -rf $(VENV) results

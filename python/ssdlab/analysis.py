@@ -1,0 +1,622 @@
+"""Numbers from a per-interval IOPS series: the metrics the reviews argue about.
+
+Input is one row per interval, as in a target's ``PhaseResult.series`` (see
+:mod:`ssdlab.targets.base`): ``iops`` is the mean IO rate over each interval of
+``interval_s`` seconds. Everything here is pure numpy, deterministic, and returns plain
+Python ``float``/``int``/``bool``/``None`` so results go straight into ``summary.json``.
+
+Units: IOs per second (``iops``), seconds (``_s``), bytes (``_bytes``), megabytes per
+second (``mbps``, 1 MB = 10**6 bytes). Times are measured from the start of the series
+(the start of its first interval); a time ``t`` names the interval that starts at ``t``.
+
+Metrics and their exact definitions (:func:`analyze_iops` returns them all):
+
+* Distribution: ``iops_mean``, ``iops_median``, ``iops_p1``, ``iops_p99`` (percentiles with
+  numpy's default linear interpolation), ``iops_min``, ``iops_max``, ``iops_std``
+  (population, ddof=0), ``iops_cv`` = std/mean, ``mbps_mean`` = iops_mean * bs_bytes / 1e6.
+* Stalls: ``zero_iops_seconds`` = (number of intervals with IOPS exactly 0) * interval_s;
+  ``longest_stall_s`` = longest run of consecutive zero intervals * interval_s.
+* Fresh-out-of-box (FOB), see :func:`fob_phase`: ``fob_iops`` is the median of the first
+  ``max(5, ceil(2% of the run))`` intervals; ``fob_duration_s`` is the start time of the
+  first interval that is below ``fob_drop_fraction`` (50%) of ``fob_iops`` *and* after which
+  a strict majority of the next ``max(5, ceil(1% of the run))`` intervals (itself included)
+  are below it too. ``None`` when the series never leaves the FOB level.
+* Steady state, see :func:`steady_state_window`: the SNIA SSS PTS rule on rounds of
+  ``round_s`` seconds. By default the search starts at the first round that begins at or
+  after the end of the FOB phase (``ss_skip_fob``): a long FOB plateau (500 s on a Plextor
+  M5M) is flat enough to pass the SNIA test although it is the opposite of steady state;
+  SNIA avoids it by preconditioning, a torture test records it on purpose.
+  ``steady_state_rounds`` is the 1-based number of the last round of the first qualifying
+  window, i.e. how many rounds the drive needed to reach steady state (SNIA reporting).
+  Steady-state statistics (``steady_state_iops_*``, ``consistency_score`` = mean/std) use
+  the intervals from the onset to the end of the series. ``consistency_score`` is ``None``
+  when there is no steady state *or* when std == 0 (a perfectly flat series has an
+  infinite score, which JSON cannot hold).
+* Bimodality, see :func:`split_modes` and :func:`burst_stats`: a two-class split of
+  log10(iops + 1) by Otsu's method (the 1-D 2-means optimum) over the steady-state window,
+  or over the second half of the run when there is no steady state. The series is called
+  ``bimodal`` when both classes hold at least ``modes_min_share`` (2%) of the finite
+  intervals and (median of the high class + 1) >= ``modes_min_ratio`` (3) * (median of the
+  low class + 1). Only then are ``mode_threshold_iops``, ``low_mode_iops``,
+  ``high_mode_iops``, ``high_mode_share``, ``burst_mean_s`` and ``burst_period_s``
+  reported; otherwise they are ``None``. A *burst* is a run of consecutive high-mode
+  intervals; ``burst_mean_s`` is the mean run length and ``burst_period_s`` the mean time
+  between the starts of consecutive runs. Runs cut by the edges of the analysed window are
+  left out of the length mean (and a run cut at the start, out of the period), unless they
+  are the only runs.
+
+NaN marks an interval without a measurement: it is left out of every statistic, it is not a
+zero (it ends a stall run and a burst run), a round with no finite value has no mean, and a
+steady-state window containing such a round does not qualify. Negative or infinite IOPS are
+errors.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = [
+    "analyze_iops",
+    "analyze_series",
+    "round_means",
+    "steady_state_window",
+    "SteadyState",
+    "fob_phase",
+    "FobPhase",
+    "otsu_threshold",
+    "split_modes",
+    "Modes",
+    "burst_stats",
+    "zero_runs",
+    "write_amplification",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_series(iops: Any, name: str = "iops") -> np.ndarray:
+    """Validate and return ``iops`` as a 1-D float64 array (NaN allowed, not inf/negative)."""
+    x = np.asarray(iops, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D series (one row per interval), got shape {x.shape}")
+    if x.size == 0:
+        raise ValueError(f"{name} is empty: there is nothing to analyze (the run produced no intervals)")
+    finite = np.isfinite(x)
+    if not finite.any():
+        raise ValueError(f"{name} has no finite values ({x.size} intervals, all NaN)")
+    if np.isinf(x).any():
+        i = int(np.flatnonzero(np.isinf(x))[0])
+        raise ValueError(f"{name}[{i}] is infinite; IOPS must be finite (use NaN for a missing interval)")
+    if (x[finite] < 0).any():
+        i = int(np.flatnonzero(finite & (x < 0))[0])
+        raise ValueError(f"{name}[{i}] = {x[i]} is negative; IOPS must be >= 0")
+    return x
+
+
+def _check_interval(interval_s: float) -> float:
+    interval_s = float(interval_s)
+    if not (interval_s > 0 and math.isfinite(interval_s)):
+        raise ValueError(f"interval_s must be a positive number of seconds, got {interval_s}")
+    return interval_s
+
+
+def _intervals_per_round(round_s: float, interval_s: float) -> int:
+    ratio = float(round_s) / interval_s
+    k = int(round(ratio))
+    if k < 1 or abs(ratio - k) > 1e-6 * max(1.0, ratio):
+        raise ValueError(
+            f"round_s={round_s} must be a whole positive multiple of interval_s={interval_s}"
+        )
+    return k
+
+
+def _f(x: Any) -> float | None:
+    """Plain float, or None for NaN/inf/None (JSON-safe)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start indices and lengths of the runs of True in a 1-D boolean array."""
+    m = np.asarray(mask, dtype=bool)
+    if m.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    d = np.diff(np.concatenate(([0], m.astype(np.int8), [0])))
+    starts = np.flatnonzero(d == 1)
+    ends = np.flatnonzero(d == -1)
+    return starts.astype(np.int64), (ends - starts).astype(np.int64)
+
+
+def _dist(values: np.ndarray) -> dict[str, float | None]:
+    """mean, median, p1, p99, min, max, std of the finite values (None if there are none)."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return dict.fromkeys(("mean", "median", "p1", "p99", "min", "max", "std"))
+    p1, p50, p99 = np.percentile(v, [1.0, 50.0, 99.0])
+    return {
+        "mean": float(v.mean()),
+        "median": float(p50),
+        "p1": float(p1),
+        "p99": float(p99),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "std": float(v.std()),
+    }
+
+
+# --------------------------------------------------------------------------- stalls
+
+
+def zero_runs(iops: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of intervals at exactly 0 IOPS: ``(start_indices, lengths)`` in intervals.
+
+    NaN is not zero, so it ends a run.
+    """
+    x = _as_series(iops)
+    return _runs(x == 0)
+
+
+# --------------------------------------------------------------------------- FOB
+
+
+@dataclass(frozen=True)
+class FobPhase:
+    """The fresh-out-of-box plateau at the start of a run.
+
+    ``level_iops`` is the plateau level; ``end_index`` the first interval after it (None if
+    the series never leaves it); ``duration_s`` = ``end_index * interval_s`` (or None).
+    """
+
+    level_iops: float
+    end_index: int | None
+    duration_s: float | None
+
+
+def _fob_end(x: np.ndarray, level: float, drop_fraction: float, hold: int) -> int | None:
+    thr = drop_fraction * level
+    below = np.isfinite(x) & (x < thr)
+    n = x.size
+    if n < hold:
+        return None
+    # below_count[i] = number of below-threshold intervals in x[i : i + hold]
+    c = np.concatenate(([0], np.cumsum(below, dtype=np.int64)))
+    below_count = c[hold:] - c[: n - hold + 1]
+    ok = below[: n - hold + 1] & (2 * below_count > hold)
+    idx = np.flatnonzero(ok)
+    return int(idx[0]) if idx.size else None
+
+
+def fob_phase(
+    iops: Any,
+    interval_s: float = 1.0,
+    *,
+    drop_fraction: float = 0.5,
+    head_intervals: int | None = None,
+    hold_intervals: int | None = None,
+) -> FobPhase:
+    """Find the fresh-out-of-box plateau and when it ends.
+
+    Level: median of the first ``head_intervals`` finite values (default
+    ``max(5, ceil(0.02 * n))``, capped at n). End: the first interval ``i`` with
+    ``iops[i] < drop_fraction * level`` such that a strict majority of
+    ``iops[i : i + hold_intervals]`` is below that threshold too (default hold
+    ``max(5, ceil(0.01 * n))``; the window must fit in the series). "Majority" rather than
+    "all" lets the drive's isolated bursts (M5 Pro: one ~35K interval every ~7 s) sit above
+    the threshold without hiding the end of the plateau, while a single dip does not end it.
+
+    One refinement: if the plateau ends inside the head, the level is recomputed as the
+    median of the intervals before the end and the end searched again with it, so that a
+    short plateau is not averaged with what follows.
+    """
+    x = _as_series(iops)
+    interval_s = _check_interval(interval_s)
+    if not 0 < drop_fraction < 1:
+        raise ValueError(f"drop_fraction must be in (0, 1), got {drop_fraction}")
+    n = x.size
+    head = head_intervals if head_intervals is not None else max(5, math.ceil(0.02 * n))
+    hold = hold_intervals if hold_intervals is not None else max(5, math.ceil(0.01 * n))
+    if head < 1 or hold < 1:
+        raise ValueError("head_intervals and hold_intervals must be >= 1")
+    head = min(head, n)
+
+    def level_of(m: int) -> float:
+        v = x[:m][np.isfinite(x[:m])]
+        return float(np.median(v)) if v.size else float(np.nanmedian(x))
+
+    level = level_of(head)
+    end = _fob_end(x, level, drop_fraction, hold)
+    if end is not None and 0 < end < head:
+        level = level_of(end)
+        end = _fob_end(x, level, drop_fraction, hold)
+    return FobPhase(level, end, None if end is None else end * interval_s)
+
+
+# --------------------------------------------------------------------------- steady state
+
+
+def round_means(iops: Any, interval_s: float = 1.0, round_s: float = 60.0) -> np.ndarray:
+    """Mean IOPS of each full round of ``round_s`` seconds (a trailing partial round is dropped).
+
+    A round without any finite value has mean NaN.
+    """
+    x = _as_series(iops)
+    k = _intervals_per_round(round_s, _check_interval(interval_s))
+    r = x.size // k
+    if r == 0:
+        return np.zeros(0)
+    blocks = x[: r * k].reshape(r, k)
+    fin = np.isfinite(blocks)
+    cnt = fin.sum(axis=1)
+    tot = np.where(fin, blocks, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """The first window of rounds that meets the SNIA steady-state rule.
+
+    Rounds are 0-based; ``last_round`` is inclusive. ``range_fraction`` = (max - min of the
+    window's round means) / their mean; ``excursion_fraction`` = |slope| * (rounds - 1) /
+    mean, the slope (``slope_iops_per_round``) being the least-squares line through the
+    round means.
+    """
+
+    onset_s: float
+    first_round: int
+    last_round: int
+    window_mean_iops: float
+    range_fraction: float
+    excursion_fraction: float
+    slope_iops_per_round: float
+
+
+def steady_state_window(
+    iops: Any,
+    interval_s: float = 1.0,
+    *,
+    round_s: float = 60.0,
+    window_rounds: int = 5,
+    range_limit: float = 0.20,
+    slope_limit: float = 0.10,
+    start_s: float = 0.0,
+) -> SteadyState | None:
+    """SNIA SSS PTS steady state on rounds of ``round_s`` seconds.
+
+    Split the series into rounds, take each round's mean IOPS, and return the first window
+    of ``window_rounds`` consecutive rounds, starting at or after ``start_s`` (rounds start
+    at multiples of ``round_s``), where (max - min of the round means) <= ``range_limit`` *
+    window mean and the excursion of the least-squares line through them,
+    |slope| * (window_rounds - 1), is <= ``slope_limit`` * window mean. The window mean must
+    be > 0 (a dead drive is not "steady"). ``None`` if no window qualifies, including when
+    the series holds fewer than ``window_rounds`` full rounds.
+    """
+    if window_rounds < 2:
+        raise ValueError(f"window_rounds must be >= 2 (a slope needs two rounds), got {window_rounds}")
+    if range_limit < 0 or slope_limit < 0:
+        raise ValueError("range_limit and slope_limit must be >= 0")
+    means = round_means(iops, interval_s, round_s)
+    r0 = max(0, math.ceil(float(start_s) / float(round_s) - 1e-9))
+    w = window_rounds
+    if means.size - r0 < w:
+        return None
+    win = np.lib.stride_tricks.sliding_window_view(means[r0:], w)
+    avg = win.mean(axis=1)
+    rng = win.max(axis=1) - win.min(axis=1)
+    xc = np.arange(w, dtype=np.float64) - (w - 1) / 2.0
+    slope = (win * xc).sum(axis=1) / float((xc * xc).sum())
+    exc = np.abs(slope) * (w - 1)
+    tol = 1 + 1e-12
+    with np.errstate(invalid="ignore"):
+        ok = (
+            np.isfinite(avg)
+            & (avg > 0)
+            & (rng <= range_limit * avg * tol)
+            & (exc <= slope_limit * avg * tol)
+        )
+    hits = np.flatnonzero(ok)
+    if hits.size == 0:
+        return None
+    j = int(hits[0])
+    first = r0 + j
+    return SteadyState(
+        onset_s=first * float(round_s),
+        first_round=first,
+        last_round=first + w - 1,
+        window_mean_iops=float(avg[j]),
+        range_fraction=float(rng[j] / avg[j]),
+        excursion_fraction=float(exc[j] / avg[j]),
+        slope_iops_per_round=float(slope[j]),
+    )
+
+
+# --------------------------------------------------------------------------- bimodality
+
+
+def otsu_threshold(values: Any) -> float | None:
+    """Otsu's threshold of 1-D data: the split maximising the between-class variance.
+
+    Returns the midpoint between the largest value of the low class and the smallest of the
+    high class (so ``values > t`` is the high class), or None with fewer than two distinct
+    finite values. Exact, O(n log n). NaNs are ignored.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = np.sort(v[np.isfinite(v)])
+    n = v.size
+    if n < 2 or v[0] == v[-1]:
+        return None
+    c = np.cumsum(v)
+    k = np.arange(1, n)  # size of the low class for a split after index k-1
+    w0 = k / n
+    mu0 = c[:-1] / k
+    mu1 = (c[-1] - c[:-1]) / (n - k)
+    between = w0 * (1 - w0) * (mu0 - mu1) ** 2
+    between[v[1:] == v[:-1]] = -1.0  # only split between distinct values
+    i = int(np.argmax(between))
+    return float((v[i] + v[i + 1]) / 2.0)
+
+
+@dataclass(frozen=True)
+class Modes:
+    """A low/high split of IOPS values (see :func:`split_modes`)."""
+
+    threshold_iops: float
+    low_iops: float
+    high_iops: float
+    high_share: float
+    low_share: float
+    bimodal: bool
+
+
+def split_modes(iops: Any, *, min_ratio: float = 3.0, min_share: float = 0.02) -> Modes | None:
+    """Split IOPS values into a low and a high mode with Otsu's method on log10(iops + 1).
+
+    Log space because the modes the reviews show differ by orders of magnitude (0 vs 7K,
+    100 vs 35K); in linear space the high mode would swallow everything. ``low_iops`` and
+    ``high_iops`` are the medians of each class; shares are fractions of the finite values.
+    ``bimodal`` is True when both shares are >= ``min_share`` and (high_iops + 1) >=
+    ``min_ratio`` * (low_iops + 1). Returns None when the values are all equal (or fewer
+    than two finite values).
+    """
+    x = _as_series(iops)
+    v = x[np.isfinite(x)]
+    y = np.log10(v + 1.0)
+    t = otsu_threshold(y)
+    if t is None:
+        return None
+    hi = y > t
+    share_hi = float(hi.mean())
+    low_iops = float(np.median(v[~hi]))
+    high_iops = float(np.median(v[hi]))
+    bimodal = (
+        share_hi >= min_share
+        and (1.0 - share_hi) >= min_share
+        and (high_iops + 1.0) >= min_ratio * (low_iops + 1.0)
+    )
+    return Modes(
+        threshold_iops=float(10.0**t - 1.0),
+        low_iops=low_iops,
+        high_iops=high_iops,
+        high_share=share_hi,
+        low_share=1.0 - share_hi,
+        bimodal=bool(bimodal),
+    )
+
+
+def burst_stats(iops: Any, threshold_iops: float, interval_s: float = 1.0) -> dict[str, float | int | None]:
+    """Runs of consecutive intervals above ``threshold_iops`` (bursts) in ``iops``.
+
+    Returns ``bursts`` (number of runs), ``high_share`` (fraction of finite intervals above
+    the threshold), ``burst_mean_s`` (mean run length; runs touching either end of the
+    series are left out unless there are no others) and ``burst_period_s`` (mean time
+    between the starts of consecutive runs; a run touching the start has no known start and
+    is left out; None with fewer than two usable starts). NaN intervals are not bursts.
+    """
+    x = _as_series(iops)
+    interval_s = _check_interval(interval_s)
+    fin = np.isfinite(x)
+    hi = fin & (x > threshold_iops)
+    starts, lengths = _runs(hi)
+    n = x.size
+    if starts.size == 0:
+        return {"bursts": 0, "high_share": 0.0, "burst_mean_s": None, "burst_period_s": None}
+    interior = (starts > 0) & (starts + lengths < n)
+    lens = lengths[interior] if interior.any() else lengths
+    known = starts[starts > 0]
+    period = float(np.diff(known).mean() * interval_s) if known.size >= 2 else None
+    return {
+        "bursts": int(starts.size),
+        "high_share": float(hi.sum() / fin.sum()),
+        "burst_mean_s": float(lens.mean() * interval_s),
+        "burst_period_s": period,
+    }
+
+
+# --------------------------------------------------------------------------- write amplification
+
+
+def write_amplification(host_bytes: float | int | None, nand_bytes: float | int | None) -> float | None:
+    """NAND bytes written / host bytes written (dimensionless, >= 1 for a drive without compression).
+
+    ``None`` when either is unknown (``None``, e.g. a real drive without counters) or when
+    the host wrote nothing. Negative byte counts are an error.
+    """
+    if host_bytes is None or nand_bytes is None:
+        return None
+    h, m = float(host_bytes), float(nand_bytes)
+    if not (math.isfinite(h) and math.isfinite(m)) or h < 0 or m < 0:
+        raise ValueError(f"byte counts must be finite and >= 0, got host_bytes={host_bytes}, nand_bytes={nand_bytes}")
+    if h == 0:
+        return None
+    return m / h
+
+
+# --------------------------------------------------------------------------- main entry
+
+
+def analyze_iops(
+    iops: Any,
+    interval_s: float = 1.0,
+    *,
+    round_s: float = 60.0,
+    bs_bytes: int = 4096,
+    window_rounds: int = 5,
+    range_limit: float = 0.20,
+    slope_limit: float = 0.10,
+    ss_skip_fob: bool = True,
+    fob_drop_fraction: float = 0.5,
+    modes_min_ratio: float = 3.0,
+    modes_min_share: float = 0.02,
+) -> dict[str, float | int | bool | None]:
+    """All metrics of one IOPS series (one value per ``interval_s`` seconds), as a flat dict.
+
+    See the module docstring for every definition. Keys (units in the names):
+
+    ``n_intervals, interval_s, duration_s, nan_intervals``,
+    ``iops_mean, iops_median, iops_p1, iops_p99, iops_min, iops_max, iops_std, iops_cv,
+    mbps_mean``, ``zero_iops_seconds, longest_stall_s``, ``fob_iops, fob_duration_s``,
+    ``rounds_total, steady_state_onset_s, steady_state_rounds, steady_state_iops_mean,
+    steady_state_iops_median, steady_state_iops_p1, steady_state_iops_p99,
+    consistency_score``, ``modes_from_s, bimodal, mode_threshold_iops, low_mode_iops,
+    high_mode_iops, high_mode_share, burst_mean_s, burst_period_s``.
+
+    Raises ValueError for an empty series, one without finite values, negative or infinite
+    values, or a ``round_s`` that is not a whole multiple of ``interval_s``.
+    """
+    x = _as_series(iops)
+    interval_s = _check_interval(interval_s)
+    if bs_bytes <= 0:
+        raise ValueError(f"bs_bytes must be > 0, got {bs_bytes}")
+    k_round = _intervals_per_round(round_s, interval_s)
+    n = x.size
+    fin = np.isfinite(x)
+    out: dict[str, float | int | bool | None] = {
+        "n_intervals": int(n),
+        "interval_s": interval_s,
+        "duration_s": n * interval_s,
+        "nan_intervals": int(n - fin.sum()),
+    }
+
+    d = _dist(x)
+    mean = d["mean"]
+    out.update(
+        iops_mean=mean,
+        iops_median=d["median"],
+        iops_p1=d["p1"],
+        iops_p99=d["p99"],
+        iops_min=d["min"],
+        iops_max=d["max"],
+        iops_std=d["std"],
+        iops_cv=(d["std"] / mean) if mean else None,
+        mbps_mean=mean * bs_bytes / 1e6,
+    )
+
+    _, zlen = _runs(x == 0)
+    out["zero_iops_seconds"] = float(zlen.sum() * interval_s)
+    out["longest_stall_s"] = float((zlen.max() if zlen.size else 0) * interval_s)
+
+    fob = fob_phase(x, interval_s, drop_fraction=fob_drop_fraction)
+    out["fob_iops"] = fob.level_iops
+    out["fob_duration_s"] = fob.duration_s
+
+    ss = steady_state_window(
+        x,
+        interval_s,
+        round_s=round_s,
+        window_rounds=window_rounds,
+        range_limit=range_limit,
+        slope_limit=slope_limit,
+        start_s=(fob.duration_s or 0.0) if ss_skip_fob else 0.0,
+    )
+    out["rounds_total"] = int(n // k_round)
+    if ss is None:
+        out.update(
+            steady_state_onset_s=None,
+            steady_state_rounds=None,
+            steady_state_iops_mean=None,
+            steady_state_iops_median=None,
+            steady_state_iops_p1=None,
+            steady_state_iops_p99=None,
+            consistency_score=None,
+        )
+        modes_from = n // 2
+    else:
+        onset_i = ss.first_round * k_round
+        sd = _dist(x[onset_i:])
+        out.update(
+            steady_state_onset_s=ss.onset_s,
+            steady_state_rounds=ss.last_round + 1,
+            steady_state_iops_mean=sd["mean"],
+            steady_state_iops_median=sd["median"],
+            steady_state_iops_p1=sd["p1"],
+            steady_state_iops_p99=sd["p99"],
+            consistency_score=(sd["mean"] / sd["std"]) if sd["std"] else None,
+        )
+        modes_from = onset_i
+
+    out["modes_from_s"] = modes_from * interval_s
+    part = x[modes_from:]
+    modes = split_modes(part, min_ratio=modes_min_ratio, min_share=modes_min_share) if np.isfinite(part).any() else None
+    out["bimodal"] = bool(modes is not None and modes.bimodal)
+    if modes is not None and modes.bimodal:
+        b = burst_stats(part, modes.threshold_iops, interval_s)
+        out.update(
+            mode_threshold_iops=modes.threshold_iops,
+            low_mode_iops=modes.low_iops,
+            high_mode_iops=modes.high_iops,
+            high_mode_share=modes.high_share,
+            burst_mean_s=b["burst_mean_s"],
+            burst_period_s=b["burst_period_s"],
+        )
+    else:
+        out.update(
+            mode_threshold_iops=None,
+            low_mode_iops=None,
+            high_mode_iops=None,
+            high_mode_share=None,
+            burst_mean_s=None,
+            burst_period_s=None,
+        )
+    return {k: (_f(v) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def analyze_series(
+    series: Mapping[str, Any],
+    *,
+    interval_s: float | None = None,
+    **kwargs: Any,
+) -> dict[str, float | int | bool | None]:
+    """:func:`analyze_iops` on a target's series dict (``t_s``, ``iops`` columns).
+
+    ``interval_s`` defaults to the median step of ``t_s`` (1.0 if there is a single row).
+    Time points in the result (``steady_state_onset_s``, ``modes_from_s``) are shifted by
+    ``t_s[0]`` so they read on the series' own clock; durations are not. Other keyword arguments go to
+    :func:`analyze_iops`.
+    """
+    if "iops" not in series:
+        raise ValueError(f"series has no 'iops' column (columns: {sorted(series)})")
+    iops = np.asarray(series["iops"], dtype=np.float64)
+    t0 = 0.0
+    if "t_s" in series:
+        t = np.asarray(series["t_s"], dtype=np.float64)
+        if t.shape != iops.shape:
+            raise ValueError(f"series columns differ in length: t_s {t.shape}, iops {iops.shape}")
+        if t.size:
+            t0 = float(t[0])
+        if interval_s is None and t.size >= 2:
+            steps = np.diff(t)
+            if not (steps > 0).all():
+                raise ValueError("series t_s must be strictly increasing")
+            interval_s = float(np.median(steps))
+    res = analyze_iops(iops, 1.0 if interval_s is None else interval_s, **kwargs)
+    if t0:
+        for key in ("steady_state_onset_s", "modes_from_s"):
+            if res.get(key) is not None:
+                res[key] = float(res[key]) + t0
+    return res

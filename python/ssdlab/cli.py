@@ -1,0 +1,160 @@
+"""The ``ssdlab`` command: one subcommand per test, plus profile and analysis tools.
+
+Every test writes a results folder (``--out``): summary.json, series (Parquet + CSV),
+PNG/SVG plots. Units on the command line: sizes in bytes with optional suffixes (K, M, G, T
+are powers of 1000; KiB, MiB, GiB, TiB powers of 1024: 4KiB = 4096), times in seconds,
+spans in percent of the target's capacity.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from . import __version__
+from .errors import UserError
+
+EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"
+
+
+def _size(text: str) -> int:
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use bytes or 4KiB, 128KiB, 1MiB, 8G...")
+    num, suffix = float(m.group(1)), (m.group(2) or "").upper().rstrip("B")
+    mult = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+            "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}[suffix]
+    value = num * mult
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes")
+    return int(value)
+
+
+def _add_target_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default="sim:default", metavar="TARGET",
+                   help="what to test: sim:PROFILE (built-in name or .toml path), /dev/NAME, file:PATH, loop:SIZE "
+                        "(default: %(default)s, a simulated 256 GB client drive)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
+                        "`ssdlab profiles --keys` lists keys and units")
+    p.add_argument("--seed", type=int, default=1, help="random seed; same seed, same simulated results (default: %(default)s)")
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder (created; an earlier ssdlab results folder is reused)")
+    p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                   help="no progress bars (they are shown when stderr is a terminal)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ssdlab",
+        description="How does an SSD behave once it is full, dirty and busy? Review-grade torture tests "
+                    "on real drives (fio) and on a simulated NAND/FTL drive.",
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser(
+        "consistency", help="performance consistency: fill, then 4 KiB random writes at QD32, IOPS every second",
+        description="Performance consistency (AnandTech method): purge, sequential fill of the span "
+                    "(128 KiB, QD32), then random writes at the queue depth over the span for the duration, "
+                    "logging IOPS every second. Writes summary.json, series.parquet/.csv and the three "
+                    "review scatter plots (log whole run; log and linear steady-state zoom).",
+        epilog=EPILOG,
+    )
+    _add_target_args(c)
+    c.add_argument("--span", type=float, default=100.0, metavar="PCT",
+                   help="percent of the capacity to fill and test; 75 emulates 25%% extra spare area (default: %(default)s)")
+    c.add_argument("--duration", type=float, default=2000.0, metavar="S",
+                   help="random-write time in seconds (simulated time on sim: targets) (default: %(default)s)")
+    c.add_argument("--qd", type=int, default=32, metavar="N", help="queue depth (default: %(default)s)")
+    c.add_argument("--bs", type=_size, default=4096, metavar="SIZE", help="random-write block size, e.g. 4KiB (default: 4096 bytes)")
+    c.set_defaults(func=cmd_consistency)
+
+    p = sub.add_parser("profiles", help="list built-in simulator profiles, or show one, or list profile keys",
+                       description="Built-in simulator profiles and the keys a profile can set (with units).")
+    p.add_argument("name", nargs="?", help="show this profile resolved (built-in name or .toml path)")
+    p.add_argument("--keys", action="store_true", help="list every profile key with its type, unit and meaning")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a key when showing a profile")
+    p.set_defaults(func=cmd_profiles)
+    return parser
+
+
+def cmd_consistency(args) -> int:
+    from .procedures import consistency
+    from .targets import open_target
+
+    if args.duration <= 0:
+        raise UserError(f"--duration {args.duration}: must be > 0 seconds")
+    if args.qd < 1:
+        raise UserError(f"--qd {args.qd}: must be >= 1")
+    if args.bs <= 0 or args.bs % 4096:
+        raise UserError(f"--bs {args.bs}: must be a positive multiple of 4096 bytes")
+    target = open_target(args.target, sets=args.sets, seed=args.seed)
+    try:
+        params = consistency.ConsistencyParams(span_pct=args.span, duration_s=args.duration, qd=args.qd,
+                                               bs_bytes=args.bs, seed=args.seed)
+        s = consistency.run(target, params, args.out, argv=sys.argv, overwrite=args.force, progress=args.progress)
+    finally:
+        target.close()
+    _print_consistency(s, args.out)
+    return 0
+
+
+def _fmt(v, spec=",.0f"):
+    return "n/a" if v is None else format(v, spec)
+
+
+def _print_consistency(s: dict, out: str) -> None:
+    print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
+    print(f"  IOPS mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
+          f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
+    print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'])}  longest stall {_fmt(s['longest_stall_s'], '.0f')} s  "
+          f"steady state from {_fmt(s['steady_state_onset_s'])} s")
+    if s.get("write_amplification") is not None:
+        print(f"  write amplification {s['write_amplification']:.2f} (steady state "
+              f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
+    print(f"  results in {out}/ (summary.json, series.parquet, consistency_*.png)")
+
+
+def cmd_profiles(args) -> int:
+    from . import profiles
+
+    if args.keys:
+        for name, kind, doc in profiles.keys():
+            print(f"{name:<22} {kind:<6} {doc}")
+        return 0
+    if args.name:
+        prof = profiles.load_profile(args.name, args.sets)
+        print(f"# {prof.name} ({prof.source})")
+        for k, v in prof.values.items():
+            print(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}")
+        print("# derived: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in prof.geometry.items()))
+        return 0
+    for name, desc in profiles.list_profiles():
+        print(f"{name:<16} {desc}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    # SIGTERM behaves like Ctrl-C: stop, keep what was measured, mark it incomplete.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return args.func(args)
+    except UserError as e:
+        print(f"ssdlab: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ssdlab: interrupted; partial results kept and marked incomplete", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,545 @@
+"""Plots as the reviewers drew them: IOPS-vs-time scatter plots, sweep lines, bar tables.
+
+The performance-consistency test logs IOPS every second for 2000 s; the reviews show three
+scatter plots of it (AnandTech, Intel SSD DC S3700 review onward):
+
+1. the whole run on a log IOPS axis (fresh-out-of-box level, the drop, steady state);
+2. a zoom on steady state (from t=1400 s) on a log axis;
+3. the same zoom on a linear axis that tops out at 40K IOPS.
+
+Intervals with zero IOPS (the drive stalled for a whole interval) cannot sit on a log axis;
+rather than letting matplotlib drop them silently, they are drawn at a floor (y=1 IOPS)
+with their own marker, and the legend says so.
+
+Everything is drawn on :class:`matplotlib.figure.Figure` objects with the Agg canvas (no
+pyplot, no global backend switch), so plotting is safe in threads and in notebooks.
+Output is deterministic: fixed SVG hash salt, no date/software in the metadata.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+__all__ = [
+    "REVIEW_ZOOM_START_S",
+    "REVIEW_LINEAR_TOP_IOPS",
+    "IOPS_LABEL",
+    "TIME_LABEL",
+    "VIEWS",
+    "default_zoom_start",
+    "nice_ceil",
+    "consistency_figures",
+    "consistency_plots",
+    "consistency_plots_multi",
+    "line_figure",
+    "line_plot",
+    "bar_table_figure",
+    "bar_table_plot",
+    "save_figure",
+]
+
+#: Where the reviews start the steady-state zoom (s), for runs of at least 2000 s.
+REVIEW_ZOOM_START_S = 1400.0
+REVIEW_RUN_S = 2000.0
+#: Top of the reviews' linear steady-state axis (IOPS).
+REVIEW_LINEAR_TOP_IOPS = 40_000.0
+IOPS_LABEL = "IOPS (4 KiB)"
+TIME_LABEL = "time (s)"
+#: The three consistency views, in the order the reviews show them: name -> file suffix.
+VIEWS = {"log": "_log", "steady_log": "_steady_log", "steady_linear": "_steady_linear"}
+
+FIGSIZE_IN = (10.0, 4.5)
+DPI = 100
+#: Where zero-IOPS intervals are drawn on a log axis (IOPS).
+ZERO_FLOOR_IOPS = 1.0
+_DOT_AREA = 4.0  # marker area (pt^2): small dots like the reviews
+_STALL_AREA = 22.0
+_STALL_MARKER = "v"
+_SINGLE_COLOR = "#1f5fa8"
+#: Mantissas of the "nice" axis tops chosen by :func:`nice_ceil`.
+NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+_STALL_COLOR = "#d62728"
+_RASTERIZE_ABOVE = 20_000  # points per artist; keeps SVGs of long runs small
+_RC = {
+    "svg.hashsalt": "ssdlab",
+    "svg.fonttype": "path",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "path.simplify": True,
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def nice_ceil(x: float) -> float:
+    """Smallest "nice" number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8 x 10^k) >= x."""
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"nice_ceil needs a positive finite number, got {x}")
+    exp = math.floor(math.log10(x))
+    for m in NICE_MANTISSAS:
+        v = m * 10.0**exp
+        if v >= x * (1 - 1e-12):
+            return float(round(v, max(0, 2 - exp)))
+    return 10.0 ** (exp + 1)  # pragma: no cover - 10.0 above always matches
+
+
+def _si(v: float, _pos: Any = None) -> str:
+    """Tick label: 0, 1, 10, 500, 1K, 2.5K, 40K, 1M."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if a >= div:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}"
+
+
+def _as_series(obj: Any) -> Mapping[str, Any]:
+    """Accept a series dict or anything with a ``.series`` dict (a PhaseResult)."""
+    series = getattr(obj, "series", obj)
+    if not isinstance(series, Mapping):
+        raise TypeError(f"expected a series dict (column -> array) or a PhaseResult, got {type(obj).__name__}")
+    return series
+
+
+def _time_iops(label: str, series: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
+    """t_s, iops (float) and the interval length (s) of one run."""
+    for col in ("t_s", "iops"):
+        if col not in series:
+            raise ValueError(f"run {label!r}: series has no {col!r} column (has: {', '.join(series)})")
+    t = np.asarray(series["t_s"], dtype=float)
+    y = np.asarray(series["iops"], dtype=float)
+    if t.ndim != 1 or y.ndim != 1 or len(t) != len(y):
+        raise ValueError(f"run {label!r}: t_s and iops must be 1-D and the same length ({t.shape} vs {y.shape})")
+    d = np.diff(t)
+    d = d[np.isfinite(d) & (d > 0)]
+    interval = float(np.median(d)) if len(d) else 1.0
+    return t, y, interval
+
+
+def _run_end(t: np.ndarray, interval: float) -> float:
+    """End of a run in seconds: last interval start + one interval."""
+    finite = t[np.isfinite(t)]
+    return float(finite.max() + interval) if len(finite) else 0.0
+
+
+def default_zoom_start(run_s: float) -> float:
+    """Start of the steady-state zoom: t=1400 s (the reviews) for runs of at least 2000 s,
+    else 70% of the run."""
+    return REVIEW_ZOOM_START_S if run_s >= REVIEW_RUN_S else 0.7 * run_s
+
+
+def _interval_text(interval: float) -> str:
+    return f"{interval:g} s"
+
+
+def _new_figure(figsize: tuple[float, float] = FIGSIZE_IN) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    return fig, ax
+
+
+def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
+    """Save ``fig`` to ``path`` (format from the suffix: .png or .svg), deterministically.
+
+    Written to a temporary file in the same folder and renamed, like the other results.
+    """
+    from ssdlab.results import atomic_write
+
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"{path}: plots are written as .png or .svg, not {path.suffix or 'no suffix'!r}")
+    metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with matplotlib.rc_context(_RC):
+        atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=DPI, metadata=metadata))
+    # Constrained layout re-solves (and nudges positions) at every draw; freeze the layout of
+    # the first save so that the PNG and SVG of a figure, and any later save, match exactly.
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")
+    return path
+
+
+def _save_all(fig: Figure, base: Path, formats: Sequence[str]) -> list[Path]:
+    return [save_figure(fig, base.with_name(f"{base.name}.{fmt}")) for fmt in formats]
+
+
+def _paths_for(out_path: str | os.PathLike, formats: Sequence[str] | None) -> list[Path]:
+    p = Path(out_path)
+    if formats is None:
+        if p.suffix.lower() not in (".png", ".svg"):
+            raise ValueError(f"{p}: give a .png or .svg file name, or formats=('png', 'svg')")
+        return [p]
+    base = p.with_suffix("") if p.suffix.lower() in (".png", ".svg") else p
+    return [base.with_name(f"{base.name}.{fmt}") for fmt in formats]
+
+
+# --------------------------------------------------------------------------- consistency
+
+def _scatter_run(
+    ax: Axes,
+    label: str,
+    t: np.ndarray,
+    y: np.ndarray,
+    *,
+    logy: bool,
+    floor: float,
+    color: str,
+    stall_color: str,
+    alpha: float,
+    window: tuple[float, float],
+) -> int:
+    """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn."""
+    lo, hi = window
+    in_win = np.isfinite(t) & (t >= lo) & (t < hi) & np.isfinite(y)
+    pos = in_win & (y > 0)
+    zero = in_win & (y <= 0)
+    n = int(pos.sum())
+    ax.scatter(
+        t[pos], y[pos], s=_DOT_AREA, color=color, marker="o", linewidths=0, alpha=alpha,
+        label=label, gid=f"iops:{label}", rasterized=n > _RASTERIZE_ABOVE, zorder=2,
+    )
+    n_zero = int(zero.sum())
+    if n_zero:
+        ax.scatter(
+            t[zero], np.full(n_zero, floor if logy else 0.0), s=_STALL_AREA, marker=_STALL_MARKER,
+            color=stall_color, edgecolors="black", linewidths=0.4, gid=f"stalls:{label}",
+            label=f"_stalls:{label}",  # legend gets one shared entry, see _legend
+            clip_on=False, zorder=3, rasterized=n_zero > _RASTERIZE_ABOVE,
+        )
+    return n_zero
+
+
+def _legend(ax: Axes, n_stalls: int, *, logy: bool, floor: float, multi: bool, stall_color: str) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if n_stalls:
+        where = f"drawn at {_si(floor)}" if logy else "drawn at 0"
+        handles.append(Line2D(
+            [], [], linestyle="none", marker=_STALL_MARKER, markersize=3,
+            markerfacecolor="0.6" if multi else stall_color, markeredgecolor="black", markeredgewidth=0.4,
+        ))
+        labels.append(f"0 IOPS (stall), {where}: {n_stalls} intervals")
+    if handles:
+        # Below the axes, never over the data (the reviews' plots are dense up to the top).
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=len(handles),
+                  markerscale=2.0, fontsize=8, frameon=False, scatterpoints=1, borderaxespad=0.0)
+
+
+def consistency_figures(
+    runs: Mapping[str, Any],
+    *,
+    title: str,
+    zoom_start_s: float | None = None,
+    ylabel: str = IOPS_LABEL,
+    linear_top_iops: float | None = None,
+    log_top_iops: float | None = None,
+) -> dict[str, Figure]:
+    """Build the three review scatter plots for one or more runs, without saving them.
+
+    ``runs`` maps a label ("default", "25% spare area"...) to a series (dict with ``t_s`` and
+    ``iops`` columns) or a PhaseResult. Returns ``{"log": fig, "steady_log": fig,
+    "steady_linear": fig}`` (see :data:`VIEWS`); each figure has one Axes whose artists carry
+    gids ``iops:<label>`` and, when the run has zero-IOPS intervals in view,
+    ``stalls:<label>``.
+
+    ``zoom_start_s``: start of the steady-state zoom; default :func:`default_zoom_start` of
+    the longest run. ``linear_top_iops``: top of the linear axis; default 40,000 IOPS unless
+    the zoomed data's 99.5th percentile (the highest over the runs) exceeds it, then that
+    value rounded up with :func:`nice_ceil`. ``log_top_iops``: top of the log axes; default
+    the decade above the highest value (at least 100K). Give both to put several drives on
+    the same scale, as the reviews do.
+
+    Intervals with IOPS <= 0 are stalls: drawn at the floor (y=1 IOPS, or a decade below
+    the smallest positive value) on log axes and at 0 on the linear one, with their own
+    marker and a legend entry giving their count. NaN intervals (not measured) are not drawn.
+    """
+    if not runs:
+        raise ValueError("consistency plots need at least one run")
+    data = {str(label): _time_iops(str(label), _as_series(s)) for label, s in runs.items()}
+    run_end = max(_run_end(t, dt) for t, _, dt in data.values())
+    if run_end <= 0:
+        raise ValueError("consistency plots: the runs have no intervals")
+    if zoom_start_s is None:
+        zoom_start_s = default_zoom_start(run_end)
+    zoom_start_s = float(zoom_start_s)
+    if not 0 <= zoom_start_s < run_end:
+        raise ValueError(f"zoom_start_s={zoom_start_s:g} s is outside the run (0 to {run_end:g} s)")
+    multi = len(data) > 1
+    intervals = sorted({dt for _, _, dt in data.values()})
+    dots = f"IOPS per {_interval_text(intervals[0])} interval" if len(intervals) == 1 else "IOPS per interval"
+
+    # y ranges
+    all_pos = np.concatenate([y[np.isfinite(y) & (y > 0)] for _, y, _ in data.values()])
+    min_pos = float(all_pos.min()) if len(all_pos) else ZERO_FLOOR_IOPS
+    floor = ZERO_FLOOR_IOPS if min_pos >= ZERO_FLOOR_IOPS else 10.0 ** (math.floor(math.log10(min_pos)) - 1)
+    if log_top_iops is None:
+        peak = float(all_pos.max()) if len(all_pos) else 1.0
+        log_top_iops = max(1e5, 10.0 ** math.ceil(math.log10(peak * 1.05)))
+    if linear_top_iops is None:
+        p995 = 0.0
+        for t, y, _ in data.values():
+            z = y[np.isfinite(t) & (t >= zoom_start_s) & np.isfinite(y)]
+            if len(z):
+                p995 = max(p995, float(np.percentile(z, 99.5)))
+        linear_top_iops = REVIEW_LINEAR_TOP_IOPS if p995 <= REVIEW_LINEAR_TOP_IOPS else nice_ceil(p995)
+
+    colors = matplotlib.colormaps["tab10"].colors
+    figs: dict[str, Figure] = {}
+    views = {
+        "log": ((0.0, run_end), True, "whole run, log scale"),
+        "steady_log": ((zoom_start_s, run_end), True, f"steady state from t={zoom_start_s:g} s, log scale"),
+        "steady_linear": ((zoom_start_s, run_end), False, f"steady state from t={zoom_start_s:g} s, linear scale"),
+    }
+    with matplotlib.rc_context(_RC):
+        for view, (window, logy, subtitle) in views.items():
+            fig, ax = _new_figure()
+            n_stalls = 0
+            for i, (label, (t, y, _)) in enumerate(data.items()):
+                color = colors[i % len(colors)] if multi else _SINGLE_COLOR
+                n_stalls += _scatter_run(
+                    ax, label if multi else dots, t, y, logy=logy, floor=floor, color=color,
+                    stall_color=color if multi else _STALL_COLOR, alpha=0.75 if multi else 1.0,
+                    window=window,
+                )
+            ax.set_xlim(*window)
+            if logy:
+                ax.set_yscale("log")
+                ax.set_ylim(floor / 2.0, log_top_iops)
+                ax.yaxis.set_major_locator(LogLocator(base=10))
+                ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+            else:
+                ax.set_ylim(0.0, linear_top_iops)
+                above = sum(
+                    int(np.sum((t >= window[0]) & (t < window[1]) & (y > linear_top_iops)))
+                    for t, y, _ in data.values()
+                )
+                if above:
+                    ax.text(0.005, 0.985, f"{above} intervals above {_si(linear_top_iops)} not shown",
+                            transform=ax.transAxes, ha="left", va="top", fontsize=8, color="0.35",
+                            gid="above_top")
+            ax.yaxis.set_major_formatter(FuncFormatter(_si))
+            ax.grid(True, which="major", color="0.85", linewidth=0.7)
+            if logy:
+                ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.5)
+            ax.set_axisbelow(True)
+            ax.set_xlabel(TIME_LABEL)
+            ax.set_ylabel(ylabel)
+            ax.set_title(title, loc="left")
+            ax.set_title(subtitle, loc="right", fontsize=9, color="0.3")
+            _legend(ax, n_stalls, logy=logy, floor=floor, multi=multi, stall_color=_STALL_COLOR)
+            figs[view] = fig
+    return figs
+
+
+def consistency_plots_multi(
+    out_dir: str | os.PathLike,
+    runs: Mapping[str, Any],
+    *,
+    title: str,
+    zoom_start_s: float | None = None,
+    stem: str = "consistency",
+    formats: Sequence[str] = ("png", "svg"),
+    ylabel: str = IOPS_LABEL,
+    linear_top_iops: float | None = None,
+    log_top_iops: float | None = None,
+) -> list[Path]:
+    """Write the three review scatter plots with several runs overlaid (distinct colours,
+    legend by label), e.g. ``{"default": s1, "25% spare area": s2}``.
+
+    Files: ``{stem}_log``, ``{stem}_steady_log``, ``{stem}_steady_linear``, each in every
+    format of ``formats``. Returns the paths written, in that order. See
+    :func:`consistency_figures` for the options.
+    """
+    figs = consistency_figures(
+        runs, title=title, zoom_start_s=zoom_start_s, ylabel=ylabel,
+        linear_top_iops=linear_top_iops, log_top_iops=log_top_iops,
+    )
+    out = Path(out_dir)
+    paths: list[Path] = []
+    for view, suffix in VIEWS.items():
+        paths += _save_all(figs[view], out / f"{stem}{suffix}", formats)
+    return paths
+
+
+def consistency_plots(
+    out_dir: str | os.PathLike,
+    series: Any,
+    *,
+    title: str,
+    zoom_start_s: float | None = None,
+    stem: str = "consistency",
+    formats: Sequence[str] = ("png", "svg"),
+    ylabel: str = IOPS_LABEL,
+    linear_top_iops: float | None = None,
+    log_top_iops: float | None = None,
+) -> list[Path]:
+    """Write the three review scatter plots of one run (a series dict or a PhaseResult):
+    ``{stem}_log`` (whole run, log IOPS), ``{stem}_steady_log`` (zoom from
+    ``zoom_start_s``, log), ``{stem}_steady_linear`` (same zoom, linear, top 40K IOPS unless
+    the data needs more). Returns the paths written (.png then .svg for each view)."""
+    return consistency_plots_multi(
+        out_dir, {"run": series}, title=title, zoom_start_s=zoom_start_s, stem=stem,
+        formats=formats, ylabel=ylabel, linear_top_iops=linear_top_iops, log_top_iops=log_top_iops,
+    )
+
+
+# --------------------------------------------------------------------------- lines and bars
+
+def line_figure(
+    x: Any,
+    ys: Mapping[str, Any],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    logy: bool = False,
+) -> Figure:
+    """The figure :func:`line_plot` saves (for tests and for callers that add to it)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"line plot {title!r}: x must be 1-D, got shape {x.shape}")
+    if not ys:
+        raise ValueError(f"line plot {title!r}: nothing to plot (ys is empty)")
+    cols = {}
+    for label, y in ys.items():
+        y = np.asarray(y, dtype=float)
+        if y.shape != x.shape:
+            raise ValueError(f"line plot {title!r}: {label!r} has shape {y.shape}, x has {x.shape}")
+        cols[str(label)] = y
+    colors = matplotlib.colormaps["tab10"].colors
+    with matplotlib.rc_context(_RC):
+        fig, ax = _new_figure()
+        marker = "o" if len(x) <= 60 else None
+        n_nonpos = 0
+        floor = ZERO_FLOOR_IOPS
+        if logy:
+            pos = np.concatenate([y[np.isfinite(y) & (y > 0)] for y in cols.values()])
+            if len(pos) and pos.min() < floor:
+                floor = 10.0 ** (math.floor(math.log10(pos.min())) - 1)
+        for i, (label, y) in enumerate(cols.items()):
+            color = colors[i % len(colors)]
+            shown = np.where(y > 0, y, np.nan) if logy else y
+            ax.plot(x, shown, color=color, marker=marker, markersize=3, linewidth=1.3, label=label, gid=f"line:{label}")
+            if logy:
+                bad = np.isfinite(y) & (y <= 0)
+                if bad.any():
+                    n_nonpos += int(bad.sum())
+                    ax.scatter(x[bad], np.full(int(bad.sum()), floor), marker=_STALL_MARKER, s=_STALL_AREA,
+                               color=color, edgecolors="black", linewidths=0.4, clip_on=False, zorder=3,
+                               gid=f"zeros:{label}")
+        if logy:
+            ax.set_yscale("log")
+            if n_nonpos:
+                ax.set_ylim(bottom=floor / 2.0)
+        ax.yaxis.set_major_formatter(FuncFormatter(_si))
+        ax.grid(True, which="major", color="0.85", linewidth=0.7)
+        ax.set_axisbelow(True)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, loc="left")
+        handles, labels = ax.get_legend_handles_labels()
+        if n_nonpos:
+            handles.append(Line2D([], [], linestyle="none", marker=_STALL_MARKER, markerfacecolor="0.6",
+                                  markeredgecolor="black", markeredgewidth=0.4))
+            labels.append(f"0 or less, drawn at {_si(floor)}: {n_nonpos} points")
+        if len(cols) > 1 or n_nonpos:
+            ax.legend(handles, labels, loc="best", fontsize=8, framealpha=0.85)
+    return fig
+
+
+def line_plot(
+    out_path: str | os.PathLike,
+    x: Any,
+    ys: Mapping[str, Any],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    logy: bool = False,
+    *,
+    formats: Sequence[str] | None = None,
+) -> list[Path]:
+    """Lines of y against x, one per entry of ``ys`` (label -> array as long as ``x``).
+
+    For sweeps (MB/s vs LBA position) and traces (IOPS per 100k commands). With
+    ``logy=True``, zero or negative values are drawn at a floor with their own marker
+    instead of vanishing. The file format comes from ``out_path``'s suffix (.png/.svg), or
+    give ``formats=("png", "svg")`` to write both next to each other. Returns the paths.
+    """
+    fig = line_figure(x, ys, xlabel, ylabel, title, logy)
+    return [save_figure(fig, p) for p in _paths_for(out_path, formats)]
+
+
+def _value_text(v: float) -> str:
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def bar_table_figure(
+    rows: Mapping[str, Any],
+    ylabel: str,
+    title: str,
+    *,
+    highlight: str | Iterable[str] | None = None,
+) -> Figure:
+    """The figure :func:`bar_table_plot` saves."""
+    if not rows:
+        raise ValueError(f"bar table {title!r}: no rows")
+    labels = [str(k) for k in rows]
+    values = np.array([np.nan if v is None else float(v) for v in rows.values()], dtype=float)
+    marked = {highlight} if isinstance(highlight, str) else set(highlight or ())
+    with matplotlib.rc_context(_RC):
+        fig, ax = _new_figure((FIGSIZE_IN[0], max(2.0, 0.42 * len(labels) + 1.2)))
+        ypos = np.arange(len(labels))
+        colors = ["#d9822b" if lab in marked else _SINGLE_COLOR for lab in labels]
+        shown = np.where(np.isfinite(values), values, 0.0)
+        bars = ax.barh(ypos, shown, color=colors, height=0.65, gid="bars")
+        ax.set_yticks(ypos, labels)
+        ax.invert_yaxis()  # first row on top, like a table
+        finite = values[np.isfinite(values)]
+        vmax = float(np.abs(finite).max()) if len(finite) else 1.0
+        vmax = vmax or 1.0
+        for bar, v in zip(bars, values):
+            text = _value_text(v) if np.isfinite(v) else "n/a"
+            x = bar.get_width() if np.isfinite(v) else 0.0
+            ax.text(x + 0.01 * vmax * (1 if x >= 0 else -1), bar.get_y() + bar.get_height() / 2, text,
+                    va="center", ha="left" if x >= 0 else "right", fontsize=9)
+        lo = min(0.0, float(finite.min()) * 1.15) if len(finite) else 0.0
+        ax.set_xlim(lo, max(vmax * 1.15, 0.0) if (len(finite) and finite.max() > 0) else 1.0)
+        ax.xaxis.set_major_formatter(FuncFormatter(_si))
+        ax.grid(True, axis="x", color="0.85", linewidth=0.7)
+        ax.set_axisbelow(True)
+        ax.set_xlabel(ylabel)
+        ax.set_title(title, loc="left")
+    return fig
+
+
+def bar_table_plot(
+    out_path: str | os.PathLike,
+    rows: Mapping[str, Any],
+    ylabel: str,
+    title: str,
+    *,
+    highlight: str | Iterable[str] | None = None,
+    formats: Sequence[str] | None = None,
+) -> list[Path]:
+    """Horizontal bars, one per row (label -> value) in the given order, top to bottom, with
+    the value printed at the end of each bar (``None``/NaN -> "n/a"), like the reviews'
+    bench tables (e.g. used vs new). ``ylabel`` names the value axis (with its unit);
+    ``highlight`` colours the named rows. Format from ``out_path``'s suffix, or ``formats``.
+    """
+    fig = bar_table_figure(rows, ylabel, title, highlight=highlight)
+    return [save_figure(fig, p) for p in _paths_for(out_path, formats)]

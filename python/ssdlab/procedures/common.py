@@ -1,0 +1,37 @@
+"""Pieces shared by procedures: spans, phase runner with progress, results bookkeeping."""
+from __future__ import annotations
+
+from ..errors import UserError
+from ..progress import phase_bar
+from ..targets.base import JobSpec, PhaseResult, Target
+
+FILL_BS_BYTES = 128 * 1024
+
+
+class Interrupted(Exception):
+    """A phase was interrupted (Ctrl-C / SIGTERM); partial results were kept."""
+
+    def __init__(self, result: PhaseResult):
+        super().__init__(f"phase {result.job.name!r} interrupted")
+        self.result = result
+
+
+def span_bytes(capacity_bytes: int, span_pct: float, align_bytes: int = FILL_BS_BYTES) -> int:
+    """The tested span: ``span_pct`` % of the capacity, rounded down to ``align_bytes``.
+    A span below 100 % leaves the rest of the drive unwritten: extra spare area, exactly as
+    the reviewers emulated it."""
+    if not 0 < span_pct <= 100:
+        raise UserError(f"--span {span_pct}: must be a percentage of the capacity in (0, 100]")
+    span = int(capacity_bytes * span_pct / 100) // align_bytes * align_bytes
+    if span < align_bytes:
+        raise UserError(f"--span {span_pct}: leaves less than {align_bytes} bytes of a {capacity_bytes}-byte target")
+    return span
+
+
+def run_phase(target: Target, job: JobSpec, label: str | None = None, progress: bool | None = None) -> PhaseResult:
+    """Runs one phase with a progress bar; raises :class:`Interrupted` if it was cut short."""
+    with phase_bar(label or job.name, enabled=progress) as bar:
+        result = target.run_phase(job, bar)
+    if not result.complete:
+        raise Interrupted(result)
+    return result

@@ -1,0 +1,113 @@
+"""Performance consistency (seeds 001 and 004): purge, sequential fill of the span (128 KiB,
+QD32), then 4 KiB random writes at QD32 over the span for a duration (default 2000 s), with
+IOPS every second; the reviewers' three scatter plots and the consistency metrics.
+
+A span below 100 % emulates extra spare area (``--span 75`` = 25 % more spare), as the
+reviewers did by partitioning only part of the drive.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__, analysis, plots, results
+from ..targets.base import JobSpec, Target
+from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
+
+
+@dataclass(frozen=True)
+class ConsistencyParams:
+    span_pct: float = 100.0
+    duration_s: float = 2000.0
+    qd: int = 32
+    bs_bytes: int = 4096
+    seed: int = 1
+    #: Steady-state rounds for the SNIA rule [s].
+    round_s: float = 60.0
+
+
+def steady_state_write_amplification(series: dict, onset_s: float | None) -> float | None:
+    """NAND bytes / host bytes from the steady-state onset to the end (None if unknown)."""
+    if onset_s is None or "nand_write_bytes" not in series:
+        return None
+    sel = series["t_s"] >= onset_s
+    return analysis.write_amplification(float(np.sum(series["host_write_bytes"][sel])),
+                                        float(np.sum(series["nand_write_bytes"][sel])))
+
+
+def run(target: Target, params: ConsistencyParams, out_dir: str | Path, *, argv: list[str] | None = None,
+        overwrite: bool = False, progress: bool | None = None) -> dict:
+    """Runs the test on ``target`` and writes the results folder; returns the summary.
+    On Ctrl-C the partial series and a summary marked incomplete are written, then
+    KeyboardInterrupt is re-raised."""
+    rd = results.ResultsDir(out_dir, overwrite=overwrite)
+    span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    summary: dict = {
+        "test": "consistency",
+        "target": target.name,
+        "ssdlab_version": __version__,
+        "seed": params.seed,
+        "span_pct": params.span_pct,
+        "span_bytes": span,
+        "qd": params.qd,
+        "bs_bytes": params.bs_bytes,
+        "requested_duration_s": params.duration_s,
+        **results.run_metadata(argv),
+    }
+    desc = target.describe()
+    if "profile" in desc:
+        summary["profile"] = desc["profile"]
+        summary["geometry"] = desc.get("geometry")
+    summary["target_info"] = desc
+    summary["purge"] = target.purge()
+    fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed)
+    rand = JobSpec("randwrite", "randwrite", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,
+                   duration_s=params.duration_s, seed=params.seed)
+    summary["preconditioning"] = (
+        f"{summary['purge']['method']}; sequential fill of {span} bytes with 128 KiB writes at QD32"
+    )
+    try:
+        fill_result = run_phase(target, fill, "sequential fill", progress)
+        rd.write_series("fill", fill_result.series)
+        summary["fill"] = {**fill_result.totals,
+                           "mbps_mean": fill_result.totals["host_write_bytes"] / max(fill_result.totals["duration_s"], 1e-9) / 1e6}
+        result = run_phase(target, rand, f"4 KiB random write QD{params.qd}", progress)
+        complete = True
+    except (Interrupted, KeyboardInterrupt) as e:
+        result = e.result if isinstance(e, Interrupted) else None
+        complete = False
+        rd.mark_incomplete("interrupted (Ctrl-C or SIGTERM)")
+        if result is None or result.job.name != "randwrite":
+            summary["complete"] = False
+            rd.write_summary(summary)
+            raise KeyboardInterrupt from None
+    _finish(rd, target, summary, result, params)
+    if not complete:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams) -> None:
+    series = result.series
+    rd.write_series("series", series)
+    metrics = analysis.analyze_iops(series["iops"], result.job.interval_s, round_s=params.round_s,
+                                    bs_bytes=params.bs_bytes)
+    summary.update(metrics)
+    summary["duration_s"] = result.totals["duration_s"]
+    summary["host_write_bytes"] = result.totals["host_write_bytes"]
+    summary["nand_write_bytes"] = result.totals.get("nand_write_bytes")
+    summary["write_amplification"] = result.totals.get("write_amplification")
+    summary["steady_state_write_amplification"] = steady_state_write_amplification(
+        series, metrics.get("steady_state_onset_s"))
+    summary["latency_us"] = result.latency_us
+    if target.simulated:
+        summary["counters"] = target.counters()
+    summary["complete"] = result.complete
+    title = f"{target.name} — 4 KiB random write QD{params.qd}, span {params.span_pct:g}%"
+    # The reviewers' zoom: from t=1400 s of a 2000 s run (70 % of shorter runs).
+    summary["plots"] = [p.name for p in plots.consistency_plots(rd.path, series, title=title)]
+    rd.write_summary(summary)
+    if result.complete:
+        rd.finish()

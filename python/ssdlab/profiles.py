@@ -1,0 +1,131 @@
+"""Drive profiles for the simulator: built-in TOML files and user files, plus overrides.
+
+A profile is a flat TOML table of keys declared by the simulator (``ssdlab profiles --keys``
+lists them with their units). A built-in profile is named (``default``); any other profile is
+a path to a ``.toml`` file. Keys a profile leaves out take the simulator's defaults (those of
+``default``). ``--set KEY=VALUE`` overrides one key for one run; byte keys accept ``256G``,
+``16KiB``...
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _native
+from .errors import ProfileError
+
+BUILTIN_DIR = Path(__file__).parent / "profiles"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A resolved profile: every key's value, the derived geometry, and where it came from."""
+
+    name: str
+    #: "builtin:NAME" or the file path.
+    source: str
+    #: (key, text) pairs as given (file then overrides), for the native simulator.
+    pairs: tuple[tuple[str, str], ...]
+    #: Every key with its final value.
+    values: dict
+    #: Derived quantities: dies, planes, physical_bytes, user_bytes, spare_fraction, alpha...
+    geometry: dict
+
+    @property
+    def user_bytes(self) -> int:
+        return int(self.geometry["user_bytes"])
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def list_profiles() -> list[tuple[str, str]]:
+    """(name, description) of every built-in profile."""
+    out = []
+    for name in builtin_names():
+        data = _read_toml(BUILTIN_DIR / f"{name}.toml")
+        out.append((name, str(data.get("description", ""))))
+    return out
+
+
+def keys() -> list[tuple[str, str, str]]:
+    """(name, kind, meaning-with-unit) of every profile key."""
+    return list(_native.profile_keys())
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ProfileError(
+            f"{path}: no such profile file; built-in profiles are {', '.join(builtin_names())}"
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: not valid TOML: {e}") from None
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _locate(spec: str) -> tuple[Path, str]:
+    if spec.endswith(".toml") or "/" in spec:
+        return Path(spec), str(spec)
+    path = BUILTIN_DIR / f"{spec}.toml"
+    if not path.exists():
+        raise ProfileError(
+            f"unknown profile {spec!r}: built-in profiles are {', '.join(builtin_names())}; "
+            "or give a path to a .toml file"
+        )
+    return path, f"builtin:{spec}"
+
+
+def parse_override(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ProfileError(f"--set {text!r}: expected KEY=VALUE, e.g. --set gc_policy=fifo")
+    return key.strip(), value.strip()
+
+
+def load_profile(spec: str = "default", overrides: list[str] | tuple[str, ...] = ()) -> Profile:
+    """Loads a built-in or file profile, applies ``KEY=VALUE`` overrides, validates.
+
+    Errors name the file (or the ``--set`` option) and the key, and say what is expected.
+    """
+    path, source = _locate(spec)
+    data = _read_toml(path)
+    pairs: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if isinstance(value, (dict, list)):
+            raise ProfileError(f"{path}: key `{key}`: profiles are flat key = value tables; got a {type(value).__name__}")
+        _check(f"{path}", key, _text(value))
+        pairs.append((key, _text(value)))
+    try:
+        _native.resolve_profile(pairs)
+    except _native.ProfileError as e:
+        raise ProfileError(f"{path}: {e.args[0]}") from None
+    for text in overrides:
+        key, value = parse_override(text)
+        _check(f"--set {text}", key, value)
+        pairs.append((key, value))
+    try:
+        values, geometry = _native.resolve_profile(pairs)
+    except _native.ProfileError as e:
+        where = "--set " + ", ".join(overrides) if overrides else str(path)
+        raise ProfileError(f"{where} (profile {path}): {e.args[0]}") from None
+    return Profile(
+        name=str(values["name"]), source=source, pairs=tuple(pairs), values=dict(values), geometry=dict(geometry)
+    )
+
+
+def _check(where: str, key: str, value: str) -> None:
+    try:
+        _native.check_value(key, value)
+    except _native.ProfileError as e:
+        raise ProfileError(f"{where}: {e.args[0]}") from None

@@ -1,0 +1,496 @@
+"""The results folder: time series (Parquet + CSV), ``summary.json``, run metadata.
+
+A run writes one folder (``--out``)::
+
+    summary.json            metrics, target, profile, versions, seed, command line
+    <phase>.parquet         one row per interval, column types preserved (re-analysis)
+    <phase>.csv             the same numbers for spreadsheets (header row, plain numbers)
+    *.png / *.svg           plots (``ssdlab.plots``)
+    INCOMPLETE              present while a run is in progress, and kept (with the reason)
+                            when it was interrupted; ``summary.json`` then says
+                            ``"complete": false``
+
+Every file is written to a temporary file in the same folder and then renamed over the
+final name (:func:`os.replace`), so Ctrl-C or a crash never leaves a half-written
+``summary.json`` or series: a reader sees the old file or the new one, never a mix.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as _dt
+import enum
+import io
+import json
+import math
+import os
+import platform
+import shlex
+import socket
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+__all__ = [
+    "SUMMARY_NAME",
+    "INCOMPLETE_NAME",
+    "ResultsDir",
+    "ResultsDirError",
+    "write_series",
+    "read_series",
+    "write_summary",
+    "read_summary",
+    "to_jsonable",
+    "run_metadata",
+    "mark_incomplete",
+    "incomplete_reason",
+    "is_results_dir",
+    "atomic_write",
+]
+
+SUMMARY_NAME = "summary.json"
+INCOMPLETE_NAME = "INCOMPLETE"
+#: First line of the INCOMPLETE marker; lets us recognise our own folders.
+_INCOMPLETE_HEADER = "ssdlab run incomplete"
+_PARQUET_COMPRESSION = "zstd" if pa.Codec.is_available("zstd") else "snappy"
+_TMP_SUFFIX = ".tmp"
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> Path:
+    """Call ``write(f)`` on a temporary binary file next to ``path``, then rename it to ``path``.
+
+    The temporary file lives in the same folder (so the rename is atomic on POSIX and
+    Windows) and is named ``.<name>.<random>.tmp``. On any exception -- including
+    KeyboardInterrupt -- the temporary file is removed and ``path`` is left untouched.
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp creates 0600; results are meant to be shared like any other file.
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def _umask() -> int:
+    """The process umask (cached): from /proc on Linux, else by setting and restoring it."""
+    global _UMASK
+    if _UMASK is None:
+        try:
+            with open("/proc/self/status", encoding="ascii") as f:
+                _UMASK = next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _UMASK = os.umask(0o022)
+            os.umask(_UMASK)
+    return _UMASK
+
+
+_UMASK: int | None = None
+
+
+def _atomic_write_text(path: Path, text: str) -> Path:
+    data = text.encode("utf-8")
+    return atomic_write(path, lambda f: f.write(data))
+
+
+# --------------------------------------------------------------------------- series
+
+def _check_series(name: str, series: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Validate a series: str column names, 1-D arrays, all the same length."""
+    if not isinstance(series, Mapping):
+        raise TypeError(f"series {name!r}: expected a dict of column name -> array, got {type(series).__name__}")
+    cols: dict[str, np.ndarray] = {}
+    first: str | None = None
+    for col, values in series.items():
+        if not isinstance(col, str) or not col:
+            raise ValueError(f"series {name!r}: column name {col!r} must be a non-empty string")
+        arr = np.asarray(values)
+        if arr.ndim != 1:
+            raise ValueError(f"series {name!r}: column {col!r} must be 1-D, got shape {arr.shape}")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(
+                f"series {name!r}: column {col!r} has dtype {arr.dtype}; only bool, integer and "
+                "float columns are supported"
+            )
+        if arr.dtype == np.float16:  # Parquet has no half floats
+            arr = arr.astype(np.float32)
+        if first is None:
+            first = col
+        elif len(arr) != len(cols[first]):
+            raise ValueError(
+                f"series {name!r}: column {col!r} has {len(arr)} rows but column {first!r} has "
+                f"{len(cols[first])}; all columns must have one row per interval"
+            )
+        cols[col] = arr
+    return cols
+
+
+def _check_name(name: str) -> None:
+    if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        raise ValueError(f"series name {name!r} must be a plain file name (no path separators)")
+
+
+def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any]) -> dict[str, Path]:
+    """Write ``series`` as ``{name}.parquet`` and ``{name}.csv`` in ``out_dir``.
+
+    ``series`` maps column name -> 1-D array (one row per interval, e.g. ``t_s``, ``iops``,
+    ``mbps``). Parquet keeps each column's exact type (zstd-compressed); the CSV has a header
+    row and plain numbers (shortest round-trip decimal form; NaN as an empty cell; booleans
+    as true/false). Raises ValueError naming the offending column if the columns do not all
+    have the same length. Returns ``{"parquet": path, "csv": path}``.
+    """
+    _check_name(name)
+    cols = _check_series(name, series)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = pa.table({c: pa.array(a) for c, a in cols.items()})
+
+    parquet_path = atomic_write(
+        out / f"{name}.parquet",
+        lambda f: pq.write_table(table, f, compression=_PARQUET_COMPRESSION),
+    )
+
+    # CSV: NaN -> null -> empty cell (spreadsheets read "nan" as text); header written by the
+    # csv module so it is only quoted when a name needs it.
+    csv_table = pa.table(
+        {c: pa.array(a, from_pandas=a.dtype.kind == "f") for c, a in cols.items()}
+    )
+
+    def write_csv(f: IO[bytes]) -> None:
+        header = io.StringIO()
+        csv.writer(header, lineterminator="\n").writerow(list(cols))
+        f.write(header.getvalue().encode("utf-8"))
+        if csv_table.num_rows:
+            pa_csv.write_csv(
+                csv_table, f, pa_csv.WriteOptions(include_header=False, quoting_style="needed")
+            )
+
+    csv_path = atomic_write(out / f"{name}.csv", write_csv)
+    return {"parquet": parquet_path, "csv": csv_path}
+
+
+def read_series(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Read a series written by :func:`write_series` back into ``{column: numpy array}``.
+
+    ``path`` may be the ``.parquet`` or ``.csv`` file, or the path without suffix (Parquet is
+    preferred). Parquet gives back the exact column types; CSV gives int64 / float64 / bool
+    (empty cells become NaN).
+    """
+    p = Path(path)
+    if p.suffix not in (".parquet", ".csv"):
+        for suffix in (".parquet", ".csv"):
+            candidate = p.with_name(p.name + suffix)
+            if candidate.exists():
+                p = candidate
+                break
+        else:
+            raise FileNotFoundError(f"no series at {p} (looked for {p.name}.parquet and {p.name}.csv)")
+    if p.suffix == ".parquet":
+        table = pq.read_table(p)
+    else:
+        table = pa_csv.read_csv(p)
+    out: dict[str, np.ndarray] = {}
+    for col in table.column_names:
+        chunked = table.column(col)
+        if pa.types.is_null(chunked.type):  # an all-empty CSV column
+            out[col] = np.full(len(chunked), np.nan)
+            continue
+        arr = chunked.to_numpy()
+        if arr.dtype == object:  # integers with missing cells
+            arr = chunked.cast(pa.float64()).to_numpy()
+        out[col] = arr
+    return out
+
+
+# --------------------------------------------------------------------------- summary
+
+def to_jsonable(obj: Any, _where: str = "summary") -> Any:
+    """Convert ``obj`` into plain JSON types, recursively.
+
+    numpy scalars/arrays -> Python numbers/lists; NaN and +/-inf -> None (strict JSON);
+    Path -> str; dataclasses -> dicts; datetime/date -> ISO text; Enum -> its value;
+    tuples/sets -> lists. Dict insertion order is kept; non-string keys become strings.
+    Anything else raises TypeError naming where in the structure it was found.
+    """
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)  # also turns IntEnum/bool subclasses into plain ints
+    if isinstance(obj, float):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.generic):
+        if isinstance(obj, np.bool_):
+            return bool(obj)
+        if isinstance(obj, np.integer):
+            return int(obj)
+        if isinstance(obj, np.floating):
+            return to_jsonable(float(obj), _where)
+        if isinstance(obj, (np.str_, np.bytes_)):
+            return to_jsonable(obj.item(), _where)
+        if isinstance(obj, np.datetime64):
+            return str(obj)
+        return to_jsonable(obj.item(), _where)
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v, f"{_where}[{i}]") for i, v in enumerate(obj.tolist())]
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if isinstance(obj, enum.Enum):
+        return to_jsonable(obj.value, _where)
+    if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
+        return obj.isoformat()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}, _where)
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            key = _json_key(k, _where)
+            out[key] = to_jsonable(v, f"{_where}[{key!r}]")
+        return out
+    if isinstance(obj, (set, frozenset)):
+        items = list(obj)
+        try:
+            items.sort()
+        except TypeError:
+            pass
+        return [to_jsonable(v, f"{_where}[{i}]") for i, v in enumerate(items)]
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v, f"{_where}[{i}]") for i, v in enumerate(obj)]
+    raise TypeError(f"{_where}: cannot store a {type(obj).__name__} in summary.json: {obj!r:.80}")
+
+
+def _json_key(k: Any, where: str) -> str:
+    if isinstance(k, str):
+        return k
+    v = to_jsonable(k, where)
+    if isinstance(v, (dict, list)):
+        raise TypeError(f"{where}: dict key {k!r} cannot be a JSON object key")
+    return json.dumps(v) if not isinstance(v, str) else v
+
+
+def write_summary(out_dir: str | os.PathLike, summary: Mapping[str, Any]) -> Path:
+    """Write ``summary`` as ``out_dir/summary.json`` (strict JSON, 2-space indent, key order kept).
+
+    Values are converted with :func:`to_jsonable` (NaN/inf become ``null``). The file is
+    replaced atomically.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = to_jsonable(summary)
+    if not isinstance(data, dict):
+        raise TypeError(f"summary must be a dict, got {type(summary).__name__}")
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return _atomic_write_text(out / SUMMARY_NAME, text)
+
+
+def read_summary(path_or_dir: str | os.PathLike) -> dict[str, Any]:
+    """Read ``summary.json`` (give the file or the results folder)."""
+    p = Path(path_or_dir)
+    if p.is_dir():
+        p = p / SUMMARY_NAME
+    with open(p, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{p}: not a valid summary.json ({e})") from None
+
+
+# --------------------------------------------------------------------------- metadata
+
+def _dist_version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def run_metadata(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Facts about this run for ``summary.json``.
+
+    ``command_line`` is ``argv`` (default ``sys.argv``) joined with shell quoting so it can be
+    pasted back into a shell. ``started_utc`` is an ISO 8601 timestamp (seconds, UTC).
+    """
+    from ssdlab import __version__
+
+    if argv is None:
+        argv = sys.argv
+    argv = [os.fspath(a) for a in argv]
+    return {
+        "ssdlab_version": __version__,
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "command_line": shlex.join(argv),
+        "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "libraries": {name: _dist_version(name) for name in ("numpy", "pyarrow", "matplotlib")},
+    }
+
+
+# --------------------------------------------------------------------------- incomplete runs
+
+def mark_incomplete(out_dir: str | os.PathLike, reason: str) -> Path:
+    """Record that the run in ``out_dir`` did not finish, and why.
+
+    Writes the ``INCOMPLETE`` marker (reason and UTC time) and, if ``summary.json`` exists,
+    sets ``"complete": false`` and ``"incomplete_reason"`` in it. Returns the marker path.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    marker = _atomic_write_text(out / INCOMPLETE_NAME, f"{_INCOMPLETE_HEADER}: {reason}\nat {now}\n")
+    summary_path = out / SUMMARY_NAME
+    if summary_path.exists():
+        try:
+            summary = read_summary(summary_path)
+        except ValueError:
+            summary = None
+        if isinstance(summary, dict):
+            summary["complete"] = False
+            summary["incomplete_reason"] = reason
+            write_summary(out, summary)
+    return marker
+
+
+def incomplete_reason(out_dir: str | os.PathLike) -> str | None:
+    """The reason recorded by :func:`mark_incomplete`, or None if the run is complete."""
+    marker = Path(out_dir) / INCOMPLETE_NAME
+    try:
+        first = marker.read_text(encoding="utf-8").splitlines()[0]
+    except (FileNotFoundError, IndexError):
+        return None if not marker.exists() else "unknown"
+    prefix = _INCOMPLETE_HEADER + ": "
+    return first[len(prefix):] if first.startswith(prefix) else first
+
+
+def is_results_dir(path: str | os.PathLike) -> bool:
+    """True if ``path`` holds an ssdlab results folder.
+
+    That is: a ``summary.json`` written by ssdlab (it has ``ssdlab_version``, at the top
+    level or one level down, as :func:`run_metadata` provides), or an ``INCOMPLETE`` marker
+    written by ssdlab (a run that stopped before writing its summary).
+    """
+    p = Path(path)
+    try:
+        summary = read_summary(p / SUMMARY_NAME)
+    except (OSError, ValueError):
+        summary = None
+    if isinstance(summary, dict):
+        if "ssdlab_version" in summary:
+            return True
+        if any(isinstance(v, dict) and "ssdlab_version" in v for v in summary.values()):
+            return True
+    try:
+        with open(p / INCOMPLETE_NAME, encoding="utf-8") as f:
+            return f.readline().startswith(_INCOMPLETE_HEADER)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+class ResultsDirError(FileExistsError):
+    """The chosen results folder cannot be used (it holds other files)."""
+
+
+class ResultsDir:
+    """One run's results folder.
+
+    Creating it makes the folder if needed and refuses a folder that is not empty and is not
+    an ssdlab results folder (see :func:`is_results_dir`) unless ``overwrite=True``. Nothing
+    is ever deleted: files of the same name are replaced, others are left alone.
+
+    Until :meth:`finish` is called, the folder carries an ``INCOMPLETE`` marker ("in
+    progress"), so a run killed outright is still recognisable as unfinished. Used as a
+    context manager, an exception (KeyboardInterrupt, SIGTERM turned into an exception...)
+    marks the run incomplete with the exception as reason; a clean exit calls :meth:`finish`.
+    The exception is never swallowed.
+
+        with ResultsDir(args.out, overwrite=args.force) as rd:
+            rd.write_series("consistency", result.series)
+            rd.write_summary(summary)
+    """
+
+    def __init__(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+        self.path = Path(path)
+        self._incomplete: str | None = None
+        if self.path.exists():
+            if not self.path.is_dir():
+                raise ResultsDirError(
+                    f"results folder {self.path} exists and is not a folder; choose another --out"
+                )
+            if not overwrite and any(self.path.iterdir()) and not is_results_dir(self.path):
+                raise ResultsDirError(
+                    f"results folder {self.path} is not empty and does not hold ssdlab results; "
+                    "pass --force to write into it anyway, or choose another --out"
+                )
+        self.path.mkdir(parents=True, exist_ok=True)
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        _atomic_write_text(self.path / INCOMPLETE_NAME, f"{_INCOMPLETE_HEADER}: in progress\nsince {now}\n")
+
+    def __repr__(self) -> str:
+        return f"ResultsDir({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, name: str) -> Path:
+        return self.path / name
+
+    def write_series(self, name: str, series: Mapping[str, Any]) -> dict[str, Path]:
+        return write_series(self.path, name, series)
+
+    def write_summary(self, summary: Mapping[str, Any]) -> Path:
+        """Write summary.json; if the run was marked incomplete, the summary says so too."""
+        if self._incomplete is not None:
+            summary = dict(summary)
+            summary["complete"] = False
+            summary["incomplete_reason"] = self._incomplete
+        return write_summary(self.path, summary)
+
+    def mark_incomplete(self, reason: str) -> None:
+        self._incomplete = reason
+        mark_incomplete(self.path, reason)
+
+    @property
+    def incomplete(self) -> str | None:
+        """Reason given to :meth:`mark_incomplete`, or None."""
+        return self._incomplete
+
+    def finish(self) -> None:
+        """The run is over: drop the in-progress marker unless the run was marked incomplete."""
+        if self._incomplete is None:
+            try:
+                (self.path / INCOMPLETE_NAME).unlink()
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> "ResultsDir":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.finish()
+        elif self._incomplete is None:
+            what = exc_type.__name__ if not str(exc) else f"{exc_type.__name__}: {exc}"
+            if exc_type is KeyboardInterrupt:
+                what = "interrupted (Ctrl-C)"
+            self.mark_incomplete(what)

@@ -1,0 +1,131 @@
+"""The consistency test end to end on a small simulated drive: results folder contents,
+summary keys and their coherence, determinism, spare-area emulation, Ctrl-C."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from ssdlab.results import read_series
+
+from conftest import run_cli, set_args
+
+REQUIRED = ["iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min", "zero_iops_seconds",
+            "steady_state_onset_s", "write_amplification", "steady_state_write_amplification",
+            "host_write_bytes", "nand_write_bytes", "duration_s", "target", "profile", "seed", "ssdlab_version"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("consistency") / "r"
+    run_cli("consistency", *set_args(), "--duration", "400", "--seed", "3", "--out", str(out))
+    return out
+
+
+def test_results_folder_holds_summary_series_and_three_plots(run_dir):
+    names = {p.name for p in run_dir.iterdir()}
+    for n in ["summary.json", "series.parquet", "series.csv", "fill.parquet",
+              "consistency_log.png", "consistency_steady_log.png", "consistency_steady_linear.png"]:
+        assert n in names, f"{n} missing from {sorted(names)}"
+    assert "INCOMPLETE" not in names
+
+
+def test_summary_has_required_keys_and_coherent_values(run_dir):
+    s = json.loads((run_dir / "summary.json").read_text())
+    for k in REQUIRED:
+        assert k in s, k
+    assert s["complete"] is True
+    assert s["duration_s"] == 400
+    assert s["seed"] == 3
+    assert s["profile"]["blocks_per_plane"] == 64
+    series = read_series(run_dir / "series.parquet")
+    assert len(series["t_s"]) == 400
+    assert s["iops_mean"] == pytest.approx(float(np.mean(series["iops"])))
+    assert s["iops_min"] <= s["iops_p1"] <= s["iops_median"] <= s["iops_p99"]
+    # Write amplification is NAND over host bytes, and GC makes it > 1 on a full drive.
+    assert s["write_amplification"] == pytest.approx(s["nand_write_bytes"] / s["host_write_bytes"])
+    assert s["write_amplification"] > 1.5
+    # Host bytes written equal the IOs completed plus those still in flight at the end (<= QD).
+    completed_bytes = float(np.sum(series["iops"])) * 4096
+    assert 0 <= s["host_write_bytes"] - completed_bytes <= 32 * 4096 + 4096 * 32
+    # Per-interval counters add up to the totals.
+    assert float(np.sum(series["nand_write_bytes"])) == pytest.approx(s["nand_write_bytes"], rel=1e-9)
+    for col in ["mbps", "free_blocks", "gc_copied_bytes", "erases", "write_amplification"]:
+        assert col in series
+
+
+def test_fresh_out_of_box_is_fast_then_drops(run_dir):
+    series = read_series(run_dir / "series.parquet")
+    iops = series["iops"]
+    # Fresh drive: ~90K IOPS (controller limit); once spare area is used up it falls hard.
+    assert iops[0] > 80_000
+    assert np.median(iops[-100:]) < 0.3 * iops[0]
+
+
+def test_same_seed_same_series_different_seed_differs(tmp_path, run_dir):
+    again = tmp_path / "again"
+    run_cli("consistency", *set_args(), "--duration", "400", "--seed", "3", "--out", str(again))
+    a = read_series(run_dir / "series.parquet")
+    b = read_series(again / "series.parquet")
+    for col in a:
+        np.testing.assert_array_equal(a[col], b[col], err_msg=col)
+    other = tmp_path / "other"
+    run_cli("consistency", *set_args(), "--duration", "400", "--seed", "4", "--out", str(other))
+    c = read_series(other / "series.parquet")
+    assert not np.array_equal(a["iops"], c["iops"])
+
+
+def test_span_below_100_adds_spare_area_and_lowers_write_amplification(tmp_path, run_dir):
+    out = tmp_path / "span75"
+    run_cli("consistency", *set_args(), "--duration", "400", "--seed", "3", "--span", "75", "--out", str(out))
+    s75 = json.loads((out / "summary.json").read_text())
+    s100 = json.loads((run_dir / "summary.json").read_text())
+    assert s75["span_bytes"] == pytest.approx(0.75 * 7 * 2**30, rel=1e-3)
+    assert s75["write_amplification"] < s100["write_amplification"]
+    assert s75["iops_median"] > s100["iops_median"]
+
+
+def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "10000000",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (out / "fill.parquet").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "partial results kept" in stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] is False
+    series = read_series(out / "series.parquet")
+    assert len(series["iops"]) > 10  # more than a few simulated seconds were measured
+    assert (out / "INCOMPLETE").exists()
+
+
+def test_sigterm_behaves_like_ctrl_c(tmp_path):
+    out = tmp_path / "terminated"
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "10000000",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (out / "fill.parquet").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert json.loads((out / "summary.json").read_text())["complete"] is False
+
+
+def test_bad_options_are_clear_errors(tmp_path):
+    for args, words in [(["--span", "0"], "--span"), (["--duration", "-5"], "--duration"), (["--bs", "1000"], "--bs"),
+                        (["--target", "nvme0"], "--target")]:
+        proc = run_cli("consistency", *args, "--out", str(tmp_path / "x"), check=False)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert words in proc.stderr and "Traceback" not in proc.stderr
