@@ -8,11 +8,16 @@ spans in percent of the target's capacity.
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 
 from . import __version__
 from .errors import UserError
+
+#: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
+#: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
+COMMAND_MODULES: list[str] = []
 
 EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"
 
@@ -79,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keys", action="store_true", help="list every profile key with its type, unit and meaning")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a key when showing a profile")
     p.set_defaults(func=cmd_profiles)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub, _add_target_args)
     return parser
 
 
