@@ -1,1 +1,72 @@
-fn main(){}
+//! Steady-state simulation speed: simulated host I/Os per wall-clock second for 4 KiB
+//! random writes at QD32 with garbage collection running, on the full timed model.
+//!
+//! For each drive: purge, sequential fill, random writes until GC has been running for a
+//! while (warm-up), then `RUNS` timed windows of `WINDOW_IOS` I/Os each. Prints the median
+//! and the spread, and the write amplification during the windows (to show GC was active).
+//!
+//! `cargo bench -p ssdsim --bench steady_state [-- DRIVE...]` with DRIVE in 32G, 256G, 1T, 4T
+//! (default: 32G 256G).
+
+use std::time::Instant;
+
+use ssdsim::{Config, Job, Pattern, Simulation};
+
+const RUNS: usize = 5;
+const WINDOW_IOS: u64 = 4_000_000;
+
+fn profile(drive: &str) -> Config {
+    let mut cfg = Config::default();
+    let (blocks, user) = match drive {
+        "32G" => ("256", "32000000000"),
+        "256G" => ("2048", "256000000000"),
+        "1T" => ("8192", "1024000000000"),
+        "4T" => ("32768", "4096000000000"),
+        other => panic!("unknown drive {other}: use 32G, 256G, 1T or 4T"),
+    };
+    cfg.set("blocks_per_plane", blocks).unwrap();
+    cfg.set("user_capacity_bytes", user).unwrap();
+    cfg
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let drives = if args.is_empty() { vec!["32G".to_string(), "256G".to_string()] } else { args };
+    println!("steady-state 4 KiB random write QD32, GC running; {RUNS} windows of {WINDOW_IOS} IOs each");
+    println!("{:<6} {:>14} {:>14} {:>14} {:>8} {:>10}", "drive", "median IO/s", "min IO/s", "max IO/s", "WA", "setup s");
+    for drive in &drives {
+        let cfg = profile(drive);
+        let t_setup = Instant::now();
+        let mut sim = Simulation::new(&cfg, 1).unwrap();
+        let user = sim.geometry().user_units;
+        sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
+        let mut job = Job::new(Pattern::RandWrite, 1, 32, 0, user);
+        job.io_units = Some(u64::MAX);
+        sim.start_phase(job).unwrap();
+        // Warm-up: until GC has run, then as much again so it is in full swing.
+        while sim.ftl_counters().gc_runs == 0 {
+            sim.advance(100_000);
+        }
+        let warm = sim.ftl_counters().host_units;
+        while sim.ftl_counters().host_units < 2 * warm.max(1) && sim.ftl_counters().host_units - warm < 20_000_000 {
+            sim.advance(1_000_000);
+        }
+        let setup_s = t_setup.elapsed().as_secs_f64();
+        let before = sim.snapshot();
+        let mut rates = Vec::new();
+        for _ in 0..RUNS {
+            let t = Instant::now();
+            sim.advance(WINDOW_IOS);
+            rates.push(WINDOW_IOS as f64 / t.elapsed().as_secs_f64());
+        }
+        let after = sim.snapshot();
+        let wa = (after.nand_units - before.nand_units) as f64 / (after.host_units - before.host_units) as f64;
+        let (lo, hi) = (rates.iter().cloned().fold(f64::MAX, f64::min), rates.iter().cloned().fold(0.0, f64::max));
+        println!("{:<6} {:>14.0} {:>14.0} {:>14.0} {:>8.2} {:>10.1}", drive, median(&mut rates), lo, hi, wa, setup_s);
+    }
+}

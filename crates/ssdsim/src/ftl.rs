@@ -13,6 +13,19 @@
 use std::collections::VecDeque;
 
 use crate::config::{GcPolicy, Geometry};
+use crate::mem::big_vec;
+
+/// Asks the CPU to bring the cache line holding `p` closer (a hint; never faults).
+#[inline(always)]
+fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(p as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
 
 /// Marks an unmapped logical unit in L2P and an invalid (stale or erased) slot in P2L.
 pub const NONE: u32 = u32::MAX;
@@ -125,9 +138,9 @@ impl Ftl {
         }
         let mut ftl = Ftl {
             geo: geo.clone(),
-            l2p: vec![NONE; geo.user_units as usize],
-            p2l: vec![NONE; geo.physical_units as usize],
-            payload: track_payload.then(|| vec![0; geo.physical_units as usize]),
+            l2p: big_vec(geo.user_units as usize, NONE),
+            p2l: big_vec(geo.physical_units as usize, NONE),
+            payload: track_payload.then(|| big_vec(geo.physical_units as usize, 0)),
             blocks,
             pools,
             counters: FtlCounters::default(),
@@ -180,13 +193,19 @@ impl Ftl {
     /// know future addresses).
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(self.l2p.as_ptr().add(lpn as usize) as *const i8, _MM_HINT_T0);
+        prefetch_ptr(unsafe { self.l2p.as_ptr().add(lpn as usize) });
+    }
+
+    /// Second-stage prefetch for a write of `lpn` a few I/Os ahead: reads its (already
+    /// prefetched) L2P entry and fetches the P2L entry and block record that invalidating
+    /// the old copy will touch.
+    #[inline]
+    pub fn prefetch_old(&self, lpn: u64) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            prefetch_ptr(unsafe { self.p2l.as_ptr().add(old as usize) });
+            prefetch_ptr(unsafe { self.blocks.as_ptr().add(old as usize / self.geo.slots_per_block) });
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = lpn;
     }
 
     /// Writes logical unit `lpn` into the host open block of `pool`; returns the slot.
@@ -351,7 +370,7 @@ impl Ftl {
         }
         // Pass 2: relocate them. Their L2P entries are scattered over the whole table, so
         // fetch them a few copies ahead to overlap the cache misses.
-        const AHEAD: usize = 8;
+        const AHEAD: usize = 16;
         for &(_, lpn) in valid.iter().take(AHEAD) {
             self.prefetch(lpn as u64);
         }

@@ -24,6 +24,7 @@
 pub mod config;
 pub mod device;
 pub mod ftl;
+pub mod mem;
 pub mod rng;
 pub mod sim;
 pub mod stats;

@@ -247,6 +247,7 @@ impl Simulation {
                 Pattern::RandWrite | Pattern::RandRead => {
                     let next = random_block(&mut self.rng, &job);
                     self.dev.ftl.prefetch(next);
+                    self.dev.ftl.prefetch_old(p.lookahead[(p.la_pos + LOOKAHEAD / 2) % LOOKAHEAD]);
                     std::mem::replace(&mut p.lookahead[p.la_pos], next)
                 }
                 _ => job.start_unit + p.cursor,
