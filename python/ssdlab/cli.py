@@ -11,6 +11,7 @@ import argparse
 import importlib
 import signal
 import sys
+from pathlib import Path
 
 from . import __version__
 from .errors import UserError
@@ -49,6 +50,39 @@ def _add_target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                    help="no progress bars (they are shown when stderr is a terminal)")
+    real = p.add_argument_group("real targets (fio)")
+    real.add_argument("--destroy-data", dest="destroy", metavar="DEVICE",
+                      help="allow writing to DEVICE although the safety gate found data, partitions, signatures "
+                           "or a mount on it; must name the exact device given to --target. ALL DATA ON IT IS LOST")
+    real.add_argument("--dry-run", action="store_true",
+                      help="print the plan and the fio job files; touch nothing")
+    real.add_argument("--purge", dest="purge_method", default="blkdiscard",
+                      choices=["blkdiscard", "nvme-format", "ata-secure-erase", "none"],
+                      help="how a real device is returned to fresh-out-of-box before a test (default: %(default)s; "
+                           "files are truncated)")
+
+
+def open_cli_target(args, out_dir=None):
+    """The target named by ``--target`` with the options of ``_add_target_args``; fio job
+    files and logs go to ``OUT/fio`` (or a temp folder for a dry run)."""
+    from .targets import open_target
+
+    workdir = None if out_dir is None or args.dry_run else Path(out_dir) / "fio"
+    return open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
+                       dry_run=args.dry_run, purge_method=args.purge_method)
+
+
+def print_plan(target, jobs) -> None:
+    """``--dry-run``: what would run, and the fio job files for real targets."""
+    print(f"# dry run: {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    refused = getattr(target, "refused", None)
+    if refused:
+        print(f"# WARNING: a real run would be refused: {refused}")
+    for job in jobs:
+        print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
+              f"span={job.span_bytes} duration_s={job.duration_s}")
+        if hasattr(target, "job_text"):
+            print(target.job_text(job))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_consistency(args) -> int:
     from .procedures import consistency
-    from .targets import open_target
+    from .results import ResultsDir
 
     if args.duration <= 0:
         raise UserError(f"--duration {args.duration}: must be > 0 seconds")
@@ -99,11 +133,19 @@ def cmd_consistency(args) -> int:
         raise UserError(f"--qd {args.qd}: must be >= 1")
     if args.bs <= 0 or args.bs % 4096:
         raise UserError(f"--bs {args.bs}: must be a positive multiple of 4096 bytes")
-    target = open_target(args.target, sets=args.sets, seed=args.seed)
+    params = consistency.ConsistencyParams(span_pct=args.span, duration_s=args.duration, qd=args.qd,
+                                           bs_bytes=args.bs, seed=args.seed)
+    if args.dry_run:
+        target = open_cli_target(args)
+        try:
+            print_plan(target, consistency.plan(target, params))
+        finally:
+            target.close()
+        return 0
+    rd = ResultsDir(args.out, overwrite=args.force)
+    target = open_cli_target(args, rd.path)
     try:
-        params = consistency.ConsistencyParams(span_pct=args.span, duration_s=args.duration, qd=args.qd,
-                                               bs_bytes=args.bs, seed=args.seed)
-        s = consistency.run(target, params, args.out, argv=sys.argv, overwrite=args.force, progress=args.progress)
+        s = consistency.run(target, params, rd, argv=sys.argv, progress=args.progress)
     finally:
         target.close()
     _print_consistency(s, args.out)
@@ -155,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return args.func(args)
-    except UserError as e:
+    except (UserError, FileExistsError) as e:
         print(f"ssdlab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

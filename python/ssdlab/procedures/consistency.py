@@ -37,13 +37,24 @@ def steady_state_write_amplification(series: dict, onset_s: float | None) -> flo
                                         float(np.sum(series["nand_write_bytes"][sel])))
 
 
-def run(target: Target, params: ConsistencyParams, out_dir: str | Path, *, argv: list[str] | None = None,
-        overwrite: bool = False, progress: bool | None = None) -> dict:
-    """Runs the test on ``target`` and writes the results folder; returns the summary.
+def plan(target: Target, params: ConsistencyParams) -> list[JobSpec]:
+    """The phases: sequential fill of the span, then random writes for the duration."""
+    span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    return [
+        JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed),
+        JobSpec("randwrite", "randwrite", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,
+                duration_s=params.duration_s, seed=params.seed),
+    ]
+
+
+def run(target: Target, params: ConsistencyParams, out: str | Path | results.ResultsDir, *,
+        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
+    """Runs the test on ``target`` and writes the results folder ``out``; returns the summary.
     On Ctrl-C the partial series and a summary marked incomplete are written, then
     KeyboardInterrupt is re-raised."""
-    rd = results.ResultsDir(out_dir, overwrite=overwrite)
-    span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    fill, rand = plan(target, params)
+    span = fill.span_bytes
     summary: dict = {
         "test": "consistency",
         "target": target.name,
@@ -62,9 +73,6 @@ def run(target: Target, params: ConsistencyParams, out_dir: str | Path, *, argv:
         summary["geometry"] = desc.get("geometry")
     summary["target_info"] = desc
     summary["purge"] = target.purge()
-    fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed)
-    rand = JobSpec("randwrite", "randwrite", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,
-                   duration_s=params.duration_s, seed=params.seed)
     summary["preconditioning"] = (
         f"{summary['purge']['method']}; sequential fill of {span} bytes with 128 KiB writes at QD32"
     )

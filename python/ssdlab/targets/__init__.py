@@ -10,7 +10,9 @@ DEFAULT_TARGET = "sim:default"
 
 def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), seed: int = 1, **kw):
     """Opens the target named by ``spec`` (default ``sim:default``). ``sets`` are
-    ``KEY=VALUE`` profile overrides (simulator only)."""
+    ``KEY=VALUE`` profile overrides (simulator only). Other keywords go to the fio targets
+    (``workdir``, ``destroy``, ``dry_run``, ``purge_method``...; see ``ssdlab.targets.fio``)
+    and are ignored by the simulator. Problems the user can fix raise :class:`UserError`."""
     spec = spec or DEFAULT_TARGET
     if spec.startswith("sim:") or spec == "sim":
         from ..profiles import load_profile
@@ -20,9 +22,12 @@ def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), see
     if sets:
         raise UserError(f"--set applies to simulated targets only; {spec} is a real target")
     if spec.startswith(("/dev/", "file:", "loop:")):
-        from . import fio
+        from . import fio, loop, safety
 
-        return fio.open_fio_target(spec, **kw)
+        try:
+            return fio.open_target(spec, **kw)
+        except (ValueError, safety.UnsafeTargetError, fio.FioError, loop.LoopError) as e:
+            raise UserError(str(e)) from None
     raise UserError(
         f"--target {spec!r}: expected sim:PROFILE, /dev/NAME, file:PATH or loop:SIZE "
         "(e.g. sim:default, /dev/nvme1n1, file:/mnt/scratch/test.bin, loop:8G)"

@@ -1,0 +1,787 @@
+"""Real targets driven by fio: block devices (``/dev/NAME``), regular files (``file:PATH``)
+and throwaway loop devices (``loop:SIZE``).
+
+:class:`FioTarget` turns each :class:`~ssdlab.targets.base.JobSpec` into a fio job file,
+runs ``fio --output-format=json`` on it and returns a
+:class:`~ssdlab.targets.base.PhaseResult` in the same names and units as the simulator:
+
+- ``series``: one row per ``job.interval_s`` from fio's windowed IOPS log
+  (``write_iops_log`` + ``log_avg_msec``): ``t_s`` (interval start, s from phase start),
+  ``iops`` (IO/s), ``mbps`` (10^6 bytes/s = iops * bs) and ``dt_s`` (interval length, s:
+  the last one may be shorter). fio never logs the final window of a job; ssdlab adds it,
+  computed from fio's own IO count in the JSON summary, and says so in ``notes``.
+- ``totals``: ``host_write_bytes``, ``host_read_bytes``, ``host_trim_bytes`` (bytes),
+  ``ios``, ``duration_s`` (s), ``fio_iops`` (fio's whole-job IO/s).
+- ``latency_us``: completion-latency percentiles ``p50``, ``p99``, ``p99.9`` and ``max`` (us).
+
+Every job file is kept in the target's ``workdir`` next to its logs
+(``NNN_phase.fio``, ``NNN_phase_iops.1.log``, ``NNN_phase.json``, ``NNN_phase.stderr``), so a
+user can rerun any phase by hand: ``cd WORKDIR && fio --output-format=json NNN_phase.fio``.
+
+Jobs use ``direct=1``, ``ioengine=io_uring`` (ssdlab probes io_uring once with a 4 KiB read
+and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-repeating
+offsets (``randrepeat=0``, ``norandommap=1``, ``random_generator=tausworthe64``).
+TRIM is ``rw=trim`` on block devices and fio's ``falloc`` engine (hole punching) on files.
+``idle`` phases just wait. Ctrl-C or SIGTERM during a phase stops fio cleanly (fio writes its
+logs on exit) and the phase comes back with what was measured and ``complete=False``.
+
+Writing to a device destroys its data: see :mod:`ssdlab.targets.safety` for the gate every
+device passes first. ``dry_run=True`` writes and returns the job files and runs nothing.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .base import JobSpec, PhaseResult, Progress
+from .loop import LoopDevice, format_size, parse_size
+from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
+
+__all__ = [
+    "FioError",
+    "FioTarget",
+    "LoopTarget",
+    "open_target",
+    "parse_iops_log",
+    "parse_fio_json",
+    "probe_ioengine",
+    "PURGE_METHODS",
+]
+
+#: Purge methods a real target understands (``--purge``). Files always use ``truncate``.
+PURGE_METHODS = ("blkdiscard", "nvme-format", "ata-secure-erase", "none")
+
+_ENGINES = ("io_uring", "libaio")
+_ENGINE_CACHE: dict[str, str] = {}  # fio binary -> engine that works on this machine
+_VERSION_CACHE: dict[str, str] = {}
+
+
+class FioError(RuntimeError):
+    """fio (or a purge tool) failed; the message names the target, the job and what to do."""
+
+
+class _Terminate(BaseException):
+    """Raised in the main thread by our SIGTERM handler while a phase runs."""
+
+
+# ============================================================================ log parsing
+
+
+def parse_iops_log(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Read one fio IOPS log written with ``log_avg_msec`` (windowed averages).
+
+    Each line is ``time_ms, iops, direction, bs, offset[, prio]`` where ``time_ms`` is the end
+    of the window. Rows of the same window (one per direction: 0 read, 1 write, 2 trim) are
+    summed. Returns ``t_s`` (window start, s), ``dt_s`` (window length, s), ``iops``;
+    empty arrays for an empty log. Raises ValueError naming the file and line on bad input.
+    """
+    path = os.fspath(path)
+    ends: list[int] = []
+    vals: list[float] = []
+    with open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                t_ms, v = int(parts[0]), float(parts[1])
+            except (ValueError, IndexError):
+                raise ValueError(f"{path}:{lineno}: not a fio log line (want 'time_ms, value, dir, bs, offset'): {line[:80]!r}") from None
+            if ends and t_ms == ends[-1]:
+                vals[-1] += v
+            elif ends and t_ms < ends[-1]:
+                raise ValueError(f"{path}:{lineno}: time {t_ms} ms goes backwards (previous {ends[-1]} ms); is this a per-IO log or several logs concatenated?")
+            else:
+                ends.append(t_ms)
+                vals.append(v)
+    end_s = np.asarray(ends, dtype=np.float64) / 1000.0
+    start_s = np.concatenate([[0.0], end_s[:-1]]) if len(end_s) else end_s
+    return {"t_s": start_s, "dt_s": end_s - start_s, "iops": np.asarray(vals, dtype=np.float64)}
+
+
+def _add_tail(log: dict[str, np.ndarray], total_ios: int | None, runtime_s: float | None,
+              interval_s: float) -> tuple[dict[str, np.ndarray], str | None]:
+    """Append the final window fio does not log, from fio's JSON IO count and runtime."""
+    if total_ios is None or not runtime_s:
+        return log, None
+    last_end = float(log["t_s"][-1] + log["dt_s"][-1]) if len(log["t_s"]) else 0.0
+    tail = runtime_s - last_end
+    logged = float(np.sum(log["iops"] * log["dt_s"]))
+    if tail <= 0:
+        return log, None
+    if tail < 0.25 * interval_s and len(log["t_s"]):
+        return log, (f"the last {tail:.3f} s ({max(0, total_ios - round(logged))} IOs) are in the totals "
+                     f"but not in the series (shorter than a quarter interval)")
+    iops = max(0.0, total_ios - logged) / tail
+    out = {"t_s": np.append(log["t_s"], last_end), "dt_s": np.append(log["dt_s"], tail),
+           "iops": np.append(log["iops"], iops)}
+    return out, (f"last interval ({last_end:.3f}-{runtime_s:.3f} s) computed from fio's total IO count "
+                 f"(fio does not log a job's final window)")
+
+
+def parse_fio_json(text: str) -> dict:
+    """Parse fio's ``--output-format=json`` output, skipping lines fio prints before it
+    (e.g. ``fio: terminating on signal 2``)."""
+    start = text.find("\n{")
+    start = 0 if text.startswith("{") else (start + 1 if start >= 0 else -1)
+    if start < 0:
+        raise ValueError("no JSON object in fio output")
+    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    return obj
+
+
+def _summarize(data: dict) -> tuple[dict, dict, int]:
+    """(totals, latency_us, fio error code) from fio JSON."""
+    jobs = data.get("jobs") or []
+    tot = {"host_write_bytes": 0, "host_read_bytes": 0, "host_trim_bytes": 0, "ios": 0, "duration_s": 0.0, "fio_iops": 0.0}
+    best, best_ios, err = None, -1, 0
+    for j in jobs:
+        err = err or int(j.get("error", 0) or 0)
+        tot["duration_s"] = max(tot["duration_s"], float(j.get("job_runtime", 0)) / 1000.0)
+        for ddir, key in (("read", "host_read_bytes"), ("write", "host_write_bytes"), ("trim", "host_trim_bytes")):
+            d = j.get(ddir) or {}
+            tot[key] += int(d.get("io_bytes", 0))
+            n = int(d.get("total_ios", 0))
+            tot["ios"] += n
+            tot["fio_iops"] += float(d.get("iops", 0.0))
+            if n > best_ios:
+                best, best_ios = d, n
+    lat: dict[str, float] = {}
+    if best is not None and best_ios > 0:
+        clat = best.get("clat_ns") or {}
+        pct = clat.get("percentile") or {}
+        for label, key in (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)):
+            for k, v in pct.items():
+                if abs(float(k) - key) < 1e-6:
+                    lat[label] = float(v) / 1000.0
+        if "max" in clat:
+            lat["max"] = float(clat["max"]) / 1000.0
+    return tot, lat, err
+
+
+# ============================================================================ fio plumbing
+
+
+def _fio_escape(path: str) -> str:
+    """fio splits ``filename=`` on ':'; escape it."""
+    return path.replace(":", "\\:")
+
+
+def _set_pdeathsig() -> None:  # runs in the child before exec
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _find_fio(fio: str) -> str:
+    exe = shutil.which(fio)
+    if not exe:
+        raise FioError(f"fio not found ({fio!r}): install it (Debian/Ubuntu: apt-get install fio) or pass its path")
+    return exe
+
+
+def fio_version(fio: str = "fio") -> str:
+    exe = _find_fio(fio)
+    if exe not in _VERSION_CACHE:
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        _VERSION_CACHE[exe] = r.stdout.strip() or r.stderr.strip()
+    return _VERSION_CACHE[exe]
+
+
+def probe_ioengine(filename: str, fio: str = "fio") -> str:
+    """Return "io_uring" if a tiny direct 4 KiB read through it works, else "libaio".
+
+    The answer is remembered per fio binary for the rest of the process. ``filename`` is read
+    (never written) with fio's ``--readonly``.
+    """
+    exe = _find_fio(fio)
+    if exe in _ENGINE_CACHE:
+        return _ENGINE_CACHE[exe]
+    errors = []
+    for eng in _ENGINES:
+        cmd = [exe, "--name=ssdlab-probe", f"--filename={_fio_escape(filename)}", f"--ioengine={eng}",
+               "--rw=read", "--bs=4k", "--size=4k", "--iodepth=1", "--direct=1", "--readonly",
+               "--output-format=json"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            ok = r.returncode == 0 and all(int(j.get("error", 0)) == 0 for j in parse_fio_json(r.stdout).get("jobs", []))
+        except (ValueError, subprocess.SubprocessError, OSError) as e:
+            ok, r = False, None
+            errors.append(f"{eng}: {e}")
+        if ok:
+            _ENGINE_CACHE[exe] = eng
+            return eng
+        if r is not None:
+            errors.append(f"{eng}: {(r.stderr or r.stdout).strip()[-300:]}")
+    raise FioError(f"fio cannot read {filename} with io_uring or libaio and direct I/O: " + " | ".join(errors)
+                   + ". Check that you are root and that the filesystem supports O_DIRECT (tmpfs does not).")
+
+
+def _safe_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "phase"
+
+
+# ============================================================================ targets
+
+
+class FioTarget:
+    """A real block device (``/dev/NAME``) or a regular file (``file:PATH``) driven by fio.
+
+    Arguments:
+        name: ``/dev/NAME`` (any path to a block device, symlinks allowed) or ``file:PATH``.
+        workdir: where job files, logs and fio's JSON go (kept). Default: a new
+            ``ssdlab-fio-*`` directory under the system temp dir.
+        destroy: the device named in ``--destroy-data``; needed when the safety gate finds
+            something on the device (see :func:`ssdlab.targets.safety.check_device`).
+        dry_run: write and return job files, run nothing, touch nothing. A device the gate
+            would refuse is reported in ``describe()["refused"]`` and in the job files instead
+            of raising.
+        size_bytes: for ``file:`` targets: the file's size (created sparse if missing,
+            resized if different). Default: the existing file's size.
+        purge_method: ``blkdiscard`` (default), ``nvme-format``, ``ata-secure-erase`` or
+            ``none`` for devices; files always purge by ``truncate``.
+        fio: the fio executable.
+    """
+
+    simulated = False
+    #: Why the safety gate would refuse the device (dry runs only; a real run raises instead).
+    refused: str | None = None
+    #: What the gate found on a device that ``destroy`` let through (for the report).
+    gate_overridden: tuple[str, ...] = ()
+
+    def __init__(self, name: str, workdir: str | os.PathLike | None = None, *, destroy: str | None = None,
+                 dry_run: bool = False, size_bytes: int | None = None, purge_method: str = "blkdiscard",
+                 fio: str = "fio"):
+        self.name = name
+        self.dry_run = dry_run
+        self.fio = fio
+        self.refused: str | None = None
+        self._engine: str | None = None
+        self._counter = 0
+        if purge_method not in PURGE_METHODS:
+            raise ValueError(f"{name}: purge method {purge_method!r} is not one of {PURGE_METHODS}")
+        self.purge_method = purge_method
+        if name.startswith("file:"):
+            self.kind = "file"
+            self.path = os.path.abspath(os.path.expanduser(name[5:]))
+            if not name[5:]:
+                raise ValueError("file: target needs a path, e.g. file:/mnt/ssd/ssdlab.img")
+            self._init_file(size_bytes, destroy)
+        else:
+            self.kind = "block"
+            self.path = name
+            self._init_block(destroy)
+        if workdir is None:
+            workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+        self.workdir = Path(workdir).resolve()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+
+    # -- setup -----------------------------------------------------------------------
+    def _init_block(self, destroy: str | None) -> None:
+        real, kname = resolve_device(self.path)  # raises for missing / not a block device
+        self.real_path, self.kernel_name = real, kname
+        try:
+            check_device(self.path, destroy)
+        except UnsafeTargetError as e:
+            if not self.dry_run:
+                raise
+            self.refused = str(e)
+        else:
+            if destroy is not None:
+                self.gate_overridden = tuple(device_reasons(self.path))
+        sysd = Path("/sys/class/block") / kname
+        try:
+            self.capacity_bytes = int((sysd / "size").read_text()) * 512
+        except (OSError, ValueError):
+            fd = os.open(real, os.O_RDONLY)
+            try:
+                self.capacity_bytes = os.lseek(fd, 0, os.SEEK_END)
+            finally:
+                os.close(fd)
+        if self.capacity_bytes <= 0:
+            raise FioError(f"{self.path}: has size 0 (an unattached loop device or an empty card reader?); name a device with media")
+        if (sysd / "ro").exists() and (sysd / "ro").read_text().strip() == "1" and not self.dry_run:
+            raise FioError(f"{self.path}: is read-only; a write test needs a writable device (check its write-protect switch or `blockdev --setrw`)")
+
+    def _init_file(self, size_bytes: int | None, destroy: str | None) -> None:
+        self.real_path, self.kernel_name = self.path, None
+        try:
+            check_file(self.path, destroy, owned=False)
+        except UnsafeTargetError as e:
+            if not self.dry_run or "block device" in str(e) or "regular file" in str(e):
+                raise
+            self.refused = str(e)
+        exists = os.path.exists(self.path)
+        if size_bytes is None:
+            if not exists:
+                raise ValueError(f"file:{self.path} does not exist; give a size for it (e.g. --size 8G) and ssdlab will create it sparse")
+            size_bytes = os.path.getsize(self.path)
+        size_bytes = int(size_bytes) // 4096 * 4096
+        if size_bytes < (1 << 20):
+            raise ValueError(f"file:{self.path}: size {size_bytes} bytes is too small; use at least 1M")
+        self.capacity_bytes = size_bytes
+        if self.dry_run:
+            return
+        if not exists or os.path.getsize(self.path) != size_bytes:
+            with open(self.path, "ab"):
+                pass
+            os.truncate(self.path, size_bytes)  # sparse
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECT)
+            os.close(fd)
+        except OSError as e:
+            raise FioError(f"file:{self.path}: its filesystem does not support direct I/O (O_DIRECT: {e.strerror}); "
+                           f"tmpfs does not. Put the file on a disk filesystem (ext4, xfs, btrfs).") from None
+
+    # -- job files ---------------------------------------------------------------------
+    def _span(self, job: JobSpec) -> tuple[int, int]:
+        off = int(job.offset_bytes)
+        span = int(job.span_bytes) if job.span_bytes is not None else self.capacity_bytes - off
+        if off < 0 or off % 4096:
+            raise ValueError(f"job {job.name!r} on {self.name}: offset_bytes={off} must be a non-negative multiple of 4096")
+        if span <= 0 or off + span > self.capacity_bytes:
+            raise ValueError(f"job {job.name!r} on {self.name}: offset {off} + span {span} bytes does not fit in the "
+                             f"target's {self.capacity_bytes} bytes; shrink the span")
+        if span < job.bs_bytes:
+            raise ValueError(f"job {job.name!r} on {self.name}: span {span} bytes is smaller than bs {job.bs_bytes}")
+        return off, span
+
+    def _ioengine(self) -> str:
+        if self._engine is None:
+            if self.dry_run:
+                return _ENGINE_CACHE.get(shutil.which(self.fio) or self.fio, "io_uring")
+            self._engine = probe_ioengine(self.real_path, self.fio)
+        return self._engine
+
+    def job_text(self, job: JobSpec, log_prefix: str | None = None) -> str:
+        """The fio job file for ``job`` (what :meth:`run_phase` writes and runs)."""
+        log_prefix = log_prefix or _safe_stem(job.name)
+        head = [f"; ssdlab phase {job.name!r} on {self.name}" + (f" ({self.path})" if self.path not in self.name else "")]
+        if self.refused:
+            head.append("; WARNING: a real run would be refused by the safety gate:")
+            head.append("; " + self.refused)
+        if job.pattern == "idle":
+            if job.duration_s is None:
+                raise ValueError(f"job {job.name!r}: an idle phase needs duration_s")
+            return "\n".join(head + [f"; idle: no I/O for {job.duration_s:g} s (ssdlab waits; fio is not run)", ""])
+        off, span = self._span(job)
+        ends = (f"time_based, runtime {job.duration_s:g} s" if job.duration_s is not None
+                else f"after {job.io_bytes if job.io_bytes is not None else span} bytes")
+        trim_file = job.pattern == "trim" and self.kind == "file"
+        head.append(f"; pattern {job.pattern}, bs {job.bs_bytes} B, QD {1 if trim_file else job.qd}, "
+                    f"offset {off} B, span {span} B, ends {ends}")
+        head.append("; rerun by hand: cd to this directory, then: fio --output-format=json <this file>")
+        g = ["[global]", f"filename={_fio_escape(self.real_path if not self.dry_run else self.path)}"]
+        if trim_file:
+            g += ["ioengine=falloc", "; falloc: DDIR_TRIM = fallocate(PUNCH_HOLE|KEEP_SIZE); synchronous, so iodepth=1"]
+        else:
+            eng = self._ioengine()
+            g += ["direct=1", f"ioengine={eng}"]
+            if self.dry_run and self._engine is None:
+                g.append("; (ssdlab probes io_uring before a real run and falls back to libaio if it fails)")
+        g += ["refill_buffers=1", "randrepeat=0", "norandommap=1", "random_generator=tausworthe64",
+              f"write_iops_log={log_prefix}", f"log_avg_msec={max(1, int(round(job.interval_s * 1000)))}"]
+        j = [f"[{_safe_stem(job.name)}]", f"rw={job.pattern}", f"bs={job.bs_bytes}",
+             f"iodepth={1 if trim_file else job.qd}", f"offset={off}", f"size={span}"]
+        if job.duration_s is not None:
+            j += ["time_based=1", f"runtime={max(1, int(round(job.duration_s * 1000)))}ms"]
+        elif job.io_bytes is not None:
+            j.append(f"io_size={int(job.io_bytes)}")
+        return "\n".join(head + [""] + g + [""] + j) + "\n"
+
+    # -- running ---------------------------------------------------------------------------
+    def run_phase(self, job: JobSpec, progress: Progress | None = None) -> PhaseResult:
+        """Run one phase through fio (or wait, for ``idle``); see the module docstring."""
+        self._counter += 1
+        stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
+        text = self.job_text(job, log_prefix=stem)
+        jobfile = self.workdir / f"{stem}.fio"
+        jobfile.write_text(text)
+        if self.dry_run:
+            return PhaseResult(job=job, series=_empty_series(), totals={}, complete=False,
+                               notes=["dry run: nothing was run", f"job file: {jobfile}", text])
+        if job.pattern == "idle":
+            return self._idle(job, progress)
+        for old in glob.glob(str(self.workdir / f"{stem}_iops*.log")):
+            os.unlink(old)
+        out_json = self.workdir / f"{stem}.json"
+        err_path = self.workdir / f"{stem}.stderr"
+        cmd = [_find_fio(self.fio), "--output-format=json", f"--output={out_json.name}", jobfile.name]
+        interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress)
+        notes = [f"job file: {jobfile}"] + stop_notes
+        if interrupted:
+            notes.insert(0, f"interrupted by {interrupted}: partial results")
+        data = None
+        try:
+            data = parse_fio_json(out_json.read_text())
+        except (OSError, ValueError) as e:
+            if not interrupted:
+                raise FioError(self._fail_msg(job, jobfile, err_path, rc, f"no JSON summary ({e})")) from None
+            notes.append(f"fio's JSON summary is missing ({e}); totals come from the IOPS log")
+        totals, lat, ferr = _summarize(data) if data else ({}, {}, 0)
+        if not interrupted and (rc != 0 or ferr):
+            raise FioError(self._fail_msg(job, jobfile, err_path, rc, f"fio error {ferr}" if ferr else ""))
+        logs = sorted(glob.glob(str(self.workdir / f"{stem}_iops*.log")))
+        log = parse_iops_log(logs[0]) if logs else {k: np.zeros(0) for k in ("t_s", "dt_s", "iops")}
+        log, tail_note = _add_tail(log, totals.get("ios"), totals.get("duration_s"), job.interval_s)
+        if tail_note:
+            notes.append(tail_note)
+        if not data:
+            ios = float(np.sum(log["iops"] * log["dt_s"]))
+            dur = float(np.sum(log["dt_s"]))
+            is_w = job.pattern in ("write", "randwrite")
+            is_r = job.pattern in ("read", "randread")
+            totals = {"host_write_bytes": int(ios * job.bs_bytes) if is_w else 0,
+                      "host_read_bytes": int(ios * job.bs_bytes) if is_r else 0,
+                      "host_trim_bytes": int(ios * job.bs_bytes) if job.pattern == "trim" else 0,
+                      "ios": int(ios), "duration_s": dur, "fio_iops": ios / dur if dur else 0.0}
+        series = {"t_s": log["t_s"], "iops": log["iops"], "mbps": log["iops"] * job.bs_bytes / 1e6, "dt_s": log["dt_s"]}
+        return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
+                           complete=interrupted is None, notes=notes)
+
+    def _fail_msg(self, job, jobfile, err_path, rc, extra) -> str:
+        try:
+            err = err_path.read_text().strip()[-800:]
+        except OSError:
+            err = ""
+        hint = ""
+        low = err.lower()
+        if "invalid argument" in low and self.kind == "file":
+            hint = " The file's filesystem may not support O_DIRECT (tmpfs does not)."
+        elif "permission denied" in low or "operation not permitted" in low:
+            hint = " Run as root."
+        elif "no space" in low:
+            hint = " The filesystem under the target (or under a loop device's backing file) is full."
+        return (f"fio failed on {self.name} in phase {job.name!r} (exit {rc}{', ' + extra if extra else ''}): "
+                f"{err or 'no message'}.{hint} Job file: {jobfile}; rerun it by hand with "
+                f"`cd {self.workdir} && fio {jobfile.name}` to see details.")
+
+    def _progress_probe(self):
+        """A function returning bytes moved on the device so far (block devices only)."""
+        if self.kind != "block" or not self.kernel_name:
+            return None
+        stat_path = Path("/sys/class/block") / self.kernel_name / "stat"
+
+        def read() -> int:
+            f = stat_path.read_text().split()
+            total = int(f[2]) + int(f[6]) + (int(f[13]) if len(f) > 13 else 0)
+            return total * 512
+
+        try:
+            base = read()
+        except (OSError, ValueError, IndexError):
+            return None
+        return lambda: read() - base
+
+    def _run_fio(self, cmd, err_path: Path, job: JobSpec, progress: Progress | None):
+        """Run fio; on Ctrl-C / SIGTERM forward the signal and wait. Returns (interrupted, rc, notes)."""
+        interrupted: str | None = None
+        notes: list[str] = []
+        main = threading.current_thread() is threading.main_thread()
+        old = None
+        if main:
+            def _on_term(signum, frame):
+                raise _Terminate()
+            old = signal.signal(signal.SIGTERM, _on_term)
+        proc = None
+        t0 = time.monotonic()
+        moved = self._progress_probe() if job.duration_s is None else None
+        want = (job.io_bytes if job.io_bytes is not None else self._span(job)[1]) if job.duration_s is None else None
+        try:
+            try:
+                with open(err_path, "w") as err:
+                    proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                            start_new_session=True, preexec_fn=_set_pdeathsig)
+                while True:
+                    try:
+                        rc = proc.wait(timeout=0.5)
+                        break
+                    except subprocess.TimeoutExpired:
+                        if progress is not None:
+                            el = time.monotonic() - t0
+                            if job.duration_s:
+                                frac = min(1.0, el / job.duration_s)
+                            elif moved is not None and want:
+                                try:
+                                    frac = min(1.0, moved() / want)
+                                except (OSError, ValueError, IndexError):
+                                    frac = 0.0
+                            else:
+                                frac = 0.0
+                            progress(frac, f"{job.name}: {el:.0f} s")
+            except KeyboardInterrupt:
+                interrupted = "Ctrl-C (SIGINT)"
+            except _Terminate:
+                interrupted = "SIGTERM"
+            if interrupted is not None:
+                if proc is None:
+                    return interrupted, -1, notes
+                rc = self._stop_fio(proc, signal.SIGINT if "SIGINT" in interrupted else signal.SIGTERM, notes)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+        return interrupted, rc, notes
+
+    @staticmethod
+    def _stop_fio(proc: subprocess.Popen, sig: int, notes: list[str], grace_s: float = 60.0) -> int:
+        """Ask fio to stop (it then writes its logs and JSON); escalate on repeated interrupts."""
+        ladder = [sig, signal.SIGTERM, signal.SIGKILL]
+        step = 0
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + grace_s
+        while True:
+            try:
+                return proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline and step < 2:
+                    step = 2
+                    notes.append(f"fio did not stop within {grace_s:.0f} s; killed it (its logs may be lost)")
+                    proc.kill()
+            except (KeyboardInterrupt, _Terminate):
+                step = min(step + 1, 2)
+                if ladder[step] == signal.SIGKILL:
+                    notes.append("interrupted again while fio was stopping; killed it (its logs may be lost)")
+                try:
+                    proc.send_signal(ladder[step])
+                except ProcessLookupError:
+                    pass
+
+    def _idle(self, job: JobSpec, progress: Progress | None) -> PhaseResult:
+        """Wait ``duration_s`` (wall time) with no I/O; Ctrl-C/SIGTERM end it early."""
+        if job.duration_s is None:
+            raise ValueError(f"job {job.name!r}: an idle phase needs duration_s")
+        main = threading.current_thread() is threading.main_thread()
+        old = None
+        interrupted = None
+        if main:
+            def _on_term(signum, frame):
+                raise _Terminate()
+            old = signal.signal(signal.SIGTERM, _on_term)
+        t0 = time.monotonic()
+        try:
+            try:
+                while True:
+                    el = time.monotonic() - t0
+                    if el >= job.duration_s:
+                        break
+                    time.sleep(min(0.5, job.duration_s - el))
+                    if progress is not None:
+                        progress(min(1.0, (time.monotonic() - t0) / job.duration_s), f"{job.name}: idle")
+            except KeyboardInterrupt:
+                interrupted = "Ctrl-C (SIGINT)"
+            except _Terminate:
+                interrupted = "SIGTERM"
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+        el = min(time.monotonic() - t0, job.duration_s)
+        n = int(np.ceil(el / job.interval_s - 1e-9)) if el > 0 else 0
+        t = np.arange(n, dtype=np.float64) * job.interval_s
+        dt = np.minimum(job.interval_s, el - t) if n else np.zeros(0)
+        notes = [f"interrupted by {interrupted}: partial results"] if interrupted else []
+        return PhaseResult(job=job, series={"t_s": t, "iops": np.zeros(n), "mbps": np.zeros(n), "dt_s": dt},
+                           totals={"host_write_bytes": 0, "host_read_bytes": 0, "host_trim_bytes": 0, "ios": 0,
+                                   "duration_s": el},
+                           complete=interrupted is None, notes=notes)
+
+    # -- purge -------------------------------------------------------------------------------
+    def purge(self) -> dict:
+        """Return the target to a fresh state: whole-device discard (default), NVMe format,
+        or, for files, truncate to 0 and re-create sparse. Returns ``{"method": ..., ...}``."""
+        if self.kind == "file":
+            if self.dry_run:
+                return {"method": "truncate", "dry_run": True}
+            t0 = time.monotonic()
+            os.truncate(self.path, 0)
+            os.truncate(self.path, self.capacity_bytes)
+            return {"method": "truncate", "bytes": self.capacity_bytes, "seconds": time.monotonic() - t0}
+        m = self.purge_method
+        if m == "none":
+            return {"method": "none"}
+        if m == "blkdiscard":
+            cmd = ["blkdiscard", "--force", self.path]
+            if self.dry_run:
+                return {"method": "blkdiscard", "dry_run": True, "command": " ".join(cmd)}
+            dmax = Path("/sys/class/block") / self.kernel_name / "queue" / "discard_max_bytes"
+            if dmax.exists() and dmax.read_text().strip() == "0":
+                raise FioError(f"{self.path} does not support discard (TRIM), so it cannot be purged with blkdiscard. "
+                               f"Use --purge nvme-format (NVMe) where supported, or --purge none to test it as it is "
+                               f"(the report will say it was not purged).")
+            if not shutil.which("blkdiscard"):
+                raise FioError(f"{self.path}: blkdiscard not found; install util-linux")
+            t0 = time.monotonic()
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0 and "unrecognized option" in r.stderr:
+                cmd = ["blkdiscard", self.path]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise FioError(f"`{' '.join(cmd)}` failed on {self.name}: {r.stderr.strip()}. "
+                               f"Use --purge none to skip the purge (the report will say so).")
+            return {"method": "blkdiscard", "bytes": self.capacity_bytes, "seconds": time.monotonic() - t0}
+        if m == "nvme-format":
+            return self._nvme_format()
+        if m == "ata-secure-erase":
+            vendor = ""
+            try:
+                vendor = (Path("/sys/class/block") / self.kernel_name / "device" / "vendor").read_text().strip()
+            except (OSError, TypeError):
+                pass
+            if vendor != "ATA":
+                raise FioError(f"--purge ata-secure-erase is not supported on {self.path}: it is not an ATA/SATA drive. "
+                               f"Use --purge blkdiscard (default) or nvme-format.")
+            raise FioError(f"--purge ata-secure-erase is not supported by ssdlab yet on {self.path}: ATA security erase "
+                           f"needs a password and a drive that is not security-frozen. Erase it yourself with "
+                           f"`hdparm --user-master u --security-set-pass p {self.path}` then "
+                           f"`hdparm --user-master u --security-erase p {self.path}`, and rerun with --purge none.")
+        raise ValueError(f"{self.name}: unknown purge method {m!r}")  # pragma: no cover
+
+    def _nvme_format(self) -> dict:
+        if not self.kernel_name or not re.fullmatch(r"nvme\d+n\d+", self.kernel_name):
+            raise FioError(f"--purge nvme-format is not supported on {self.path}: it is not an NVMe namespace "
+                           f"(/dev/nvmeXnY). Use --purge blkdiscard.")
+        nvme = shutil.which("nvme")
+        if not nvme:
+            raise FioError(f"--purge nvme-format on {self.path} needs nvme-cli: apt-get install nvme-cli")
+        # keep the current LBA format: read FLBAS (bits 0-3 = format index) first
+        r = subprocess.run([nvme, "id-ns", self.real_path, "--output-format=json"], capture_output=True, text=True)
+        try:
+            lbaf = int(json.loads(r.stdout)["flbas"]) & 0xF
+        except (ValueError, KeyError, TypeError):
+            raise FioError(f"`nvme id-ns {self.real_path}` failed ({r.stderr.strip()}); cannot keep its LBA format, "
+                           f"so ssdlab will not format it. Use --purge blkdiscard.") from None
+        cmd = [nvme, "format", self.real_path, "--ses=1", f"--lbaf={lbaf}", "--force"]
+        if self.dry_run:
+            return {"method": "nvme-format", "dry_run": True, "command": " ".join(cmd)}
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FioError(f"`{' '.join(cmd)}` failed: {(r.stderr or r.stdout).strip()}. The drive may not support "
+                           f"a user-data erase format; use --purge blkdiscard.")
+        return {"method": "nvme-format", "ses": 1, "lbaf": lbaf, "seconds": time.monotonic() - t0}
+
+    # -- facts -------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        """Facts for summary.json: kind, path, capacity, model/firmware (sysfs), fio version, engine."""
+        d: dict = {"target": self.name, "kind": self.kind, "path": self.path, "capacity_bytes": self.capacity_bytes,
+                   "simulated": False, "workdir": str(self.workdir), "dry_run": self.dry_run,
+                   "purge_method": "truncate" if self.kind == "file" else self.purge_method,
+                   "ioengine": self._engine}
+        try:
+            d["fio_version"] = fio_version(self.fio)
+        except (FioError, OSError, subprocess.SubprocessError):
+            d["fio_version"] = None
+        if self.refused:
+            d["refused"] = self.refused
+        if self.gate_overridden:
+            d["destroy_overrode"] = list(self.gate_overridden)
+        if self.kind == "block" and self.kernel_name:
+            sysd = Path("/sys/class/block") / self.kernel_name
+            d["real_path"] = self.real_path
+            for key, rel in (("model", "device/model"), ("vendor", "device/vendor"), ("serial", "device/serial"),
+                             ("firmware", "device/firmware_rev"), ("firmware", "device/rev"),
+                             ("rotational", "queue/rotational"), ("logical_block_size", "queue/logical_block_size"),
+                             ("physical_block_size", "queue/physical_block_size"),
+                             ("discard_max_bytes", "queue/discard_max_bytes")):
+                if key in d:
+                    continue
+                try:
+                    v = (sysd / rel).read_text().strip()
+                except OSError:
+                    continue
+                d[key] = int(v) if v.isdigit() and key not in ("serial", "firmware", "model") else v
+        return d
+
+    def close(self) -> None:
+        """Nothing to release for a device or file (job files and logs stay in ``workdir``)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, capacity_bytes={self.capacity_bytes}, workdir={str(self.workdir)!r})"
+
+
+def _empty_series() -> dict[str, np.ndarray]:
+    return {k: np.zeros(0) for k in ("t_s", "iops", "mbps", "dt_s")}
+
+
+class LoopTarget(FioTarget):
+    """``loop:SIZE``: a loop device over a sparse temp file, made now and removed by :meth:`close`.
+
+    Arguments: ``size`` (``"8G"``, ``"512M"``: binary units, see :func:`ssdlab.targets.loop.parse_size`,
+    or bytes), ``workdir``, ``dry_run`` (nothing is created; job files say ``/dev/loopN``),
+    ``directory`` (where the backing file goes; default ``$SSDLAB_LOOP_DIR`` or the temp dir),
+    ``purge_method``, ``fio``. The fresh device is ours, so no ``--destroy-data`` is needed,
+    but the safety gate still runs on it. Use as a context manager or call :meth:`close`;
+    it is also removed at interpreter exit and if construction fails.
+    """
+
+    def __init__(self, size: str | int, workdir: str | os.PathLike | None = None, *, dry_run: bool = False,
+                 directory: str | os.PathLike | None = None, purge_method: str = "blkdiscard", fio: str = "fio"):
+        label = size if isinstance(size, str) else format_size(int(size))
+        size_bytes = parse_size(size, what=f"loop:{label}:")
+        self.loop = LoopDevice(size_bytes, directory=directory)
+        if dry_run:
+            self.name = f"loop:{label}"
+            self.dry_run, self.fio = True, fio
+            self._engine, self._counter = None, 0
+            self.purge_method = purge_method
+            self.kind, self.path, self.real_path, self.kernel_name = "block", "/dev/loopN", "/dev/loopN", None
+            self.capacity_bytes = size_bytes
+            self.workdir = Path(workdir or tempfile.mkdtemp(prefix="ssdlab-fio-")).resolve()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            return
+        self.loop.create()
+        try:
+            super().__init__(self.loop.path, workdir, destroy=None, dry_run=False,
+                             purge_method=purge_method, fio=fio)
+        except BaseException:
+            self.loop.close()
+            raise
+        self.name = f"loop:{label}"
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d["kind"] = "loop"
+        d["loop"] = self.loop.info()
+        return d
+
+    def close(self) -> None:
+        """Detach the loop device and delete its backing file."""
+        self.loop.close()
+
+
+def open_target(name: str, workdir: str | os.PathLike | None = None, **kw) -> FioTarget:
+    """Make the fio-driven target the user named: ``/dev/NAME``, ``file:PATH`` or ``loop:SIZE``.
+
+    Keyword arguments go to :class:`FioTarget` / :class:`LoopTarget` (``destroy``, ``dry_run``,
+    ``size_bytes`` for files, ``purge_method``, ``fio``, ``directory`` for loops).
+    """
+    if name.startswith("loop:"):
+        kw.pop("destroy", None)
+        kw.pop("size_bytes", None)
+        return LoopTarget(name[5:], workdir, **kw)
+    kw.pop("directory", None)
+    if name.startswith("file:") or name.startswith("/"):
+        return FioTarget(name, workdir, **kw)
+    raise ValueError(f"{name!r} is not a real target: use /dev/NAME, file:PATH or loop:SIZE (or sim:PROFILE for the simulator)")

@@ -1,0 +1,320 @@
+"""FioTarget / LoopTarget: fio job files, series and totals, TRIM, purge, dry-run, Ctrl-C.
+
+The loop-device tests need root, /dev/loop-control and fio. If loop devices cannot be made they
+FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in ~30 s.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssdlab.targets.base import JobSpec, PhaseResult
+from ssdlab.targets.fio import (FioError, FioTarget, LoopTarget, _add_tail, open_target, parse_fio_json,
+                                parse_iops_log)
+from ssdlab.targets.loop import LoopDevice, _loop_backing_files, format_size, parse_size
+from ssdlab.targets.safety import UnsafeTargetError
+
+MiB = 1 << 20
+PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
+
+
+def _loop_problem() -> str | None:
+    if not shutil.which("fio"):
+        return "fio is not installed (apt-get install fio)"
+    try:
+        with LoopDevice(parse_size("1M")):
+            pass
+    except Exception as e:  # noqa: BLE001
+        return str(e)
+    return None
+
+
+@pytest.fixture(scope="module")
+def loops_ok():
+    if os.environ.get("SSDLAB_NO_LOOP") == "1":
+        pytest.skip("SSDLAB_NO_LOOP=1: loop-device tests skipped")
+    problem = _loop_problem()
+    if problem:
+        pytest.fail(f"cannot run fio on loop devices: {problem}. These tests need root, /dev/loop-control and fio; "
+                    f"set SSDLAB_NO_LOOP=1 to skip them on a machine without loop devices.")
+
+
+@pytest.fixture
+def need_fio():
+    if not shutil.which("fio"):
+        pytest.fail("fio is not installed (apt-get install fio)")
+
+
+# ============================================================================ pure parsing
+
+
+def test_parse_iops_log_windows_and_directions(tmp_path):
+    p = tmp_path / "x_iops.1.log"
+    p.write_text("1000, 100, 1, 0, 0\n2000, 200, 0, 0, 0\n2000, 50, 1, 0, 0\n3005, 300, 1, 0, 0\n\n")
+    s = parse_iops_log(p)
+    assert s["t_s"].tolist() == [0.0, 1.0, 2.0]
+    assert np.allclose(s["dt_s"], [1.0, 1.0, 1.005])
+    assert s["iops"].tolist() == [100.0, 250.0, 300.0]  # directions of one window are summed
+    empty = tmp_path / "e.log"
+    empty.write_text("")
+    assert len(parse_iops_log(empty)["t_s"]) == 0
+
+
+def test_parse_iops_log_bad_line_names_file_and_line(tmp_path):
+    p = tmp_path / "bad.log"
+    p.write_text("1000, 5, 1, 0, 0\nhello world\n")
+    with pytest.raises(ValueError, match=r"bad.log:2: not a fio log line"):
+        parse_iops_log(p)
+    p.write_text("2000, 5, 1, 0, 0\n1000, 5, 1, 0, 0\n")
+    with pytest.raises(ValueError, match=r"bad.log:2: time 1000 ms goes backwards"):
+        parse_iops_log(p)
+
+
+def test_tail_window_comes_from_fio_totals():
+    log = {"t_s": np.array([0.0, 1.0]), "dt_s": np.array([1.0, 1.0]), "iops": np.array([100.0, 300.0])}
+    out, note = _add_tail(log, total_ios=900, runtime_s=3.0, interval_s=1.0)
+    assert out["t_s"].tolist() == [0.0, 1.0, 2.0] and out["iops"].tolist() == [100.0, 300.0, 500.0]
+    assert "final window" in note
+    same, note = _add_tail(log, total_ios=440, runtime_s=2.1, interval_s=1.0)  # 0.1 s tail: dropped
+    assert len(same["t_s"]) == 2 and "last 0.100 s (40 IOs)" in note
+    short = {k: np.zeros(0) for k in log}
+    out, _ = _add_tail(short, total_ios=50, runtime_s=0.25, interval_s=1.0)  # short job: one row
+    assert out["iops"].tolist() == [200.0] and out["dt_s"].tolist() == [0.25]
+
+
+def test_parse_fio_json_skips_preamble():
+    assert parse_fio_json('fio: terminating on signal 2\n{"jobs": []}\n') == {"jobs": []}
+    assert parse_fio_json('{"a": 1}') == {"a": 1}
+    with pytest.raises(ValueError):
+        parse_fio_json("fio: nothing here\n")
+
+
+def test_parse_size_binary_units():
+    assert parse_size("8G") == 8 << 30
+    assert parse_size("512M") == 512 << 20
+    assert parse_size("256MiB") == 256 << 20
+    assert parse_size("1.5G") == 3 << 29
+    assert parse_size(str(4 << 20)) == 4 << 20
+    assert format_size(256 << 20) == "256M"
+    for bad in ("8X", "", "-1G", "1000"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def test_bad_target_names(tmp_path):
+    with pytest.raises(ValueError, match="not a real target"):
+        open_target("nvme0n1")
+    with pytest.raises(ValueError, match="give a size"):
+        FioTarget(f"file:{tmp_path}/missing.img", tmp_path)
+    with pytest.raises(UnsafeTargetError, match="is a block device"):
+        FioTarget("file:/dev/loop0", tmp_path, size_bytes=MiB)
+
+
+# ============================================================================ dry run
+
+
+def test_dry_run_job_file_has_the_review_options(tmp_path):
+    t = LoopTarget("1G", tmp_path, dry_run=True)
+    before = _loop_backing_files()
+    job = JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, duration_s=2000, interval_s=1.0)
+    r = t.run_phase(job)
+    assert isinstance(r, PhaseResult) and not r.complete and len(r.series["t_s"]) == 0
+    text = r.notes[-1]
+    for opt in ("filename=/dev/loopN", "direct=1", "ioengine=", "refill_buffers=1", "randrepeat=0",
+                "norandommap=1", "random_generator=tausworthe64", "write_iops_log=001_torture",
+                "log_avg_msec=1000", "rw=randwrite", "bs=4096", "iodepth=32", "offset=0",
+                f"size={1 << 30}", "time_based=1", "runtime=2000000ms"):
+        assert opt in text, opt
+    assert (tmp_path / "001_torture.fio").read_text() == text
+    fill = t.job_text(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32, span_bytes=512 * MiB, io_bytes=256 * MiB))
+    assert "size=536870912" in fill and "io_size=268435456" in fill and "time_based" not in fill
+    assert t.purge() == {"method": "blkdiscard", "dry_run": True, "command": "blkdiscard --force /dev/loopN"}
+    assert _loop_backing_files() == before  # no loop device was made
+    assert not list(tmp_path.glob("*.json"))  # fio never ran
+    with pytest.raises(ValueError, match="does not fit"):
+        t.job_text(JobSpec("big", "write", span_bytes=2 << 30))
+
+
+def test_dry_run_touches_nothing_and_reports_refusal(loops_ok, tmp_path):
+    with LoopDevice(parse_size("16M")) as lo:
+        subprocess.run(["mkfs.ext4", "-q", "-F", lo.path], check=True, capture_output=True)
+        digest = hashlib.sha256(Path(lo.backing_file).read_bytes()).hexdigest()
+        blocks = os.stat(lo.backing_file).st_blocks
+        t = FioTarget(lo.path, tmp_path, dry_run=True)  # an unsafe device: dry-run reports, does not raise
+        assert t.refused and "ext4" in t.refused and "refused" in t.describe()
+        r = t.run_phase(JobSpec("torture", "randwrite", duration_s=5))
+        assert "WARNING: a real run would be refused" in r.notes[-1]
+        assert f"filename={lo.path}" in r.notes[-1]
+        t.purge()
+        t.run_phase(JobSpec("trim", "trim", bs_bytes=MiB))
+        assert hashlib.sha256(Path(lo.backing_file).read_bytes()).hexdigest() == digest
+        assert os.stat(lo.backing_file).st_blocks == blocks
+        assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.log"))
+
+
+# ============================================================================ real runs
+
+
+def test_consistency_like_run_on_loop(loops_ok, tmp_path):
+    with LoopTarget("256M", tmp_path) as t:
+        assert t.capacity_bytes == 256 * MiB and t.name == "loop:256M"
+        assert t.purge()["method"] == "blkdiscard"
+        fill = t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
+        assert fill.complete and fill.totals["host_write_bytes"] == 256 * MiB
+        job = JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, duration_s=5.0)
+        r = t.run_phase(job)
+        assert r.complete
+        s = r.series
+        n = len(s["t_s"])
+        assert 4 <= n <= 6, s["t_s"]  # ~1 row per second
+        assert np.allclose(np.diff(s["t_s"]), 1.0, atol=0.1)
+        assert abs(float(np.sum(s["dt_s"])) - r.totals["duration_s"]) < 0.05
+        assert np.allclose(s["mbps"], s["iops"] * 4096 / 1e6)
+        # the series agrees with fio's own summary
+        data = json.loads((tmp_path / "002_torture.json").read_text())
+        fio_iops = data["jobs"][0]["write"]["iops"]
+        mean = float(np.sum(s["iops"] * s["dt_s"]) / np.sum(s["dt_s"]))
+        assert abs(mean - fio_iops) / fio_iops < 0.02, (mean, fio_iops)
+        assert abs(float(np.mean(s["iops"])) - fio_iops) / fio_iops < 0.02
+        # every row but the (reconstructed) last one is straight from fio's IOPS log
+        logged = parse_iops_log(tmp_path / "002_torture_iops.1.log")
+        assert np.array_equal(logged["iops"], s["iops"][: len(logged["iops"])])
+        assert len(logged["iops"]) >= n - 1
+        tot = r.totals
+        assert tot["host_write_bytes"] == data["jobs"][0]["write"]["io_bytes"] > 0
+        assert tot["host_read_bytes"] == 0 and tot["ios"] * 4096 == tot["host_write_bytes"]
+        assert 4.9 <= tot["duration_s"] <= 5.5
+        lat = r.latency_us
+        assert set(lat) == {"p50", "p99", "p99.9", "max"}
+        assert 0 < lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["max"] * 1.01
+        for f in ("002_torture.fio", "002_torture.json", "002_torture_iops.1.log", "002_torture.stderr"):
+            assert (tmp_path / f).exists(), f
+        d = t.describe()
+        assert d["kind"] == "loop" and d["fio_version"].startswith("fio-") and d["ioengine"] in ("io_uring", "libaio")
+        dev, backing = t.path, t.loop.backing_file
+    assert not os.path.exists(backing)
+    assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout
+
+
+def test_trim_deallocates_on_loop(loops_ok, tmp_path):
+    with LoopTarget("64M", tmp_path) as t:
+        t.purge()
+        assert t.loop.allocated_bytes() < MiB
+        t.run_phase(JobSpec("fill", "write", bs_bytes=MiB, qd=8))
+        full = t.loop.allocated_bytes()
+        assert full >= 60 * MiB
+        r = t.run_phase(JobSpec("trim-half", "trim", bs_bytes=MiB, qd=8, span_bytes=32 * MiB))
+        assert r.complete and r.totals["host_trim_bytes"] == 32 * MiB and r.totals["host_write_bytes"] == 0
+        half = t.loop.allocated_bytes()
+        assert half <= full - 30 * MiB, (full, half)
+        assert t.purge() ["method"] == "blkdiscard"
+        assert t.loop.allocated_bytes() < MiB
+
+
+def test_idle_phase(tmp_path):
+    with FioTarget(f"file:{tmp_path}/idle.img", tmp_path, size_bytes=MiB) as t:
+        t0 = time.monotonic()
+        r = t.run_phase(JobSpec("rest", "idle", duration_s=1.2, interval_s=0.5))
+        assert time.monotonic() - t0 >= 1.2
+        assert r.complete and r.series["t_s"].tolist() == [0.0, 0.5, 1.0]
+        assert r.series["iops"].tolist() == [0.0, 0.0, 0.0] and r.totals["ios"] == 0
+
+
+def test_file_target_write_trim_purge(need_fio, tmp_path):
+    path = tmp_path / "drive.img"
+    t = open_target(f"file:{path}", tmp_path / "wd", size_bytes=32 * MiB)
+    assert t.capacity_bytes == 32 * MiB and path.stat().st_size == 32 * MiB
+    assert path.stat().st_blocks * 512 < MiB  # created sparse
+    w = t.run_phase(JobSpec("fill", "write", bs_bytes=MiB, qd=4))
+    assert w.complete and w.totals["host_write_bytes"] == 32 * MiB
+    assert path.stat().st_blocks * 512 >= 31 * MiB
+    tr = t.run_phase(JobSpec("trim", "trim", bs_bytes=MiB, span_bytes=16 * MiB))
+    assert "ioengine=falloc" in (tmp_path / "wd" / "002_trim.fio").read_text()
+    assert tr.totals["host_trim_bytes"] == 16 * MiB
+    assert path.stat().st_blocks * 512 <= 17 * MiB  # hole punched
+    assert t.purge()["method"] == "truncate"
+    assert path.stat().st_size == 32 * MiB and path.stat().st_blocks * 512 < MiB
+    # an existing file is taken at its size
+    t2 = FioTarget(f"file:{path}", tmp_path / "wd2")
+    assert t2.capacity_bytes == 32 * MiB
+
+
+def test_purge_methods_not_supported_on_loop(loops_ok, tmp_path):
+    with LoopTarget("8M", tmp_path, purge_method="nvme-format") as t:
+        with pytest.raises(FioError, match=r"not supported on /dev/loop\d+: it is not an NVMe namespace"):
+            t.purge()
+        t.purge_method = "ata-secure-erase"
+        with pytest.raises(FioError, match=r"not supported on /dev/loop\d+: it is not an ATA"):
+            t.purge()
+        t.purge_method = "none"
+        assert t.purge() == {"method": "none"}
+
+
+# ============================================================================ interruption
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    from ssdlab.targets.fio import LoopTarget
+    from ssdlab.targets.base import JobSpec
+    t = LoopTarget("64M", sys.argv[1])
+    said = []
+    def progress(frac, text):
+        if not said:
+            print("RUNNING", t.path, t.loop.backing_file, flush=True)
+            said.append(1)
+    try:
+        r = t.run_phase(JobSpec("torture", "randwrite", qd=32, duration_s=60), progress=progress)
+    finally:
+        t.close()
+    print(json.dumps({"rows": len(r.series["t_s"]), "complete": r.complete, "ios": r.totals.get("ios"),
+                      "iops": [float(x) for x in r.series["iops"]], "notes": r.notes}), flush=True)
+""")
+
+
+def _interrupt_child(tmp_path, sig) -> tuple[dict, str, str, float]:
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "wd")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], 30)
+        assert ready, "child did not start fio within 30 s"
+        line = p.stdout.readline().split()
+        assert line and line[0] == "RUNNING", (line, p.stderr.read() if p.poll() is not None else "")
+        dev, backing = line[1], line[2]
+        time.sleep(2.5)
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        stop_s = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
+    res, dev, backing, stop_s = _interrupt_child(tmp_path, sig)
+    assert res["complete"] is False
+    assert res["rows"] > 0 and res["ios"] > 0 and max(res["iops"]) > 0
+    assert any("interrupted" in n for n in res["notes"])
+    assert stop_s < 15  # fio stopped, it did not run its 60 s
+    assert (tmp_path / "wd" / "001_torture_iops.1.log").exists()  # fio wrote its log on exit
+    assert not os.path.exists(backing)  # the loop device was cleaned up
+    assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout
