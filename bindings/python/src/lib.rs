@@ -70,9 +70,10 @@ fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDi
     d.set_item("blocks", g.blocks)?;
     d.set_item("units_per_page", g.units_per_page)?;
     d.set_item("units_per_block", g.slots_per_block)?;
-    d.set_item("physical_bytes", g.physical_units * UNIT_BYTES)?;
+    d.set_item("physical_bytes", (g.physical_units as f64 * g.nand_bytes_per_unit) as u64)?;
+    d.set_item("nand_bytes_per_unit", g.nand_bytes_per_unit)?;
     d.set_item("user_bytes", g.user_units * UNIT_BYTES)?;
-    d.set_item("spare_fraction", 1.0 - 1.0 / g.alpha())?;
+    d.set_item("spare_fraction", 1.0 - g.user_units as f64 * UNIT_BYTES as f64 / (g.physical_units as f64 * g.nand_bytes_per_unit))?;
     d.set_item("alpha", g.alpha())?;
     d.set_item("write_buffer_units", g.buffer_units)?;
     Ok(d)
@@ -112,13 +113,13 @@ impl Simulator {
         self.sim.now_ns() as f64 / NS_PER_S as f64
     }
 
-    /// Lets `seconds` pass with no host I/O.
-    fn idle(&mut self, seconds: f64) -> PyResult<()> {
+    /// Lets `seconds` pass with no host I/O; idle-time GC may run. Returns the number of
+    /// blocks idle GC collected.
+    fn idle(&mut self, seconds: f64) -> PyResult<u64> {
         if !(seconds >= 0.0) {
             return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
         }
-        self.sim.idle(s_to_ns(seconds));
-        Ok(())
+        Ok(self.sim.idle(s_to_ns(seconds)))
     }
 
     /// Starts a phase. pattern: write | randwrite | read | randread | trim.
@@ -188,6 +189,7 @@ impl Simulator {
         d.set_item("host_write_bytes", r.host_write_bytes)?;
         d.set_item("host_read_bytes", r.host_read_bytes)?;
         d.set_item("complete", r.complete)?;
+        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
         Ok(d)
     }
 
@@ -196,7 +198,7 @@ impl Simulator {
         let s = self.sim.snapshot();
         let d = PyDict::new(py);
         d.set_item("host_write_bytes", s.host_units * UNIT_BYTES)?;
-        d.set_item("nand_write_bytes", s.nand_units * UNIT_BYTES)?;
+        d.set_item("nand_write_bytes", (s.nand_units as f64 * self.sim.geometry().nand_bytes_per_unit) as u64)?;
         d.set_item("gc_copied_bytes", s.gc_units * UNIT_BYTES)?;
         d.set_item("erases", s.erases)?;
         d.set_item("free_blocks", s.free_blocks)?;

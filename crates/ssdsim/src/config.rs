@@ -243,10 +243,32 @@ config_keys! {
     page_size_bytes: u64 = 16384;
     /// Capacity the host can address [bytes]; the rest of the NAND is spare area.
     user_capacity_bytes: u64 = 256_000_000_000;
-    /// GC victim policy: `greedy` (fewest valid pages) or `fifo` (oldest written block).
+    /// GC victim policy: `greedy` (fewest valid units), `fifo` (oldest closed block), `cost-benefit` (max (1-u)/2u × age), `d-choices` (greedy among gc_d_choices random blocks).
     gc_policy: String = s("greedy");
-    /// Foreground GC runs, blocking the die, whenever a plane has fewer free blocks than this [blocks].
+    /// Sample size for the `d-choices` policy [blocks].
+    gc_d_choices: u64 = 8;
+    /// Foreground GC: when a plane needs a new block and has fewer free blocks than this, the write waits for GC [blocks].
     gc_fg_free_blocks: u64 = 2;
+    /// Foreground GC, once started, reclaims until the plane has this many free blocks; 0 = just gc_fg_free_blocks ("clean up later" drives batch) [blocks].
+    gc_fg_target_free_blocks: u64 = 0;
+    /// What foreground GC stalls: `die` (only its die; other dies keep taking writes) or `drive` (the controller: every host command waits).
+    gc_fg_stall: String = s("die");
+    /// Active (background) GC starts when a plane has fewer free blocks than this; 0 = no active GC [blocks].
+    gc_bg_start_free_blocks: u64 = 0;
+    /// Active GC stops when the plane has this many free blocks; 0 = gc_bg_start_free_blocks [blocks].
+    gc_bg_stop_free_blocks: u64 = 0;
+    /// Active GC work per host write: units relocated per 4 KiB host unit written to the plane while active GC runs [units/unit].
+    gc_bg_copies_per_write: f64 = 8.0;
+    /// Idle GC starts after the host has been idle this long [ms].
+    gc_idle_delay_ms: f64 = 1000.0;
+    /// Idle GC reclaims until each plane has this many free blocks; 0 = no idle GC [blocks].
+    gc_idle_free_blocks: u64 = 0;
+    /// Controller time per TRIM command [µs].
+    trim_cmd_us: f64 = 0.0;
+    /// Controller time per GiB deallocated by TRIM (mapping-table updates) [µs/GiB].
+    trim_us_per_gib: f64 = 0.0;
+    /// Data compression (SandForce-like): host bytes per NAND byte; 1.0 = incompressible data or no compression [ratio].
+    compression_ratio: f64 = 1.0;
     /// DRAM write buffer; writes are acknowledged once buffered [bytes].
     write_buffer_bytes: u64 = 16 * 1024 * 1024;
     /// Page read time (array to register) [µs].
@@ -266,22 +288,38 @@ config_keys! {
 /// Victim-selection policy for garbage collection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GcPolicy {
-    /// Block with the fewest valid pages (Desnoyers' "greedy").
+    /// Block with the fewest valid units (Desnoyers' "greedy").
     Greedy,
-    /// Oldest closed block (first written, first cleaned; Desnoyers' LRW).
+    /// Oldest closed block: first written, first cleaned (Desnoyers' LRW / FIFO).
     Fifo,
+    /// Maximum (1 − u) / 2u × age, u = valid fraction, age = host writes since the block
+    /// last changed (Rosenblum & Ousterhout's LFS cleaner; Kawaguchi et al. for flash).
+    CostBenefit,
+    /// Greedy among d blocks sampled at random (the "d-choices" policy of Van Houdt,
+    /// "A mean field model for a class of garbage collection algorithms in flash-based
+    /// solid state drives", SIGMETRICS 2013).
+    DChoices(usize),
 }
 
 impl GcPolicy {
-    pub const NAMES: &'static [&'static str] = &["greedy", "fifo"];
+    pub const NAMES: &'static [&'static str] = &["greedy", "fifo", "cost-benefit", "d-choices"];
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub fn parse(name: &str, d: usize) -> Option<Self> {
         match name {
             "greedy" => Some(GcPolicy::Greedy),
             "fifo" => Some(GcPolicy::Fifo),
+            "cost-benefit" => Some(GcPolicy::CostBenefit),
+            "d-choices" => Some(GcPolicy::DChoices(d)),
             _ => None,
         }
     }
+}
+
+/// What a foreground GC stalls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StallScope {
+    Die,
+    Drive,
 }
 
 /// Quantities derived from a validated [`Config`], in the FTL's units.
@@ -309,6 +347,15 @@ pub struct Geometry {
     pub buffer_units: usize,
     pub gc_policy: GcPolicy,
     pub gc_fg_free_blocks: usize,
+    /// Foreground GC reclaims up to this many free blocks per plane (>= gc_fg_free_blocks).
+    pub gc_fg_target_free_blocks: usize,
+    pub gc_fg_stall: StallScope,
+    /// Active GC watermarks (start 0 = off) [free blocks per plane].
+    pub gc_bg_start_free_blocks: usize,
+    pub gc_bg_stop_free_blocks: usize,
+    pub gc_bg_copies_per_write: f64,
+    /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
+    pub nand_bytes_per_unit: f64,
 }
 
 impl Geometry {
@@ -341,11 +388,51 @@ impl Config {
                 format!("{} is not a positive multiple of {UNIT_BYTES} bytes", self.user_capacity_bytes),
             ));
         }
-        let policy = GcPolicy::parse(&self.gc_policy).ok_or_else(|| {
+        let policy = GcPolicy::parse(&self.gc_policy, self.gc_d_choices as usize).ok_or_else(|| {
             ConfigError::new("gc_policy", format!("unknown policy {:?}; choose one of {:?}", self.gc_policy, GcPolicy::NAMES))
         })?;
+        if self.gc_d_choices < 1 {
+            return Err(ConfigError::new("gc_d_choices", "must be at least 1 block"));
+        }
         if self.gc_fg_free_blocks < 1 {
             return Err(ConfigError::new("gc_fg_free_blocks", "must be at least 1 (GC needs a free block to copy into)"));
+        }
+        let stall = match self.gc_fg_stall.as_str() {
+            "die" => StallScope::Die,
+            "drive" => StallScope::Drive,
+            other => return Err(ConfigError::new("gc_fg_stall", format!("unknown scope {other:?}; choose \"die\" or \"drive\""))),
+        };
+        let fg_target = if self.gc_fg_target_free_blocks == 0 { self.gc_fg_free_blocks } else { self.gc_fg_target_free_blocks };
+        if fg_target < self.gc_fg_free_blocks {
+            return Err(ConfigError::new(
+                "gc_fg_target_free_blocks",
+                format!("{fg_target} is below gc_fg_free_blocks = {}: watermarks out of order", self.gc_fg_free_blocks),
+            ));
+        }
+        let bg_start = self.gc_bg_start_free_blocks;
+        let bg_stop = if self.gc_bg_stop_free_blocks == 0 { bg_start } else { self.gc_bg_stop_free_blocks };
+        if bg_start != 0 && bg_start <= self.gc_fg_free_blocks {
+            return Err(ConfigError::new(
+                "gc_bg_start_free_blocks",
+                format!("{bg_start} must be above gc_fg_free_blocks = {} (active GC starts before foreground GC): watermarks out of order", self.gc_fg_free_blocks),
+            ));
+        }
+        if bg_stop < bg_start {
+            return Err(ConfigError::new(
+                "gc_bg_stop_free_blocks",
+                format!("{bg_stop} is below gc_bg_start_free_blocks = {bg_start}: watermarks out of order"),
+            ));
+        }
+        if bg_start != 0 && !(self.gc_bg_copies_per_write > 0.0) {
+            return Err(ConfigError::new("gc_bg_copies_per_write", format!("{} must be > 0 when active GC is on", self.gc_bg_copies_per_write)));
+        }
+        for (key, v) in [("gc_idle_delay_ms", self.gc_idle_delay_ms), ("trim_cmd_us", self.trim_cmd_us), ("trim_us_per_gib", self.trim_us_per_gib)] {
+            if v < 0.0 {
+                return Err(ConfigError::new(key, format!("{v} is negative")));
+            }
+        }
+        if !(self.compression_ratio >= 1.0 && self.compression_ratio <= 16.0) {
+            return Err(ConfigError::new("compression_ratio", format!("{} must be between 1.0 (none) and 16", self.compression_ratio)));
         }
         for (key, v) in [("t_read_us", self.t_read_us), ("t_prog_us", self.t_prog_us), ("t_erase_us", self.t_erase_us), ("controller_cmd_us", self.controller_cmd_us)] {
             if v < 0.0 {
@@ -357,7 +444,8 @@ impl Config {
                 return Err(ConfigError::new(key, format!("{v} must be > 0 MB/s")));
             }
         }
-        let units_per_page = (self.page_size_bytes / UNIT_BYTES) as usize;
+        // Compression packs more 4 KiB host units into each NAND page.
+        let units_per_page = ((self.page_size_bytes / UNIT_BYTES) as f64 * self.compression_ratio).round() as usize;
         let slots_per_block = self.pages_per_block as usize * units_per_page;
         let dies = (self.channels * self.dies_per_channel) as usize;
         let pools = dies * self.planes_per_die as usize;
@@ -378,6 +466,11 @@ impl Config {
                 "gc_fg_free_blocks",
                 format!("{} leaves no room: each plane has only {blocks_per_pool} blocks", self.gc_fg_free_blocks),
             ));
+        }
+        for (key, v) in [("gc_fg_target_free_blocks", fg_target), ("gc_bg_stop_free_blocks", bg_stop), ("gc_idle_free_blocks", self.gc_idle_free_blocks)] {
+            if v as usize + 3 > blocks_per_pool {
+                return Err(ConfigError::new(key, format!("{v} free blocks per plane is impossible: a plane has {blocks_per_pool} blocks")));
+            }
         }
         let usable_units = (blocks - reserved_blocks) as u64 * slots_per_block as u64;
         // One spare block per plane beyond the reserve, so every plane always has a GC victim
@@ -423,6 +516,12 @@ impl Config {
             buffer_units,
             gc_policy: policy,
             gc_fg_free_blocks: self.gc_fg_free_blocks as usize,
+            gc_fg_target_free_blocks: fg_target as usize,
+            gc_fg_stall: stall,
+            gc_bg_start_free_blocks: bg_start as usize,
+            gc_bg_stop_free_blocks: bg_stop as usize,
+            gc_bg_copies_per_write: self.gc_bg_copies_per_write,
+            nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
         })
     }
 }
@@ -475,6 +574,33 @@ mod tests {
         let mut c = Config::default();
         c.set("t_prog_us", "-3").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "t_prog_us");
+    }
+
+    #[test]
+    fn watermarks_out_of_order_name_the_key() {
+        let bad = |pairs: &[(&str, &str)]| {
+            let mut c = Config::default();
+            for (k, v) in pairs {
+                c.set(k, v).unwrap();
+            }
+            c.validate().unwrap_err().key
+        };
+        assert_eq!(bad(&[("gc_fg_free_blocks", "4"), ("gc_bg_start_free_blocks", "3")]), "gc_bg_start_free_blocks");
+        assert_eq!(bad(&[("gc_bg_start_free_blocks", "8"), ("gc_bg_stop_free_blocks", "6")]), "gc_bg_stop_free_blocks");
+        assert_eq!(bad(&[("gc_fg_free_blocks", "4"), ("gc_fg_target_free_blocks", "3")]), "gc_fg_target_free_blocks");
+        assert_eq!(bad(&[("gc_idle_free_blocks", "5000")]), "gc_idle_free_blocks");
+        assert_eq!(bad(&[("gc_fg_stall", "host")]), "gc_fg_stall");
+        assert_eq!(bad(&[("compression_ratio", "0.5")]), "compression_ratio");
+        assert_eq!(bad(&[("gc_idle_delay_ms", "-1")]), "gc_idle_delay_ms");
+    }
+
+    #[test]
+    fn compression_packs_more_units_per_page() {
+        let mut c = Config::default();
+        c.set("compression_ratio", "2").unwrap();
+        let g = c.validate().unwrap();
+        assert_eq!(g.units_per_page, 8);
+        assert_eq!(g.nand_bytes_per_unit, 2048.0);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
+use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
 use crate::ftl::{Ftl, GcWork};
 use crate::time::{transfer_ns, us_to_ns, Ns};
 
@@ -61,14 +61,19 @@ pub struct Device {
     pu_ready: Ns,
     /// Copied units not yet making a full page, per pool.
     gc_carry: Vec<u64>,
+    trim_cmd: Ns,
+    trim_ns_per_unit: f64,
+    idle_delay: Ns,
+    idle_free_blocks: usize,
     next_payload: u64,
     timing: TimingCounters,
 }
 
 impl Device {
-    pub fn new(cfg: &Config, track_payload: bool) -> Result<Self, ConfigError> {
+    /// A fresh drive; `seed` drives the FTL's random choices (d-choices GC).
+    pub fn new(cfg: &Config, track_payload: bool, seed: u64) -> Result<Self, ConfigError> {
         let geo = cfg.validate()?;
-        let ftl = Ftl::new(&geo, track_payload);
+        let ftl = Ftl::with_seed(&geo, track_payload, seed);
         let program_bytes = geo.units_per_program as u64 * UNIT_BYTES;
         Ok(Device {
             t_read: us_to_ns(cfg.t_read_us),
@@ -89,6 +94,10 @@ impl Device {
             pu_fill: 0,
             pu_ready: 0,
             gc_carry: vec![0; geo.pools],
+            trim_cmd: us_to_ns(cfg.trim_cmd_us),
+            trim_ns_per_unit: cfg.trim_us_per_gib * 1e3 * UNIT_BYTES as f64 / (1u64 << 30) as f64,
+            idle_delay: us_to_ns(cfg.gc_idle_delay_ms * 1e3),
+            idle_free_blocks: cfg.gc_idle_free_blocks as usize,
             next_payload: 1,
             timing: TimingCounters::default(),
             ftl,
@@ -164,7 +173,7 @@ impl Device {
         self.next_payload += 1;
         self.ftl.write(lpn, pool, payload);
         let work = self.ftl.take_gc_work(pool);
-        if work.erases != 0 {
+        if work != GcWork::default() {
             self.charge_gc(pool, work, ready);
         }
         self.pu_fill += 1;
@@ -218,6 +227,43 @@ impl Device {
         let start = self.die_free[die].max(now);
         self.die_free[die] = start + busy;
         self.timing.gc_die_ns += busy;
+        if self.geo.gc_fg_stall == StallScope::Drive && work.erases != 0 {
+            // Firmware that stops serving the host while it collects.
+            self.ctrl_free = self.ctrl_free.max(start + busy);
+        }
+    }
+
+    /// The host has been idle from `from` for `duration`: after `gc_idle_delay_ms`, each
+    /// die collects victims in its planes (round-robin) until every plane has
+    /// `gc_idle_free_blocks` free blocks or the idle period is over. Returns the number of
+    /// victims collected.
+    pub fn idle(&mut self, from: Ns, duration: Ns) -> u64 {
+        if self.idle_free_blocks == 0 || duration <= self.idle_delay {
+            return 0;
+        }
+        let end = from + duration;
+        let planes = self.geo.planes_per_die;
+        let mut collected = 0;
+        for die in 0..self.geo.dies {
+            let mut t = self.die_free[die].max(from + self.idle_delay);
+            let mut plane = 0;
+            let mut idle_planes = 0;
+            while t < end && idle_planes < planes {
+                let pool = die * planes + plane;
+                plane = (plane + 1) % planes;
+                if !self.ftl.collect_for_idle(pool, self.idle_free_blocks) {
+                    idle_planes += 1;
+                    continue;
+                }
+                idle_planes = 0;
+                collected += 1;
+                let work = self.ftl.take_gc_work(pool);
+                self.die_free[die] = self.die_free[die].max(t);
+                self.charge_gc(pool, work, t);
+                t = self.die_free[die];
+            }
+        }
+        collected
     }
 
     /// Reads `n` units from `lpn`, submitted at `submit`; returns the completion time.
@@ -243,11 +289,14 @@ impl Device {
     }
 
     /// Deallocates (TRIMs) `n` units from `lpn`; returns the completion time.
+    /// Costs `trim_cmd_us` per command plus `trim_us_per_gib` of controller time.
     pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         for u in lpn..lpn + n {
             self.ftl.trim(u);
         }
-        t
+        let cost = self.trim_cmd + (self.trim_ns_per_unit * n as f64).round() as Ns;
+        self.ctrl_free = t + cost;
+        self.ctrl_free
     }
 }

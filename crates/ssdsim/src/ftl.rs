@@ -3,8 +3,14 @@
 //! The FTL maps 4 KiB logical units (LPNs) to physical slots (PPNs). A slot is one 4 KiB
 //! unit inside a NAND page; `slot = block * slots_per_block + offset`. Each plane is a GC
 //! *pool* with its own free blocks, an open block for host data and an open block for GC
-//! copies. When a pool runs low on free blocks, foreground GC picks a victim block (by the
-//! configured policy), copies its valid units into the GC block and erases it.
+//! copies. Garbage collection picks a victim block by the configured policy, copies its
+//! valid units into the GC block and erases it. It runs in three ways:
+//! - foreground: a host write needs a new block and the plane is below
+//!   `gc_fg_free_blocks`; whole victims are collected until `gc_fg_target_free_blocks`;
+//! - active (background): below `gc_bg_start_free_blocks`, each host unit written to the
+//!   plane pays `gc_bg_copies_per_write` relocations of an incrementally collected victim,
+//!   until the plane is back at `gc_bg_stop_free_blocks`;
+//! - idle: [`Ftl::collect_for_idle`], called by the timing model when the host is idle.
 //!
 //! The FTL only counts work (page reads, unit copies, erases); [`crate::device`] turns the
 //! counts into die time. State is compact: 4 bytes per logical unit (L2P), 4 bytes per
@@ -14,6 +20,7 @@ use std::collections::VecDeque;
 
 use crate::config::{GcPolicy, Geometry};
 use crate::mem::big_vec;
+use crate::rng::Rng;
 
 /// Asks the CPU to bring the cache line holding `p` closer (a hint; never faults).
 #[inline(always)]
@@ -35,6 +42,8 @@ enum BlockState {
     Free,
     Open,
     Closed,
+    /// Being collected incrementally by active GC.
+    Victim,
 }
 
 #[derive(Clone, Debug)]
@@ -48,6 +57,10 @@ struct Block {
     /// Greedy bucket links (closed blocks only), NONE-terminated.
     prev: u32,
     next: u32,
+    /// Cost-benefit / d-choices: index in the pool's closed list.
+    pos: u32,
+    /// Cost-benefit: host-write clock when the block last changed (closed or invalidated).
+    mtime: u64,
 }
 
 /// One plane: its blocks are `first_block .. first_block + blocks_per_pool`.
@@ -62,6 +75,16 @@ struct Pool {
     min_hint: usize,
     /// FIFO: closed blocks in the order they were closed.
     closed_fifo: VecDeque<u32>,
+    /// Cost-benefit / d-choices: closed blocks, unordered.
+    closed: Vec<u32>,
+    /// Active GC: victim being collected (NONE if none), next slot to examine, whether active
+    /// GC is running (hysteresis between the start and stop watermarks), copy credit.
+    bg_victim: u32,
+    bg_cursor: u32,
+    bg_on: bool,
+    bg_credit: f64,
+    /// Active GC: page of the victim last read (NONE before the first), to count page reads.
+    bg_read_page: u32,
 }
 
 /// Work done by garbage collection, for the timing model.
@@ -112,15 +135,22 @@ pub struct Ftl {
     pending: Vec<GcWork>,
     /// Scratch list of a victim's valid (slot, lpn) pairs.
     scratch: Vec<(u32, u32)>,
+    /// Random choices of the d-choices policy.
+    rng: Rng,
     free_blocks_total: u64,
 }
 
 impl Ftl {
     /// An erased drive. `track_payload` keeps a u64 per slot for reference-model tests.
     pub fn new(geo: &Geometry, track_payload: bool) -> Self {
+        Self::with_seed(geo, track_payload, 0)
+    }
+
+    /// Like [`Ftl::new`]; `seed` drives the random choices of the d-choices policy.
+    pub fn with_seed(geo: &Geometry, track_payload: bool, seed: u64) -> Self {
         let spb = geo.slots_per_block as u32;
         let blocks = vec![
-            Block { valid: 0, write_ptr: 0, erase_count: 0, state: BlockState::Free, prev: NONE, next: NONE };
+            Block { valid: 0, write_ptr: 0, erase_count: 0, state: BlockState::Free, prev: NONE, next: NONE, pos: NONE, mtime: 0 };
             geo.blocks
         ];
         let mut pools = Vec::with_capacity(geo.pools);
@@ -134,6 +164,12 @@ impl Ftl {
                 buckets: if geo.gc_policy == GcPolicy::Greedy { vec![NONE; spb as usize + 1] } else { Vec::new() },
                 min_hint: 0,
                 closed_fifo: VecDeque::new(),
+                closed: Vec::new(),
+                bg_victim: NONE,
+                bg_cursor: 0,
+                bg_on: false,
+                bg_credit: 0.0,
+                bg_read_page: NONE,
             });
         }
         let mut ftl = Ftl {
@@ -146,6 +182,7 @@ impl Ftl {
             counters: FtlCounters::default(),
             pending: vec![GcWork::default(); geo.pools],
             scratch: Vec::with_capacity(geo.slots_per_block),
+            rng: Rng::new(seed ^ 0x6763_2d63_686f_6963),
             free_blocks_total: geo.blocks as u64,
         };
         for p in 0..geo.pools {
@@ -223,7 +260,129 @@ impl Ftl {
             p[slot as usize] = payload;
         }
         self.counters.host_units += 1;
+        if self.geo.gc_bg_start_free_blocks != 0 {
+            self.active_gc(pool);
+        }
         slot
+    }
+
+    /// Active GC after a host write to `pool`: hysteresis between the start and stop
+    /// watermarks; while on, relocates `gc_bg_copies_per_write` units per host unit.
+    #[inline]
+    fn active_gc(&mut self, pool: usize) {
+        let free = self.pools[pool].free.len();
+        let p = &mut self.pools[pool];
+        if !p.bg_on {
+            if free >= self.geo.gc_bg_start_free_blocks {
+                return;
+            }
+            p.bg_on = true;
+        } else if free >= self.geo.gc_bg_stop_free_blocks && p.bg_victim == NONE {
+            p.bg_on = false;
+            p.bg_credit = 0.0;
+            return;
+        }
+        p.bg_credit += self.geo.gc_bg_copies_per_write;
+        while self.pools[pool].bg_credit >= 1.0 {
+            if !self.step_active_gc(pool) {
+                self.pools[pool].bg_credit = 0.0;
+                break;
+            }
+            self.pools[pool].bg_credit -= 1.0;
+        }
+    }
+
+    /// Relocates the next valid unit of the active-GC victim (choosing a victim if needed),
+    /// erasing the victim when none is left. Returns false if nothing could be done.
+    fn step_active_gc(&mut self, pool: usize) -> bool {
+        let spb = self.geo.slots_per_block as u32;
+        if self.pools[pool].bg_victim == NONE {
+            if !self.has_victim(pool)
+                || self.pools[pool].free.len() >= self.geo.gc_bg_stop_free_blocks
+                || !self.victim_has_invalid(pool)
+            {
+                return false;
+            }
+            let v = self.select_victim(pool);
+            self.blocks[v as usize].state = BlockState::Victim;
+            self.pools[pool].bg_victim = v;
+            self.pools[pool].bg_cursor = 0;
+            self.pools[pool].bg_read_page = NONE;
+            self.counters.gc_runs += 1;
+        }
+        let victim = self.pools[pool].bg_victim;
+        let base = victim * spb;
+        let mut cursor = self.pools[pool].bg_cursor;
+        while cursor < spb && self.p2l[(base + cursor) as usize] == NONE {
+            cursor += 1;
+        }
+        if cursor == spb {
+            self.pools[pool].bg_victim = NONE;
+            self.erase(pool, victim);
+            return true;
+        }
+        // Keep the last free block for foreground GC, which must always be able to copy.
+        if self.blocks[self.pools[pool].gc_open as usize].write_ptr == spb && self.pools[pool].free.len() <= 1 {
+            self.pools[pool].bg_cursor = cursor;
+            return false;
+        }
+        let page = cursor / self.geo.units_per_page as u32;
+        let first_in_page = self.pools[pool].bg_read_page != page;
+        self.pools[pool].bg_read_page = page;
+        self.relocate(pool, base + cursor);
+        let pending = &mut self.pending[pool];
+        pending.units_copied += 1;
+        pending.page_reads += u64::from(first_in_page);
+        self.counters.gc_units += 1;
+        self.pools[pool].bg_cursor = cursor + 1;
+        true
+    }
+
+    /// Moves the valid unit in `slot` to the GC open block of `pool`.
+    #[inline]
+    fn relocate(&mut self, pool: usize, slot: u32) {
+        let lpn = self.p2l[slot as usize];
+        let dst = self.alloc_gc_slot(pool);
+        self.p2l[dst as usize] = lpn;
+        self.p2l[slot as usize] = NONE;
+        self.l2p[lpn as usize] = dst;
+        self.blocks[slot as usize / self.geo.slots_per_block].valid -= 1;
+        if let Some(p) = self.payload.as_mut() {
+            p[dst as usize] = p[slot as usize];
+        }
+    }
+
+    /// Idle-time GC: collects one whole victim in `pool` if the plane has fewer than
+    /// `target_free` free blocks and some block holds invalid data. Returns whether it did;
+    /// the work is in [`Ftl::take_gc_work`].
+    pub fn collect_for_idle(&mut self, pool: usize, target_free: usize) -> bool {
+        if self.pools[pool].free.len() >= target_free {
+            return false;
+        }
+        if self.pools[pool].bg_victim != NONE {
+            while self.pools[pool].bg_victim != NONE {
+                if !self.step_active_gc(pool) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if self.has_victim(pool) && self.victim_has_invalid(pool) {
+            self.collect_one(pool);
+            return true;
+        }
+        false
+    }
+
+    /// Whether collecting in `pool` can gain space: some closed block holds invalid data.
+    /// O(1) for greedy; a scan of the closed blocks for the other policies.
+    fn victim_has_invalid(&self, pool: usize) -> bool {
+        self.peek_victim_valid(pool).is_some_and(|v| (v as usize) < self.geo.slots_per_block)
+    }
+
+    /// Free blocks in one plane.
+    pub fn pool_free_blocks(&self, pool: usize) -> usize {
+        self.pools[pool].free.len()
     }
 
     /// Unmaps `lpn` (TRIM / deallocate). Returns whether it was mapped.
@@ -259,10 +418,16 @@ impl Ftl {
         debug_assert!(blk.valid > 0);
         let old_valid = blk.valid;
         blk.valid -= 1;
-        if blk.state == BlockState::Closed && self.geo.gc_policy == GcPolicy::Greedy {
-            let pool = b / self.geo.blocks_per_pool;
-            self.bucket_remove(pool, b as u32, old_valid as usize);
-            self.bucket_push(pool, b as u32, old_valid as usize - 1);
+        if blk.state == BlockState::Closed {
+            match self.geo.gc_policy {
+                GcPolicy::Greedy => {
+                    let pool = b / self.geo.blocks_per_pool;
+                    self.bucket_remove(pool, b as u32, old_valid as usize);
+                    self.bucket_push(pool, b as u32, old_valid as usize - 1);
+                }
+                GcPolicy::CostBenefit => blk.mtime = self.counters.host_units,
+                _ => {}
+            }
         }
     }
 
@@ -272,8 +437,16 @@ impl Ftl {
         let mut b = self.pools[pool].host_open;
         if self.blocks[b as usize].write_ptr == spb {
             self.close_block(pool, b);
-            while self.pools[pool].free.len() < self.geo.gc_fg_free_blocks {
-                self.collect_one(pool);
+            // Keep gc_fg_free_blocks free after taking one (GC always has a block to copy
+            // into); once started, foreground GC reclaims up to its target.
+            if self.pools[pool].free.len() <= self.geo.gc_fg_free_blocks {
+                while self.pools[pool].free.len() <= self.geo.gc_fg_target_free_blocks && self.has_victim(pool) {
+                    // Beyond the minimum reserve, stop the batch once nothing can be gained.
+                    if self.pools[pool].free.len() > self.geo.gc_fg_free_blocks && !self.victim_has_invalid(pool) {
+                        break;
+                    }
+                    self.collect_one(pool);
+                }
             }
             b = self.pop_free(pool);
             self.pools[pool].host_open = b;
@@ -319,7 +492,43 @@ impl Ftl {
                 self.bucket_push(pool, b, v);
             }
             GcPolicy::Fifo => self.pools[pool].closed_fifo.push_back(b),
+            GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
+                self.blocks[b as usize].mtime = self.counters.host_units;
+                self.blocks[b as usize].pos = self.pools[pool].closed.len() as u32;
+                self.pools[pool].closed.push(b);
+            }
         }
+    }
+
+    fn has_victim(&self, pool: usize) -> bool {
+        let p = &self.pools[pool];
+        match self.geo.gc_policy {
+            GcPolicy::Greedy => p.buckets.iter().skip(p.min_hint).any(|&h| h != NONE),
+            GcPolicy::Fifo => !p.closed_fifo.is_empty(),
+            GcPolicy::CostBenefit | GcPolicy::DChoices(_) => !p.closed.is_empty(),
+        }
+    }
+
+    /// Valid units of the block greedy would pick (the emptiest closed block); None if no
+    /// closed block. For other policies, the emptiest closed block too (a cheap scan).
+    fn peek_victim_valid(&self, pool: usize) -> Option<u32> {
+        let p = &self.pools[pool];
+        match self.geo.gc_policy {
+            GcPolicy::Greedy => p.buckets.iter().enumerate().skip(p.min_hint).find(|(_, &h)| h != NONE).map(|(v, _)| v as u32),
+            GcPolicy::Fifo => p.closed_fifo.iter().map(|&b| self.blocks[b as usize].valid).min(),
+            _ => p.closed.iter().map(|&b| self.blocks[b as usize].valid).min(),
+        }
+    }
+
+    fn closed_remove(&mut self, pool: usize, b: u32) {
+        let i = self.blocks[b as usize].pos as usize;
+        let closed = &mut self.pools[pool].closed;
+        closed.swap_remove(i);
+        if i < closed.len() {
+            let moved = closed[i];
+            self.blocks[moved as usize].pos = i as u32;
+        }
+        self.blocks[b as usize].pos = NONE;
     }
 
     fn select_victim(&mut self, pool: usize) -> u32 {
@@ -337,16 +546,46 @@ impl Ftl {
                 b
             }
             GcPolicy::Fifo => self.pools[pool].closed_fifo.pop_front().expect("no closed block to collect"),
+            GcPolicy::CostBenefit => {
+                let spb = self.geo.slots_per_block as f64;
+                let now = self.counters.host_units;
+                let mut best = (f64::NEG_INFINITY, NONE);
+                for &b in &self.pools[pool].closed {
+                    let blk = &self.blocks[b as usize];
+                    let u = blk.valid as f64 / spb;
+                    let age = (now - blk.mtime) as f64 + 1.0;
+                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                assert!(best.1 != NONE, "plane {pool}: no closed block to collect");
+                self.closed_remove(pool, best.1);
+                best.1
+            }
+            GcPolicy::DChoices(d) => {
+                let n = self.pools[pool].closed.len() as u64;
+                assert!(n > 0, "plane {pool}: no closed block to collect");
+                let mut best = NONE;
+                for _ in 0..d {
+                    let b = self.pools[pool].closed[self.rng.below(n) as usize];
+                    if best == NONE || self.blocks[b as usize].valid < self.blocks[best as usize].valid {
+                        best = b;
+                    }
+                }
+                self.closed_remove(pool, best);
+                best
+            }
         }
     }
 
-    /// Foreground GC of one victim in `pool`: relocate its valid units, erase it.
+    /// GC of one whole victim in `pool`: relocate its valid units, erase it.
     fn collect_one(&mut self, pool: usize) {
         let victim = self.select_victim(pool);
         let spb = self.geo.slots_per_block;
         let upp = self.geo.units_per_page;
         // Greedy picked the emptiest block: if even that one is full, nothing can be freed.
-        // (FIFO may legitimately relocate a full oldest block and move on.)
+        // (Other policies may legitimately relocate a full block and move on.)
         if self.geo.gc_policy == GcPolicy::Greedy && self.blocks[victim as usize].valid as usize == spb {
             panic!(
                 "plane {pool}: every closed block is fully valid, GC cannot free space; \
@@ -378,31 +617,30 @@ impl Ftl {
             if let Some(&(_, lpn)) = valid.get(i + AHEAD) {
                 self.prefetch(lpn as u64);
             }
-            let (s, lpn) = valid[i];
-            let dst = self.alloc_gc_slot(pool);
-            self.p2l[dst as usize] = lpn;
-            self.p2l[s as usize] = NONE;
-            self.l2p[lpn as usize] = dst;
-            if let Some(p) = self.payload.as_mut() {
-                p[dst as usize] = p[s as usize];
-            }
+            self.relocate(pool, valid[i].0);
         }
         work.units_copied = valid.len() as u64;
         self.scratch = valid;
+        self.erase(pool, victim);
+        self.counters.gc_units += work.units_copied;
+        self.counters.gc_runs += 1;
+        let pending = &mut self.pending[pool];
+        pending.page_reads += work.page_reads;
+        pending.units_copied += work.units_copied;
+    }
+
+    /// Erases an emptied victim and returns it to the free list.
+    fn erase(&mut self, pool: usize, victim: u32) {
         let blk = &mut self.blocks[victim as usize];
+        debug_assert_eq!(blk.valid, 0);
         blk.valid = 0;
         blk.write_ptr = 0;
         blk.erase_count += 1;
         blk.state = BlockState::Free;
         self.pools[pool].free.push_back(victim);
         self.free_blocks_total += 1;
-        self.counters.gc_units += work.units_copied;
         self.counters.erases += 1;
-        self.counters.gc_runs += 1;
-        let pending = &mut self.pending[pool];
-        pending.page_reads += work.page_reads;
-        pending.units_copied += work.units_copied;
-        pending.erases += work.erases;
+        self.pending[pool].erases += 1;
     }
 
     #[inline]
@@ -480,6 +718,14 @@ impl Ftl {
                 .count();
             let listed = match self.geo.gc_policy {
                 GcPolicy::Fifo => pool.closed_fifo.len(),
+                GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
+                    for (i, &b) in pool.closed.iter().enumerate() {
+                        if self.blocks[b as usize].pos as usize != i || self.blocks[b as usize].state != BlockState::Closed {
+                            return Err(format!("plane {p}: closed list entry {i} (block {b}) out of sync"));
+                        }
+                    }
+                    pool.closed.len()
+                }
                 GcPolicy::Greedy => {
                     let mut n = 0;
                     for (v, &head) in pool.buckets.iter().enumerate() {
@@ -500,6 +746,12 @@ impl Ftl {
             };
             if listed != closed {
                 return Err(format!("plane {p}: {closed} closed blocks but {listed} in the GC structure"));
+            }
+            let victims = (0..self.geo.blocks_per_pool)
+                .filter(|&i| self.blocks[p * self.geo.blocks_per_pool + i].state == BlockState::Victim)
+                .count();
+            if victims != usize::from(pool.bg_victim != NONE) {
+                return Err(format!("plane {p}: {victims} blocks in victim state, active-GC victim {}", pool.bg_victim));
             }
         }
         Ok(())

@@ -127,7 +127,7 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track)?, rng: Rng::new(seed), now_ns: 0, phase: None })
+        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, phase: None })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -164,10 +164,13 @@ impl Simulation {
         }
     }
 
-    /// Lets simulated time pass with no host activity [ns].
-    pub fn idle(&mut self, duration_ns: Ns) {
+    /// Lets simulated time pass with no host activity [ns]; idle-time GC may run (see
+    /// `gc_idle_*`). Returns the number of GC victims collected while idle.
+    pub fn idle(&mut self, duration_ns: Ns) -> u64 {
         assert!(self.phase.is_none(), "idle() during a phase");
+        let collected = self.dev.idle(self.now_ns, duration_ns);
         self.now_ns += duration_ns;
+        collected
     }
 
     /// Starts a phase at the current time. Errors describe the bad job field.

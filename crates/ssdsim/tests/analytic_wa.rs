@@ -4,6 +4,11 @@
 //!
 //! - LRW / FIFO:  A = α / (α + W0(−α·e^−α)), α = physical / user units.
 //! - Greedy:      A ≈ A_LRW(k·α) / k with k = 1 + 1/(2·Np), Np = 4 KiB units per erase block.
+//! - LRW with several zones of uniform traffic (zone i: fraction f_i of the LBAs receives a
+//!   fraction r_i of the writes; the TOS 2014 extension, "Eq. 14"): a zone-i page is still
+//!   valid when cleaned with probability v_i = exp(−h·r_i / (f_i·U)), h = host writes per
+//!   traversal of the log; zone i enters the log at r_i / (1 − v_i) pages per host write, so
+//!   h = P / Σ r_i/(1 − v_i) (solved by fixed point) and A = Σ r_i / (1 − v_i).
 
 use ssdsim::ftl::Ftl;
 use ssdsim::rng::Rng;
@@ -34,9 +39,27 @@ fn a_greedy(alpha: f64, pages_per_block: f64) -> f64 {
     a_lrw(k * alpha) / k
 }
 
+/// Multi-zone LRW write amplification; `zones` = (LBA fraction, write fraction).
+fn a_lrw_zones(alpha: f64, zones: &[(f64, f64)]) -> f64 {
+    // In units of U = 1: P = α. Solve h = α / Σ r/(1 − exp(−h r/f)) by bisection on h.
+    let g = |h: f64| h * zones.iter().map(|&(f, r)| r / (1.0 - (-h * r / f).exp())).sum::<f64>() - alpha;
+    let (mut lo, mut hi) = (1e-12, alpha);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if g(mid) > 0.0 { hi = mid } else { lo = mid }
+    }
+    let h = 0.5 * (lo + hi);
+    zones.iter().map(|&(f, r)| r / (1.0 - (-h * r / f).exp())).sum()
+}
+
 /// Measures steady-state WA of a single-plane drive with `blocks` blocks of `ppb` 4 KiB
 /// pages at physical/user ratio `alpha`, under the given policy.
 fn measure_wa(policy: &str, alpha: f64, blocks: u64, ppb: u64, seed: u64) -> (f64, f64) {
+    measure_wa_zones(policy, alpha, blocks, ppb, seed, &[(1.0, 1.0)])
+}
+
+/// Like [`measure_wa`] with non-uniform traffic: `zones` = (LBA fraction, write fraction).
+fn measure_wa_zones(policy: &str, alpha: f64, blocks: u64, ppb: u64, seed: u64, zones: &[(f64, f64)]) -> (f64, f64) {
     let mut cfg = Config::default();
     for (k, v) in [("channels", "1"), ("dies_per_channel", "1"), ("planes_per_die", "1"), ("page_size_bytes", "4096")] {
         cfg.set(k, v).unwrap();
@@ -53,12 +76,28 @@ fn measure_wa(policy: &str, alpha: f64, blocks: u64, ppb: u64, seed: u64) -> (f6
         ftl.write(lpn, 0, 0);
     }
     let mut rng = Rng::new(seed);
+    // Zone boundaries in LBAs and cumulative write probabilities.
+    let mut bounds = Vec::new();
+    let (mut start, mut cum) = (0u64, 0.0);
+    for &(f, r) in zones {
+        let len = ((f * user as f64).round() as u64).min(user - start).max(1);
+        cum += r;
+        bounds.push((start, len, cum));
+        start += len;
+    }
+    let next = |rng: &mut Rng| {
+        let x = rng.unit_f64() * cum;
+        let &(s, len, _) = bounds.iter().find(|b| x < b.2).unwrap_or(bounds.last().unwrap());
+        s + rng.below(len)
+    };
     for _ in 0..8 * user {
-        ftl.write(rng.below(user), 0, 0);
+        let lpn = next(&mut rng);
+        ftl.write(lpn, 0, 0);
     }
     let before = ftl.counters();
     for _ in 0..8 * user {
-        ftl.write(rng.below(user), 0, 0);
+        let lpn = next(&mut rng);
+        ftl.write(lpn, 0, 0);
     }
     let after = ftl.counters();
     let wa = (after.nand_units() - before.nand_units()) as f64 / (after.host_units - before.host_units) as f64;
@@ -84,6 +123,43 @@ fn fifo_matches_desnoyers_lrw_at_three_spare_levels() {
         let (wa, a) = measure_wa("fifo", alpha, 1 << 14, 64, 12);
         assert_close(&format!("fifo α={a:.3}"), wa, a_lrw(a), 0.03);
     }
+}
+
+/// A hot/cold workload against the multi-zone LRW model: 50% of writes to 5% of the LBAs,
+/// 30% to 15%, 20% to 80%.
+#[test]
+fn fifo_hot_cold_matches_desnoyers_multi_zone_model() {
+    let zones = [(0.05, 0.5), (0.15, 0.3), (0.80, 0.2)];
+    for alpha in [1.1, 1.25] {
+        let (wa, a) = measure_wa_zones("fifo", alpha, 1 << 14, 64, 21, &zones);
+        let model = a_lrw_zones(a, &zones);
+        assert_close(&format!("fifo hot/cold α={a:.3}"), wa, model, 0.05);
+        // Skew really matters here: the model is far from the uniform one.
+        assert!(model > a_lrw(a) * 1.05, "zones model {model} vs uniform {}", a_lrw(a));
+    }
+}
+
+#[test]
+fn multi_zone_model_reduces_to_uniform_lrw() {
+    for alpha in [1.07, 1.2, 1.5] {
+        let one = a_lrw_zones(alpha, &[(1.0, 1.0)]);
+        let split = a_lrw_zones(alpha, &[(0.3, 0.3), (0.7, 0.7)]);
+        assert!((one - a_lrw(alpha)).abs() < 1e-6 && (split - a_lrw(alpha)).abs() < 1e-6);
+    }
+}
+
+/// On uniform traffic d-choices (d = 8) lies between greedy (d → ∞) and FIFO; cost-benefit
+/// cannot beat greedy (age carries no information) and stays near FIFO.
+#[test]
+fn cost_benefit_and_d_choices_on_uniform_traffic() {
+    let alpha = 1.15;
+    let (g, _) = measure_wa("greedy", alpha, 1 << 13, 64, 31);
+    let (f, _) = measure_wa("fifo", alpha, 1 << 13, 64, 31);
+    let (d, _) = measure_wa("d-choices", alpha, 1 << 13, 64, 31);
+    let (c, _) = measure_wa("cost-benefit", alpha, 1 << 13, 64, 31);
+    assert!(d >= g * 0.995 && d <= f, "d-choices WA {d:.3} outside [greedy {g:.3}, fifo {f:.3}]");
+    assert!(d < g * 1.05, "d-choices (d=8) WA {d:.3} should be close to greedy {g:.3}");
+    assert!(c >= g * 0.995 && c <= f * 1.05, "cost-benefit WA {c:.3} vs greedy {g:.3}, fifo {f:.3}");
 }
 
 #[test]

@@ -12,6 +12,10 @@ use ssdsim::rng::Rng;
 use ssdsim::Config;
 
 fn tiny_drive(policy: &str) -> Config {
+    tiny_drive_with(policy, &[])
+}
+
+fn tiny_drive_with(policy: &str, extra: &[(&str, &str)]) -> Config {
     let mut cfg = Config::default();
     for (k, v) in [
         ("channels", "1"),
@@ -25,13 +29,21 @@ fn tiny_drive(policy: &str) -> Config {
     ] {
         cfg.set(k, v).unwrap();
     }
+    for (k, v) in extra {
+        cfg.set(k, v).unwrap();
+    }
     cfg
 }
 
 fn run_against_model(policy: &str, steps: u64, seed: u64) {
-    let geo = tiny_drive(policy).validate().unwrap();
+    run_config_against_model(&tiny_drive(policy), steps, seed)
+}
+
+fn run_config_against_model(cfg: &Config, steps: u64, seed: u64) {
+    let policy = cfg.gc_policy.clone();
+    let geo = cfg.validate().unwrap();
     let user = geo.user_units;
-    let mut ftl = Ftl::new(&geo, true);
+    let mut ftl = Ftl::with_seed(&geo, true, seed);
     let mut model: BTreeMap<u64, u64> = BTreeMap::new();
     let mut rng = Rng::new(seed);
     let mut version = 0u64;
@@ -47,7 +59,12 @@ fn run_against_model(policy: &str, steps: u64, seed: u64) {
                 model.insert(lpn, version);
                 writes += 1;
             }
-            70..=79 => {
+            70..=70 => {
+                // Idle-time GC in a random plane.
+                ftl.collect_for_idle(rng.below(geo.pools as u64) as usize, 6);
+                let _ = ftl.take_gc_work(0);
+            }
+            71..=79 => {
                 let was_mapped = ftl.trim(lpn);
                 assert_eq!(was_mapped, model.remove(&lpn).is_some(), "step {step}: trim({lpn}) mapped state");
                 trims += 1;
@@ -79,6 +96,32 @@ fn greedy_ftl_matches_reference_model_over_a_million_ops() {
 #[test]
 fn fifo_ftl_matches_reference_model_over_a_million_ops() {
     run_against_model("fifo", 1_000_000, 2025);
+}
+
+#[test]
+fn cost_benefit_ftl_matches_reference_model() {
+    run_against_model("cost-benefit", 500_000, 2026);
+}
+
+#[test]
+fn d_choices_ftl_matches_reference_model() {
+    run_against_model("d-choices", 500_000, 2027);
+}
+
+/// Active (incremental) GC interleaves single-unit relocations with host writes and keeps a
+/// half-collected victim across operations: the riskiest code path for stale data.
+#[test]
+fn active_gc_ftl_matches_reference_model_over_a_million_ops() {
+    for policy in ["greedy", "d-choices"] {
+        let cfg = tiny_drive_with(policy, &[("gc_bg_start_free_blocks", "5"), ("gc_bg_stop_free_blocks", "7"), ("gc_bg_copies_per_write", "2.5")]);
+        run_config_against_model(&cfg, 1_000_000, 2028);
+    }
+}
+
+#[test]
+fn batched_foreground_gc_matches_reference_model() {
+    let cfg = tiny_drive_with("greedy", &[("gc_fg_target_free_blocks", "6")]);
+    run_config_against_model(&cfg, 500_000, 2029);
 }
 
 /// The invariant checker itself must catch corruption, or the test above proves nothing.

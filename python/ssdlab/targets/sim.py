@@ -92,7 +92,7 @@ class SimTarget:
     # -- helpers -----------------------------------------------------------------------
     def _idle(self, job: JobSpec) -> PhaseResult:
         before = self._sim.counters()
-        self._sim.idle(float(job.duration_s or 0.0))
+        collected = self._sim.idle(float(job.duration_s or 0.0))
         after = self._sim.counters()
         n = int(np.ceil((job.duration_s or 0.0) / job.interval_s))
         zeros = np.zeros(n)
@@ -101,6 +101,7 @@ class SimTarget:
             "duration_s": float(job.duration_s or 0.0), "ios": 0, "host_write_bytes": 0, "host_read_bytes": 0,
             "nand_write_bytes": after["nand_write_bytes"] - before["nand_write_bytes"],
             "erases": after["erases"] - before["erases"],
+            "idle_gc_blocks": int(collected),
         }
         return PhaseResult(job=job, series=series, totals=totals)
 
@@ -112,8 +113,9 @@ class SimTarget:
         def delta(key: str) -> np.ndarray:
             return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
 
+        nand_unit = float(raw["nand_bytes_per_unit"])  # < 4096 when the profile compresses data
         host_bytes = delta("host_units") * UNIT_BYTES
-        nand_bytes = delta("nand_units") * UNIT_BYTES
+        nand_bytes = delta("nand_units") * nand_unit
         with np.errstate(divide="ignore", invalid="ignore"):
             waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
         series = {
@@ -129,7 +131,7 @@ class SimTarget:
             "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
         }
         host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
-        nand_total = int(raw["nand_units"][-1] - raw["nand_units"][0]) * UNIT_BYTES
+        nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
         totals = {
             "duration_s": float(raw["duration_s"]),
             "ios": int(raw["total_ios"]),
