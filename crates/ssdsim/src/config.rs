@@ -257,8 +257,10 @@ config_keys! {
     gc_bg_start_free_blocks: u64 = 0;
     /// Active GC stops when the plane has this many free blocks; 0 = gc_bg_start_free_blocks [blocks].
     gc_bg_stop_free_blocks: u64 = 0;
-    /// Active GC work per host write: units relocated per 4 KiB host unit written to the plane while active GC runs [units/unit].
+    /// Active GC work per host write: units relocated per 4 KiB host unit written to the plane while active GC runs; with gc_bg_reclaim_ratio > 0, the most it may relocate [units/unit].
     gc_bg_copies_per_write: f64 = 8.0;
+    /// If > 0, active GC relocates just enough to reclaim this many units of space per host unit written: ratio × v/(1−v) copies for a victim with valid fraction v, at most gc_bg_copies_per_write; where that cap binds (little spare, full victims) it falls behind and foreground GC follows [units/unit].
+    gc_bg_reclaim_ratio: f64 = 0.0;
     /// Idle GC starts after the host has been idle this long [ms].
     gc_idle_delay_ms: f64 = 1000.0;
     /// Idle GC reclaims until each plane has this many free blocks; 0 = no idle GC [blocks].
@@ -354,6 +356,7 @@ pub struct Geometry {
     pub gc_bg_start_free_blocks: usize,
     pub gc_bg_stop_free_blocks: usize,
     pub gc_bg_copies_per_write: f64,
+    pub gc_bg_reclaim_ratio: f64,
     /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
     pub nand_bytes_per_unit: f64,
 }
@@ -422,6 +425,9 @@ impl Config {
                 "gc_bg_stop_free_blocks",
                 format!("{bg_stop} is below gc_bg_start_free_blocks = {bg_start}: watermarks out of order"),
             ));
+        }
+        if self.gc_bg_reclaim_ratio < 0.0 {
+            return Err(ConfigError::new("gc_bg_reclaim_ratio", format!("{} is negative", self.gc_bg_reclaim_ratio)));
         }
         if bg_start != 0 && !(self.gc_bg_copies_per_write > 0.0) {
             return Err(ConfigError::new("gc_bg_copies_per_write", format!("{} must be > 0 when active GC is on", self.gc_bg_copies_per_write)));
@@ -521,6 +527,7 @@ impl Config {
             gc_bg_start_free_blocks: bg_start as usize,
             gc_bg_stop_free_blocks: bg_stop as usize,
             gc_bg_copies_per_write: self.gc_bg_copies_per_write,
+            gc_bg_reclaim_ratio: self.gc_bg_reclaim_ratio,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
         })
     }

@@ -175,6 +175,9 @@ impl Device {
         let work = self.ftl.take_gc_work(pool);
         if work != GcWork::default() {
             self.charge_gc(pool, work, ready);
+            if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
+                self.drive_wide_gc(pool, ready);
+            }
         }
         self.pu_fill += 1;
         self.pu_ready = ready;
@@ -227,9 +230,27 @@ impl Device {
         let start = self.die_free[die].max(now);
         self.die_free[die] = start + busy;
         self.timing.gc_die_ns += busy;
-        if self.geo.gc_fg_stall == StallScope::Drive && work.erases != 0 {
+        if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
             // Firmware that stops serving the host while it collects.
             self.ctrl_free = self.ctrl_free.max(start + busy);
+        }
+    }
+
+    /// Drive-scope foreground GC ("clean up later" firmware): once one plane is forced to
+    /// collect, every plane at or below the foreground target collects up to it too, all dies
+    /// in parallel, and the controller serves no host command until the slowest die is done.
+    fn drive_wide_gc(&mut self, trigger: usize, now: Ns) {
+        let target = self.geo.gc_fg_target_free_blocks + 1;
+        for pool in 0..self.geo.pools {
+            if pool == trigger || self.ftl.pool_free_blocks(pool) >= target {
+                continue;
+            }
+            while self.ftl.collect_for_idle(pool, target) {}
+            let mut work = self.ftl.take_gc_work(pool);
+            work.foreground_victims = work.erases;
+            if work != GcWork::default() {
+                self.charge_gc(pool, work, now);
+            }
         }
     }
 

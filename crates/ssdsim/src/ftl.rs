@@ -85,6 +85,8 @@ struct Pool {
     bg_credit: f64,
     /// Active GC: page of the victim last read (NONE before the first), to count page reads.
     bg_read_page: u32,
+    /// Active GC: relocations owed per host unit written (fixed, or set per victim).
+    bg_rate: f64,
 }
 
 /// Work done by garbage collection, for the timing model.
@@ -96,6 +98,8 @@ pub struct GcWork {
     pub units_copied: u64,
     /// Blocks erased.
     pub erases: u64,
+    /// Victims collected by foreground GC (a host write had to wait for them).
+    pub foreground_victims: u64,
 }
 
 /// Cumulative FTL counters.
@@ -170,6 +174,7 @@ impl Ftl {
                 bg_on: false,
                 bg_credit: 0.0,
                 bg_read_page: NONE,
+                bg_rate: geo.gc_bg_copies_per_write,
             });
         }
         let mut ftl = Ftl {
@@ -282,7 +287,7 @@ impl Ftl {
             p.bg_credit = 0.0;
             return;
         }
-        p.bg_credit += self.geo.gc_bg_copies_per_write;
+        p.bg_credit += p.bg_rate;
         while self.pools[pool].bg_credit >= 1.0 {
             if !self.step_active_gc(pool) {
                 self.pools[pool].bg_credit = 0.0;
@@ -308,6 +313,11 @@ impl Ftl {
             self.pools[pool].bg_victim = v;
             self.pools[pool].bg_cursor = 0;
             self.pools[pool].bg_read_page = NONE;
+            if self.geo.gc_bg_reclaim_ratio > 0.0 {
+                // Relocate just enough per host write to reclaim `ratio` units of space.
+                let v = self.blocks[v as usize].valid as f64 / spb as f64;
+                self.pools[pool].bg_rate = (self.geo.gc_bg_reclaim_ratio * v / (1.0 - v)).min(self.geo.gc_bg_copies_per_write);
+            }
             self.counters.gc_runs += 1;
         }
         let victim = self.pools[pool].bg_victim;
@@ -446,6 +456,7 @@ impl Ftl {
                         break;
                     }
                     self.collect_one(pool);
+                    self.pending[pool].foreground_victims += 1;
                 }
             }
             b = self.pop_free(pool);
