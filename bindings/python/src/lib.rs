@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod trace;
 use ssdsim::time::{s_to_ns, NS_PER_S};
 use ssdsim::{Config, ConfigError, Job, Pattern, Simulation, Value, KEYS, UNIT_BYTES};
 
@@ -213,6 +214,7 @@ impl Simulator {
         d.set_item("erase_count_min", lo)?;
         d.set_item("erase_count_max", hi)?;
         d.set_item("erase_count_mean", sum as f64 / n.max(1) as f64)?;
+        d.set_item("state_bytes", self.sim.device().state_bytes())?;
         Ok(d)
     }
 }
@@ -225,5 +227,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add("ProfileError", m.py().get_type::<ProfileError>())?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;
+    trace::register(m)?;
     Ok(())
 }

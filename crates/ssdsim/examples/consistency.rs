@@ -1,12 +1,16 @@
 //! Runs the performance-consistency test (fill, then 4 KiB random writes at QD32) on the
 //! default 256 GB profile and prints the IOPS every 50 s plus the wall time.
-//! `cargo run --release -p ssdsim --example consistency [duration_s]`
+//! `cargo run --release -p ssdsim --example consistency [duration_s] [KEY=VALUE...]`
 use ssdsim::{time::NS_PER_S, Config, Job, Pattern, Simulation};
 use std::time::Instant;
 
 fn main() {
     let duration_s: u64 = std::env::args().nth(1).map_or(2000, |a| a.parse().expect("duration in seconds"));
-    let cfg = Config::default();
+    let mut cfg = Config::default();
+    for kv in std::env::args().skip(2) {
+        let (k, v) = kv.split_once('=').expect("KEY=VALUE");
+        cfg.set(k, v).unwrap();
+    }
     let t0 = Instant::now();
     let mut sim = Simulation::new(&cfg, 1).unwrap();
     let user = sim.geometry().user_units;

@@ -117,6 +117,13 @@ impl Device {
         self.timing
     }
 
+    /// Heap bytes held by the drive's state (FTL plus timing resources).
+    pub fn state_bytes(&self) -> usize {
+        self.ftl.state_bytes()
+            + (self.die_free.capacity() + self.chan_free.capacity() + self.gc_carry.capacity()) * 8
+            + self.buf_pending.capacity() * 16
+    }
+
     #[inline]
     fn channel_of_die(&self, die: usize) -> usize {
         die % self.geo.channels

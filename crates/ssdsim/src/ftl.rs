@@ -207,6 +207,29 @@ impl Ftl {
         self.counters
     }
 
+    /// Heap bytes held by the FTL's state (maps, block records, pools), by capacity.
+    pub fn state_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let pools: usize = self
+            .pools
+            .iter()
+            .map(|p| {
+                size_of::<Pool>()
+                    + p.free.capacity() * 4
+                    + p.buckets.capacity() * 4
+                    + p.closed_fifo.capacity() * 4
+                    + p.closed.capacity() * 4
+            })
+            .sum();
+        self.l2p.capacity() * 4
+            + self.p2l.capacity() * 4
+            + self.payload.as_ref().map_or(0, |p| p.capacity() * 8)
+            + self.blocks.capacity() * size_of::<Block>()
+            + pools
+            + self.pending.capacity() * size_of::<GcWork>()
+            + self.scratch.capacity() * 8
+    }
+
     /// Free (erased, unallocated) blocks in the whole drive.
     pub fn free_blocks(&self) -> u64 {
         self.free_blocks_total
@@ -335,6 +358,13 @@ impl Ftl {
         if self.blocks[self.pools[pool].gc_open as usize].write_ptr == spb && self.pools[pool].free.len() <= 1 {
             self.pools[pool].bg_cursor = cursor;
             return false;
+        }
+        // The next valid units' L2P entries are scattered: fetch them ahead of time.
+        for ahead in (cursor + 8..(cursor + 16).min(spb)).step_by(2) {
+            let lpn = self.p2l[(base + ahead) as usize];
+            if lpn != NONE {
+                self.prefetch(lpn as u64);
+            }
         }
         let page = cursor / self.geo.units_per_page as u32;
         let first_in_page = self.pools[pool].bg_read_page != page;

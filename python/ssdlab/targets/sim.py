@@ -29,12 +29,18 @@ class SimTarget:
         self.seed = int(seed)
         self.name = f"sim:{profile.name}"
         self.capacity_bytes = profile.user_bytes
-        self._sim = _native.Simulator(list(profile.pairs), self.seed)
+        self._drive = None  # built on first use: allocating a large drive's maps costs seconds
+
+    @property
+    def _sim(self):
+        if self._drive is None:
+            self._drive = _native.Simulator(list(self.profile.pairs), self.seed)
+        return self._drive
 
     # -- Target protocol -------------------------------------------------------------
     def purge(self) -> dict:
         """A fresh, erased drive (the simulator's secure erase)."""
-        self._sim = _native.Simulator(list(self.profile.pairs), self.seed)
+        self._drive = None
         return {"method": "fresh simulated drive (all blocks erased, nothing mapped)"}
 
     def describe(self) -> dict:
