@@ -295,17 +295,29 @@ impl Device {
     }
 
     /// Reads `n` units from `lpn`, submitted at `submit`; returns the completion time.
+    /// Units of one command stored in the same NAND page share one page read (sense).
     pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         let mut done = t;
+        let upp = self.geo.units_per_page as u32;
+        let mut last_page = u32::MAX;
+        let mut last_sensed = t;
         for u in lpn..lpn + n {
             let ready = match self.ftl.lookup(u) {
                 None => t,
                 Some(slot) => {
                     let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
                     let ch = self.channel_of_die(die);
-                    let sensed = self.die_free[die].max(t) + self.t_read;
-                    self.die_free[die] = sensed;
+                    let page = slot / upp;
+                    let sensed = if page == last_page {
+                        last_sensed
+                    } else {
+                        let s = self.die_free[die].max(t) + self.t_read;
+                        self.die_free[die] = s;
+                        s
+                    };
+                    last_page = page;
+                    last_sensed = sensed;
                     self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
                     self.chan_free[ch]
                 }

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, analysis, plots, results
+from .. import __version__, analysis, plots, report, results
+from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
 
@@ -81,6 +82,8 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
         rd.write_series("fill", fill_result.series)
         summary["fill"] = {**fill_result.totals,
                            "mbps_mean": fill_result.totals["host_write_bytes"] / max(fill_result.totals["duration_s"], 1e-9) / 1e6}
+        if not target.simulated:
+            summary["drive_counters_before"] = _read_drive_counters(target)
         result = run_phase(target, rand, f"4 KiB random write QD{params.qd}", progress)
         complete = True
     except (Interrupted, KeyboardInterrupt) as e:
@@ -97,6 +100,17 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
     return summary
 
 
+def _read_drive_counters(target: Target) -> dict:
+    """A real target's host/NAND write counters (``FioTarget.counters``); never fails a run."""
+    read = getattr(target, "counters", None)
+    if read is None:
+        return drive_counters.unavailable(f"{type(target).__name__} has no drive counters")
+    try:
+        return read()
+    except Exception as e:  # a counter read must not cost the user the test's results
+        return drive_counters.unavailable(f"reading the drive's counters failed: {e}")
+
+
 def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams) -> None:
     series = result.series
     rd.write_series("series", series)
@@ -107,6 +121,14 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     summary["host_write_bytes"] = result.totals["host_write_bytes"]
     summary["nand_write_bytes"] = result.totals.get("nand_write_bytes")
     summary["write_amplification"] = result.totals.get("write_amplification")
+    if target.simulated:
+        summary["write_amplification_source"] = "simulator (exact)"
+    else:  # the drive's own counters around the random-write phase, where it has them
+        before = summary.get("drive_counters_before")
+        after = summary["drive_counters_after"] = _read_drive_counters(target) if before is not None else None
+        wa, how = drive_counters.write_amplification(before, after)
+        summary["write_amplification"] = wa
+        summary["write_amplification_source"] = how
     summary["steady_state_write_amplification"] = steady_state_write_amplification(
         series, metrics.get("steady_state_onset_s"))
     summary["latency_us"] = result.latency_us
@@ -117,5 +139,6 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     # The reviewers' zoom: from t=1400 s of a 2000 s run (70 % of shorter runs).
     summary["plots"] = [p.name for p in plots.consistency_plots(rd.path, series, title=title)]
     rd.write_summary(summary)
+    report.write_report([rd.path], rd.path / "report.html")
     if result.complete:
         rd.finish()

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import JobSpec, PhaseResult, Progress
+from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
 from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
 
@@ -707,6 +708,14 @@ class FioTarget:
                     continue
                 d[key] = int(v) if v.isdigit() and key not in ("serial", "firmware", "model") else v
         return d
+
+    def counters(self) -> dict:
+        """The drive's own lifetime host/NAND write counters now, for a measured write
+        amplification (see :func:`ssdlab.targets.counters.read_counters`). Files, loop devices
+        and drives without such counters give ``{"source": "unavailable", "reason": ...}``."""
+        if self.dry_run:
+            return unavailable("dry run: nothing was read", self.path)
+        return read_counters(self.real_path)
 
     def close(self) -> None:
         """Nothing to release for a device or file (job files and logs stay in ``workdir``)."""

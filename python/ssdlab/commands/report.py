@@ -1,0 +1,358 @@
+"""``ssdlab report``, ``ssdlab analyze``, ``ssdlab compare``: results you already have.
+
+* ``ssdlab report DIR... [--out report.html]``: one self-contained interactive page
+  (:mod:`ssdlab.report`) for one or more results folders (or folders of results folders).
+* ``ssdlab analyze LOG... [--interval S] [--bs SIZE] [--out DIR]``: the consistency
+  metrics (:func:`ssdlab.analysis.analyze_iops`) of fio ``write_iops_log`` files. The logs
+  given are the jobs of one run (``numjobs``), summed second by second; a folder or a
+  ``write_iops_log`` prefix stands for every ``*_iops[.N].log`` in it. With ``--out`` a
+  results folder is written: summary.json (``"test": "analyze"``), series.parquet/.csv,
+  the three review scatter plots and report.html.
+* ``ssdlab compare DIR... [--out DIR]``: the main metrics of several runs side by side as
+  a text table; with ``--out`` also compare.csv (one row per run), the overlay scatter
+  plots (``compare_log``, ``compare_steady_log``, ``compare_steady_linear``), summary.json
+  (``"test": "compare"``, the table as a ``tables`` entry) and report.html of the runs.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+
+EPILOG = "Docs: README.md"
+
+
+def _size(text: str) -> int:
+    from ..cli import _size as parse_size
+
+    return parse_size(text)
+
+
+def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target here
+    r = subparsers.add_parser(
+        "report", help="build one self-contained interactive report.html from results folders",
+        description="Build report.html from one or more results folders: the review-style interactive graphs "
+                    "(drive and spare-area variant buttons, log/linear scale, zoom presets), metric tables and "
+                    "each run's version, command line, target and profile. One file, works offline.",
+        epilog=EPILOG)
+    r.add_argument("dirs", nargs="+", metavar="DIR",
+                   help="results folder (or a folder holding results folders)")
+    r.add_argument("--out", metavar="FILE", default=None,
+                   help="where to write the page (default: DIR/report.html for one folder, else ./report.html)")
+    r.add_argument("--title", default=None, help="page title")
+    r.set_defaults(func=cmd_report)
+
+    a = subparsers.add_parser(
+        "analyze", help="consistency metrics of existing fio write_iops_log files",
+        description="Read fio IOPS logs (write_iops_log; windowed with log_avg_msec or per-IO) and compute the "
+                    "consistency metrics: IOPS mean/median/p1/p99/min, zero-IOPS seconds, longest stall, "
+                    "fresh-out-of-box level, steady-state onset (SNIA rule), bimodality. Several logs are the jobs "
+                    "of one run and are summed.",
+        epilog=EPILOG)
+    a.add_argument("logs", nargs="+", metavar="LOG",
+                   help="fio *_iops.N.log file, or a folder / write_iops_log prefix (all its *_iops logs)")
+    a.add_argument("--interval", type=float, default=1.0, metavar="S",
+                   help="analysis interval in whole seconds: the 1-s IOPS from the logs are averaged over S-second "
+                        "intervals (default: %(default)s)")
+    a.add_argument("--bs", type=_size, default=4096, metavar="SIZE",
+                   help="block size of the IOs, for MB/s (default: 4KiB = 4096 bytes)")
+    a.add_argument("--direction", choices=["read", "write", "trim"], default=None,
+                   help="only this direction (default: every direction in the logs, summed)")
+    a.add_argument("--log-avg-msec", type=int, default=None, metavar="MS",
+                   help="fio's log_avg_msec for these logs, 0 for per-IO logs (default: detected)")
+    a.add_argument("--round", dest="round_s", type=float, default=60.0, metavar="S",
+                   help="steady-state round length in seconds (SNIA rule, default: %(default)s)")
+    a.add_argument("--label", default=None, help="the drive's name in the results and report")
+    a.add_argument("--span", type=float, default=None, metavar="PCT",
+                   help="percent of the drive the run covered (for the report's variant buttons: 75 = 25%% spare area)")
+    a.add_argument("--json", action="store_true", help="print the metrics as JSON instead of text")
+    a.add_argument("--out", default=None, metavar="DIR", help="write a results folder here")
+    a.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
+    a.set_defaults(func=cmd_analyze)
+
+    c = subparsers.add_parser(
+        "compare", help="main metrics of several runs side by side",
+        description="Print the main metrics of several results folders side by side. With --out, also write "
+                    "compare.csv, the overlaid consistency scatter plots and report.html.",
+        epilog=EPILOG)
+    c.add_argument("dirs", nargs="+", metavar="DIR", help="results folder (or a folder holding results folders)")
+    c.add_argument("--out", default=None, metavar="DIR", help="write compare.csv, plots, summary.json and report.html here")
+    c.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
+    c.add_argument("--title", default=None, help="title of the plots and report")
+    c.set_defaults(func=cmd_compare)
+
+
+# --------------------------------------------------------------------------- report
+
+def _run_dirs(paths) -> list[Path]:
+    from .. import report
+
+    try:
+        return report.expand_run_dirs(paths)
+    except FileNotFoundError as e:
+        raise UserError(str(e)) from None
+
+
+def cmd_report(args) -> int:
+    from .. import report
+
+    dirs = _run_dirs(args.dirs)
+    out = Path(args.out) if args.out else (dirs[0] / report.REPORT_NAME if len(dirs) == 1 else Path(report.REPORT_NAME))
+    if out.is_dir():
+        out = out / report.REPORT_NAME
+    try:
+        path = report.write_report(dirs, out, title=args.title)
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(str(e)) from None
+    print(f"report of {len(dirs)} run{'s' if len(dirs) != 1 else ''}: {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- analyze
+
+def _iops_files(items) -> list[Path]:
+    from .. import fio_logs
+
+    files: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_file():
+            name = fio_logs.parse_log_name(p)
+            if name is not None and name.kind != "iops":
+                raise UserError(f"{p}: a fio {name.kind} log, not an IOPS log (write_iops_log writes *_iops.N.log)")
+            files.append(p)
+            continue
+        try:
+            files += fio_logs.find_logs(p, "iops")
+        except FileNotFoundError as e:
+            raise UserError(f"{item}: no such file, and {e}") from None
+    return files
+
+
+def rebin(iops: np.ndarray, interval_s: float) -> tuple[np.ndarray, float]:
+    """1-s IOPS averaged over whole ``interval_s``-second intervals (a trailing partial interval
+    is dropped). Returns the series and the interval."""
+    k = int(round(interval_s))
+    if k < 1 or abs(k - interval_s) > 1e-9:
+        raise UserError(f"--interval {interval_s:g}: must be a whole number of seconds >= 1 "
+                        "(fio logs are read as 1-s intervals)")
+    if k == 1:
+        return iops, 1.0
+    n = iops.size // k
+    if n == 0:
+        raise UserError(f"--interval {interval_s:g}: the logs cover only {iops.size} s")
+    return iops[: n * k].reshape(n, k).mean(axis=1), float(k)
+
+
+def analyze_logs(files, *, interval_s: float = 1.0, bs_bytes: int = 4096, direction=None,
+                 log_avg_msec=None, round_s: float = 60.0) -> tuple[dict, dict]:
+    """(series, metrics) of fio IOPS logs: series ``t_s``, ``iops``, ``mbps``; metrics from
+    :func:`ssdlab.analysis.analyze_iops` (plus ``round_s``)."""
+    from .. import analysis, fio_logs
+
+    try:
+        s = fio_logs.read_iops_logs([Path(f) for f in files], direction, log_avg_msec=log_avg_msec)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from None
+    iops, interval = rebin(np.asarray(s["iops"], dtype=np.float64), interval_s)
+    if round_s <= 0:
+        raise UserError(f"--round {round_s:g}: must be > 0 seconds")
+    if abs(round_s / interval - round(round_s / interval)) > 1e-9:
+        round_s = interval * math.ceil(round_s / interval)  # rounds must hold whole intervals
+    try:
+        metrics = analysis.analyze_iops(iops, interval, round_s=round_s, bs_bytes=bs_bytes)
+    except ValueError as e:
+        raise UserError(f"cannot analyze these logs: {e}") from None
+    series = {"t_s": np.arange(iops.size, dtype=np.float64) * interval, "iops": iops,
+              "mbps": iops * bs_bytes / 1e6}
+    return series, {**metrics, "round_s": float(round_s)}
+
+
+def _fmt(v, spec=",.0f"):
+    return "n/a" if v is None else format(v, spec)
+
+
+def print_metrics(m: dict, what: str) -> None:
+    print(what)
+    print(f"  {m['n_intervals']} intervals of {m['interval_s']:g} s ({m['duration_s']:g} s)")
+    print(f"  IOPS mean {_fmt(m['iops_mean'])}  median {_fmt(m['iops_median'])}  p1 {_fmt(m['iops_p1'])}  "
+          f"p99 {_fmt(m['iops_p99'])}  min {_fmt(m['iops_min'])}  max {_fmt(m['iops_max'])}")
+    print(f"  MB/s mean {_fmt(m['mbps_mean'], ',.1f')}  coefficient of variation {_fmt(m['iops_cv'], '.3f')}  "
+          f"consistency score {_fmt(m['consistency_score'], '.2f')}")
+    print(f"  zero-IOPS seconds {_fmt(m['zero_iops_seconds'], 'g')}  longest stall {_fmt(m['longest_stall_s'], 'g')} s")
+    print(f"  fresh-out-of-box {_fmt(m['fob_iops'])} IOPS for {_fmt(m['fob_duration_s'], 'g')} s  "
+          f"steady state from {_fmt(m['steady_state_onset_s'], 'g')} s "
+          f"(mean {_fmt(m['steady_state_iops_mean'])} IOPS)")
+    if m.get("bimodal"):
+        print(f"  bimodal: high mode {_fmt(m['high_mode_iops'])} IOPS {m['high_mode_share'] * 100:.1f}% of the time, "
+              f"low mode {_fmt(m['low_mode_iops'])} IOPS; bursts {_fmt(m['burst_mean_s'], '.3g')} s "
+              f"every {_fmt(m['burst_period_s'], '.3g')} s")
+
+
+def cmd_analyze(args) -> int:
+    from .. import __version__, fio_logs, plots, report, results
+
+    files = _iops_files(args.logs)
+    if args.bs <= 0:
+        raise UserError(f"--bs {args.bs}: must be > 0 bytes")
+    if args.span is not None and not 0 < args.span <= 100:
+        raise UserError(f"--span {args.span:g}: must be a percentage in (0, 100]")
+    series, metrics = analyze_logs(files, interval_s=args.interval, bs_bytes=args.bs, direction=args.direction,
+                                   log_avg_msec=args.log_avg_msec, round_s=args.round_s)
+    job = fio_logs.parse_log_name(files[0])
+    source = f"fio:{job.job}" if job else f"fio:{files[0].name}"
+    what = f"{args.label or source}: {len(files)} fio IOPS log{'s' if len(files) != 1 else ''}"
+    if args.json:
+        print(json.dumps(results.to_jsonable(metrics), indent=2))
+    else:
+        print_metrics(metrics, what)
+    if not args.out:
+        return 0
+    rd = results.ResultsDir(args.out, overwrite=args.force)
+    summary: dict = {"test": "analyze", "target": source, "ssdlab_version": __version__}
+    if args.label:
+        summary["label"] = args.label
+    if args.span is not None:
+        summary["span_pct"] = args.span
+    summary.update({
+        "logs": [str(f.resolve()) for f in files],
+        "direction": args.direction or "all",
+        "log_avg_msec": args.log_avg_msec,
+        "bs_bytes": args.bs,
+        **metrics,
+        **results.run_metadata(sys.argv),
+        "complete": True,
+    })
+    rd.write_series("series", series)
+    title = f"{args.label or source} — IOPS from fio logs"
+    summary["plots"] = [p.name for p in plots.consistency_plots(rd.path, series, title=title)]
+    rd.write_summary(summary)
+    report.write_report([rd.path], rd.path / report.REPORT_NAME)
+    rd.finish()
+    if not args.json:
+        print(f"  results in {args.out}/ (summary.json, series.parquet, consistency_*.png, report.html)")
+    return 0
+
+
+# --------------------------------------------------------------------------- compare
+
+#: Metrics printed by ``ssdlab compare`` (a subset of :data:`ssdlab.report.MAIN_METRICS`).
+COMPARE_KEYS = ("span_pct", "duration_s", "iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min",
+                "mbps_mean", "iops_cv", "consistency_score", "zero_iops_seconds", "longest_stall_s",
+                "fob_iops", "fob_duration_s", "steady_state_onset_s", "steady_state_iops_mean",
+                "high_mode_share", "write_amplification", "steady_state_write_amplification")
+_EXTRA_LABELS = {"span_pct": ("span", "%"), "duration_s": ("duration", "s")}
+
+
+def _labels(keys) -> list[tuple[str, str, str]]:
+    from .. import report
+
+    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
+    known.update(_EXTRA_LABELS)
+    out = []
+    for k in keys:
+        label, unit = known.get(k, (k, ""))
+        out.append((k, label + report.unit_suffix(label, unit), unit))
+    return out
+
+
+def compare_rows(summaries: list[dict]) -> list[tuple[str, str, str, list]]:
+    """(key, label, unit, values) for every compare metric some run has."""
+    from .. import report
+
+    rows = []
+    for key, label, unit in _labels(COMPARE_KEYS):
+        vals = [report._get(s, key) for s in summaries]
+        if any(v is not None for v in vals):
+            rows.append((key, label, unit, vals))
+    return rows
+
+
+def text_table(header: list[list[str]], rows: list[list[str]]) -> str:
+    """Aligned columns: first column left-aligned, the others right-aligned."""
+    allrows = header + rows
+    ncol = max(len(r) for r in allrows)
+    allrows = [r + [""] * (ncol - len(r)) for r in allrows]
+    w = [max(len(r[i]) for r in allrows) for i in range(ncol)]
+    lines = []
+    for j, r in enumerate(allrows):
+        cells = [r[0].ljust(w[0])] + [r[i].rjust(w[i]) for i in range(1, ncol)]
+        lines.append("  ".join(cells).rstrip())
+        if j == len(header) - 1:
+            lines.append("  ".join("-" * x for x in w))
+    return "\n".join(lines)
+
+
+def cmd_compare(args) -> int:
+    from .. import __version__, plots, report, results
+
+    dirs = _run_dirs(args.dirs)
+    runs = []
+    for d in dirs:
+        try:
+            s = results.read_summary(d)
+        except (FileNotFoundError, ValueError) as e:
+            raise UserError(f"{d}: {e}") from None
+        runs.append({"dir": d, "summary": s, "drive": report._drive_label(s, d),
+                     "variant": s.get("variant") or report.variant_label(s.get("span_pct"))})
+    labels = [f"{r['drive']} · {r['variant']}" for r in runs]
+    for i, lab in enumerate(labels):
+        if labels.count(lab) > 1:
+            labels[i] = f"{lab} ({runs[i]['dir'].name})"
+    while len(set(labels)) < len(labels):  # same folder names too: number them
+        labels = [f"{lab} #{i + 1}" for i, lab in enumerate(labels)]
+    summaries = [r["summary"] for r in runs]
+    rows = compare_rows(summaries)
+    header = [["metric"] + [str(r["drive"]) for r in runs],
+              [""] + [str(r["variant"]) for r in runs],
+              ["folder"] + [r["dir"].name for r in runs]]
+    body = [[label] + [report.format_value(v, unit) for v in vals] for _, label, unit, vals in rows]
+    print(text_table(header, body))
+    if not args.out:
+        return 0
+
+    rd = results.ResultsDir(args.out, overwrite=args.force)
+    keys = [k for k, *_ in rows]
+
+    def write_csv(f):
+        text = io.StringIO()
+        w = csv.writer(text, lineterminator="\n")
+        w.writerow(["run", "folder", "test", "target"] + keys)
+        for lab, r in zip(labels, runs):
+            s = r["summary"]
+            vals = [report._get(s, k) for k in keys]
+            w.writerow([lab, str(r["dir"]), s.get("test", ""), s.get("target", "")]
+                       + ["" if v is None else repr(float(v)) if isinstance(v, float) else v for v in vals])
+        f.write(text.getvalue().encode("utf-8"))
+
+    results.atomic_write(rd / "compare.csv", write_csv)
+    title = args.title or f"Comparison of {len(runs)} runs"
+    overlay = {}
+    for lab, r in zip(labels, runs):
+        try:
+            s = results.read_series(r["dir"] / "series")
+        except (FileNotFoundError, ValueError, OSError):
+            continue
+        if "t_s" in s and "iops" in s and r["summary"].get("test") not in report.LINE_TESTS:
+            overlay[lab] = s
+    plot_names = []
+    if overlay:
+        plot_names = [p.name for p in plots.consistency_plots_multi(rd.path, overlay, title=title, stem="compare")]
+    table = {"title": "Main metrics", "columns": ["metric"] + labels,
+             "rows": [[label] + [v * 100.0 if unit == "share" and isinstance(v, (int, float)) and not isinstance(v, bool)
+                                 else v for v in vals] for _, label, unit, vals in rows]}
+    summary = {"test": "compare", "ssdlab_version": __version__, "runs": [str(d.resolve()) for d in dirs],
+               "labels": labels, "tables": [table], "plots": plot_names + ["compare.csv"],
+               **results.run_metadata(sys.argv), "complete": True}
+    rd.write_summary(summary)
+    report.write_report(dirs, rd.path / report.REPORT_NAME, title=title)
+    rd.finish()
+    print(f"results in {args.out}/ (compare.csv, {'compare_*.png, ' if plot_names else ''}report.html)")
+    return 0

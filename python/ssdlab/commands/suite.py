@@ -1,0 +1,219 @@
+"""``ssdlab sweep``, ``ssdlab recovery``, ``ssdlab used``: the LBA sweep, the TRIM/idle
+recovery sequence and the used-vs-new table (SPEC tests 2-4; seeds 000 and 002)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UserError
+
+EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"
+SIZES = "sizes: bytes or 4KiB, 128KiB, 64MiB, 8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024)"
+
+
+def _size(text: str) -> int:
+    from ..cli import _size as parse_size
+
+    return parse_size(text)
+
+
+def _zone_bytes(text: str) -> int:
+    """``--zone-bytes``: a size, or ``full`` (-1) for the whole zone."""
+    return -1 if text.strip().lower() == "full" else _size(text)
+
+
+def _dirty(text: str) -> tuple[str, float]:
+    """``--dirty-writes``: a size, or ``Nx`` (N times the span)."""
+    t = text.strip().lower()
+    if t.endswith("x"):
+        try:
+            n = float(t[:-1])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: give bytes (e.g. 8GiB) or a multiple of the span (e.g. 1x, 2.5x)") from None
+        if n < 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+        return ("x", n)
+    return ("bytes", float(_size(text)))
+
+
+def _add_span(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--span", type=float, default=100.0, metavar="PCT",
+                   help="percent of the capacity to test; 75 emulates 25%% extra spare area (default: %(default)s)")
+
+
+def _add_sweep_args(p: argparse.ArgumentParser, what: str) -> None:
+    g = p.add_argument_group(f"sweep ({what})")
+    g.add_argument("--zones", type=int, default=100, metavar="N",
+                   help="zones across the span, one measurement per zone and direction (default: %(default)s)")
+    g.add_argument("--zone-bytes", type=_zone_bytes, default=None, metavar="SIZE",
+                   help="bytes transferred at the start of each zone, a multiple of --bs, or 'full' for whole zones "
+                        "(default: min(64 MiB, zone size, 3%% of the span / zones): a sweep writes at most ~3%% of the "
+                        "span, so it changes the drive it measures little; 'full' rewrites the whole span)")
+    g.add_argument("--bs", dest="sweep_bs", type=_size, default=128 * 1024, metavar="SIZE",
+                   help="sequential request size (default: 128KiB = 131072 bytes)")
+    g.add_argument("--qd", dest="sweep_qd", type=int, default=1, metavar="N",
+                   help="sequential queue depth (default: %(default)s, like HD Tach: one request at a time)")
+
+
+def register(subparsers, add_target_args) -> None:
+    s = subparsers.add_parser(
+        "sweep", help="HD Tach-like sequential write and read MB/s in zones across the LBA space",
+        description="LBA sweep (HD Tach-like): purge, then in each of --zones zones across the span write "
+                    "--zone-bytes sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and "
+                    "measure read MB/s. The write pass writes the drive: it is itself a sequential write workload. "
+                    "Writes summary.json (average/min/max MB/s per direction), sweep.parquet/.csv (zone, "
+                    "position_pct, offset_bytes, write_mbps, read_mbps) and sweep.png/.svg. " + SIZES + ".",
+        epilog=EPILOG)
+    add_target_args(s)
+    _add_span(s)
+    _add_sweep_args(s, "HD Tach-like")
+    s.add_argument("--no-read", dest="read", action="store_false", help="skip the read pass")
+    s.add_argument("--no-write", dest="write", action="store_false",
+                   help="skip the write pass (the read pass then reads what the drive holds; on a purged drive "
+                        "that is unwritten LBAs, which drives answer without reading NAND)")
+    s.set_defaults(func=cmd_sweep)
+
+    r = subparsers.add_parser(
+        "recovery", help="TRIM and idle recovery (Plextor M3 sequence): sweeps clean / after torture / idle / TRIM",
+        description="The Plextor M3 sequence: purge; clean sweep; sequential fill of the span (128 KiB, QD32) and "
+                    "4 KiB random writes at QD32 over the span for --torture-min minutes; sweep; purge, fill and "
+                    "torture again (as the review did, so the idle sweep does not rewrite the previous sweep's "
+                    "zones); --idle-min minutes without I/O; sweep; TRIM of the span; sweep. Times are simulated time on sim: targets. "
+                    "Writes summary.json (stages: average/min/max MB/s per sweep; tables), sweeps.parquet/.csv "
+                    "(one column per stage and direction), fill/torture series, the overlay plots "
+                    "recovery_write/recovery_read (MB/s vs position, one line per stage) and recovery_stages. "
+                    + SIZES + ".",
+        epilog=EPILOG)
+    add_target_args(r)
+    _add_span(r)
+    r.add_argument("--torture-min", type=float, default=20.0, metavar="MIN",
+                   help="minutes of 4 KiB random writes at QD32 on the full drive (default: %(default)s; the review's "
+                        "second variant: 60)")
+    r.add_argument("--idle-min", type=float, default=40.0, metavar="MIN",
+                   help="minutes without host I/O before the third sweep (default: %(default)s)")
+    r.add_argument("--no-retorture", dest="retorture", action="store_false",
+                   help="idle right after the after-torture sweep instead of purging, filling and torturing again "
+                        "first as the review did (saves a fill and --torture-min; but the after-idle sweep then "
+                        "rewrites what the previous sweep wrote, which a drive frees cheaply, and overstates "
+                        "idle recovery)")
+    _add_sweep_args(r, "each of the four")
+    r.add_argument("--no-read", dest="read", action="store_false", help="sweeps measure writes only")
+    r.set_defaults(func=cmd_recovery)
+
+    u = subparsers.add_parser(
+        "used", help="4 KiB random write MB/s and IOPS: new / used / used after TRIM",
+        description="Used vs new: 4 KiB random writes at --qd over the span for --duration seconds on a new "
+                    "(purged) drive; on a used drive (purged, filled sequentially, then --dirty-writes of random "
+                    "writes: valid and invalid data, no TRIM); and on that drive after a TRIM of the span. Writes "
+                    "summary.json (new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series "
+                    "per state (new, used, trimmed) and the bar table used.png/.svg. " + SIZES + ".",
+        epilog=EPILOG)
+    add_target_args(u)
+    _add_span(u)
+    u.add_argument("--duration", type=float, default=60.0, metavar="S",
+                   help="seconds of random writes per state (simulated time on sim: targets) (default: %(default)s)")
+    u.add_argument("--qd", type=int, default=32, metavar="N", help="queue depth (default: %(default)s)")
+    u.add_argument("--bs", type=_size, default=4096, metavar="SIZE", help="random-write block size (default: 4KiB = 4096 bytes)")
+    u.add_argument("--dirty-writes", type=_dirty, default=("x", 1.0), metavar="SIZE|Nx",
+                   help="random-write bytes after the fill that make the drive 'used': a size, or a multiple of "
+                        "the span such as 2x (default: 1x, one span)")
+    u.set_defaults(func=cmd_used)
+
+
+def _check_sweep_args(args) -> None:
+    """What the sweep layout does not check itself (it checks --zones, --zone-bytes, --bs)."""
+    if args.sweep_qd < 1:
+        raise UserError(f"--qd {args.sweep_qd}: must be >= 1")
+
+
+def _execute(args, module, params, printer) -> int:
+    """Dry run (print the plan) or run the procedure into ``--out``; print a short result."""
+    from ..cli import open_cli_target, print_plan
+    from ..results import ResultsDir
+
+    if args.dry_run:
+        target = open_cli_target(args)
+        try:
+            print_plan(target, module.plan(target, params))
+        finally:
+            target.close()
+        return 0
+    rd = ResultsDir(args.out, overwrite=args.force)
+    target = open_cli_target(args, rd.path)
+    try:
+        try:
+            module.plan(target, params)  # option errors before anything is written to the drive
+        except UserError as e:
+            rd.mark_incomplete(f"not started: {e}")
+            raise
+        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+    finally:
+        target.close()
+    printer(summary)
+    print(f"  results in {args.out}/")
+    return 0
+
+
+def _mb(v) -> str:
+    return "n/a" if v is None else f"{v:,.1f}"
+
+
+def cmd_sweep(args) -> int:
+    from ..procedures import sweep
+
+    _check_sweep_args(args)
+    params = sweep.SweepParams(span_pct=args.span, zones=args.zones, zone_bytes=args.zone_bytes, bs_bytes=args.sweep_bs,
+                               qd=args.sweep_qd, write=args.write, read=args.read, seed=args.seed)
+
+    def show(s: dict) -> None:
+        print(f"{s['target']}  sweep of {s['zones']} zones, {s['zone_bytes']} bytes each, "
+              f"{s['bs_bytes'] // 1024} KiB QD{s['qd']}")
+        for d in ("write", "read"):
+            if s[f"{d}_mbps_mean"] is not None:
+                print(f"  {d:<5} MB/s  avg {_mb(s[f'{d}_mbps_mean'])}  min {_mb(s[f'{d}_mbps_min'])}  "
+                      f"max {_mb(s[f'{d}_mbps_max'])}")
+
+    return _execute(args, sweep, params, show)
+
+
+def cmd_recovery(args) -> int:
+    from ..procedures import recovery
+
+    _check_sweep_args(args)
+    if not args.torture_min > 0:
+        raise UserError(f"--torture-min {args.torture_min}: must be > 0 minutes")
+    if not args.idle_min >= 0:
+        raise UserError(f"--idle-min {args.idle_min}: must be >= 0 minutes")
+    params = recovery.RecoveryParams(span_pct=args.span, torture_min=args.torture_min, idle_min=args.idle_min,
+                                     zones=args.zones, zone_bytes=args.zone_bytes, sweep_bs_bytes=args.sweep_bs,
+                                     sweep_qd=args.sweep_qd, read=args.read, retorture=args.retorture,
+                                     seed=args.seed)
+
+    def show(s: dict) -> None:
+        print(f"{s['target']}  recovery: {s['torture_min']:g} min torture, {s['idle_min']:g} min idle; "
+              f"sequential write MB/s per stage (avg / min / % of clean)")
+        for st in s["stages"].values():
+            pct = st.get("write_vs_clean_pct")
+            print(f"  {st['label']:<16} {_mb(st['write_mbps_mean']):>8} / {_mb(st['write_mbps_min']):>8}"
+                  + ("" if pct is None else f"  {pct:5.1f} %"))
+
+    return _execute(args, recovery, params, show)
+
+
+def cmd_used(args) -> int:
+    from ..procedures import used
+
+    kind, n = args.dirty_writes
+    params = used.UsedParams(span_pct=args.span, duration_s=args.duration, qd=args.qd, bs_bytes=args.bs,
+                             dirty_bytes=int(n) if kind == "bytes" else None,
+                             dirty_spans=n if kind == "x" else 1.0, seed=args.seed)
+    params.check()
+
+    def show(s: dict) -> None:
+        print(f"{s['target']}  {s['bs_bytes'] // 1024} KiB random write QD{s['qd']}, {s['requested_duration_s']:g} s per state")
+        for st in s["states"].values():
+            pct = st.get("vs_new_pct")
+            print(f"  {st['label']:<22} {_mb(st['mbps']):>8} MB/s  {st['iops'] or 0:>9,.0f} IOPS"
+                  + ("" if pct is None else f"  {pct:5.1f} % of new"))
+
+    return _execute(args, used, params, show)

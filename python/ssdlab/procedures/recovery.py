@@ -1,0 +1,232 @@
+"""TRIM and idle recovery, the Plextor M3 sequence (seed 000): HD Tach-like sweeps of a
+clean drive, after a random-write torture, after idle time, and after TRIM.
+
+1. purge, then the **clean** sweep;
+2. torture: sequential fill of the span (128 KiB, QD32) so the drive is full, then 4 KiB
+   random writes at QD32 over the whole span for ``torture_min`` minutes (20; the review's
+   second variant is 60), then the **after torture** sweep;
+3. purge, fill and torture again (see below), then ``idle_min`` minutes without host I/O
+   (40), in which a drive with idle-time garbage collection cleans up, then the **after idle**
+   sweep;
+4. TRIM of the whole span, then the **after TRIM** sweep.
+
+Each sweep is :func:`ssdlab.procedures.sweep.sweep` (write pass, then read pass).
+
+**Why the drive is tortured twice.** A sweep writes the zones it measures, as HD Tach does, and
+a second sweep at the same positions rewrites exactly the LBAs the first one wrote
+sequentially: whole blocks that the drive frees without copying anything. A sweep that follows
+another therefore reads as a recovery the drive never made (256 GB default profile before it
+had idle GC, 20 min torture: 73 MB/s after torture, 291 MB/s on an immediate second sweep). The review
+avoided this: before the idle test it "secure erased the drive, reran our 20 minute torture
+test and let the drive idle for 40 minutes". So does this test by default: after the
+after-torture sweep it purges, fills and tortures again, then idles. ``retorture=False``
+(``--no-retorture``) idles right after the after-torture sweep instead (one fill and one
+torture less; on a real drive that saves the fill time plus ``torture_min``), and then "after
+idle" includes that self-cleaning. The TRIM step follows the after-idle sweep: TRIM unmaps the
+whole span, so no earlier sweep leaves a trace there. Each sweep writes at most ~3 % of the
+span by default (see :mod:`~ssdlab.procedures.sweep`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import plots, results
+from ..targets.base import JobSpec, Target
+from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
+from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, SweepInterrupted, ZoneLayout, base_summary,
+                    describe_sweep, stop, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs, zone_layout)
+
+#: (id, label) of the four sweeps, in order.
+STAGES = (("clean", "clean"), ("after_torture", "after torture"), ("after_idle", "after idle"),
+          ("after_trim", "after TRIM"))
+
+
+@dataclass(frozen=True)
+class RecoveryParams:
+    span_pct: float = 100.0
+    torture_min: float = 20.0
+    idle_min: float = 40.0
+    torture_qd: int = 32
+    torture_bs_bytes: int = 4096
+    zones: int = SWEEP_ZONES
+    #: Sweep bytes per zone; None: default sample; -1: whole zone.
+    zone_bytes: int | None = None
+    sweep_bs_bytes: int = SWEEP_BS_BYTES
+    sweep_qd: int = SWEEP_QD
+    read: bool = True
+    #: Purge, fill and torture again before the idle period (as the review did).
+    retorture: bool = True
+    seed: int = 1
+
+
+def _layout(target: Target, p: RecoveryParams) -> tuple[int, ZoneLayout]:
+    span = span_bytes(target.capacity_bytes, p.span_pct, max(FILL_BS_BYTES, p.sweep_bs_bytes))
+    return span, zone_layout(span, p.zones, p.zone_bytes, p.sweep_bs_bytes)
+
+
+def phases(target: Target, p: RecoveryParams) -> dict[str, JobSpec]:
+    """The non-sweep phases by name: fill, torture, refill, retorture, idle, trim."""
+    span, _ = _layout(target, p)
+    fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=p.seed)
+    torture = JobSpec("torture", "randwrite", bs_bytes=p.torture_bs_bytes, qd=p.torture_qd, span_bytes=span,
+                      duration_s=p.torture_min * 60.0, seed=p.seed)
+    return {
+        "fill": fill,
+        "torture": torture,
+        "refill": replace(fill, name="refill"),
+        "retorture": replace(torture, name="retorture", seed=p.seed + 1),
+        "idle": JobSpec("idle", "idle", duration_s=p.idle_min * 60.0, seed=p.seed),
+        "trim": JobSpec("trim", "trim", bs_bytes=trim_bs(span), qd=32, span_bytes=span, seed=p.seed),
+    }
+
+
+def steps(p: RecoveryParams) -> list[tuple[str, str]]:
+    """The sequence as (kind, name): ("sweep", stage), ("phase", phase name) or ("purge", "")."""
+    again = [("purge", ""), ("phase", "refill"), ("phase", "retorture")] if p.retorture else []
+    return ([("sweep", "clean"), ("phase", "fill"), ("phase", "torture"), ("sweep", "after_torture")] + again
+            + [("phase", "idle"), ("sweep", "after_idle"), ("phase", "trim"), ("sweep", "after_trim")])
+
+
+def plan(target: Target, p: RecoveryParams) -> list[JobSpec]:
+    """Every phase in order (for ``--dry-run``; purges are not phases)."""
+    _, layout = _layout(target, p)
+    ph = phases(target, p)
+    jobs: list[JobSpec] = []
+    for kind, name in steps(p):
+        if kind == "sweep":
+            jobs += [j for _, j in sweep_jobs(layout, qd=p.sweep_qd, read=p.read, label=name, seed=p.seed)]
+        elif kind == "phase":
+            jobs.append(ph[name])
+    return jobs
+
+
+def _phase_totals(result) -> dict:
+    t = dict(result.totals)
+    dur = float(t.get("duration_s") or 0.0)
+    ios = float(t.get("ios") or 0)
+    if dur > 0 and result.job.pattern not in ("idle", "trim"):
+        t["iops_mean"] = ios / dur
+        t["mbps_mean"] = ios * result.job.bs_bytes / dur / 1e6
+    return t
+
+
+def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir, *,
+        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
+    """Runs the sequence and writes ``out``: ``sweeps.parquet`` (one row per zone; columns
+    ``write_mbps_<stage>`` and ``read_mbps_<stage>``), the ``fill``/``torture`` (and
+    ``refill``/``retorture``) series, the overlay
+    plots ``recovery_write`` / ``recovery_read`` and ``recovery_stages`` (bars), summary.json.
+    Returns the summary. On Ctrl-C what was measured is written, marked incomplete, and
+    KeyboardInterrupt is re-raised."""
+    span, layout = _layout(target, p)
+    ph = phases(target, p)
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    summary = base_summary(
+        "recovery", target, p.seed, argv, span_pct=p.span_pct, span_bytes=span, torture_min=p.torture_min,
+        idle_min=p.idle_min, torture_qd=p.torture_qd, torture_bs_bytes=p.torture_bs_bytes, zones=layout.zones,
+        zone_size_bytes=layout.zone_size_bytes, zone_bytes=layout.sample_bytes, sweep_bs_bytes=layout.bs_bytes,
+        sweep_qd=p.sweep_qd, read_pass=p.read, retorture_before_idle=p.retorture, sweep_write_bytes=layout.write_bytes)
+    summary["purge"] = target.purge()
+    summary["preconditioning"] = (
+        f"{summary['purge']['method']}; clean sweep; then sequential fill of {span} bytes (128 KiB, QD32) and "
+        f"{p.torture_bs_bytes // 1024} KiB random writes at QD{p.torture_qd} over the span for {p.torture_min:g} min; "
+        + ("before the idle period the drive is purged, filled and tortured again (as in the review), so no "
+           "earlier sweep's writes are rewritten by the after-idle sweep" if p.retorture else
+           "the idle period follows the after-torture sweep directly (--no-retorture): the after-idle sweep "
+           "rewrites what that sweep wrote, which overstates idle recovery"))
+    summary["method"] = (describe_sweep(layout, p.sweep_qd) + "; each sweep writes "
+                         f"{layout.write_bytes} bytes ({layout.write_bytes / span * 100:.1f} % of the span), "
+                         "which is part of the drive's history")
+    sweeps = layout.position_columns(target.capacity_bytes)
+    summary["stages"] = {}
+    done: list[str] = []
+
+    def measure(stage: str, label: str) -> None:
+        s = sweep(target, layout, qd=p.sweep_qd, read=p.read, label=f"sweep {label}", seed=p.seed,
+                  progress=progress)
+        _store(stage, label, s)
+
+    def _store(stage: str, label: str, s: dict) -> None:
+        sweeps[f"write_mbps_{stage}"] = s["write_mbps"]
+        sweeps[f"read_mbps_{stage}"] = s["read_mbps"]
+        summary["stages"][stage] = {"label": label, **sweep_stats(s)}
+        done.append(stage)
+        rd.write_series("sweeps", sweeps)
+        rd.write_summary(summary)
+
+    what = f"{p.torture_bs_bytes // 1024} KiB QD{p.torture_qd}"
+    bar_labels = {"fill": "sequential fill", "torture": f"torture {what}", "refill": "sequential fill (again)",
+                  "retorture": f"torture {what} (again)", "idle": f"idle {p.idle_min:g} min", "trim": "TRIM span"}
+    series_kept = ("fill", "torture", "refill", "retorture")
+
+    def step(key: str) -> None:
+        result = run_phase(target, ph[key], bar_labels[key], progress)
+        if key in series_kept:
+            rd.write_series(key, result.series)
+        summary[key] = _phase_totals(result)
+
+    stages = dict(STAGES)
+    try:
+        for kind, name in steps(p):
+            if kind == "sweep":
+                measure(name, stages[name])
+            elif kind == "purge":
+                summary["purge_before_idle"] = target.purge()
+            else:
+                step(name)
+        complete = True
+    except (Interrupted, KeyboardInterrupt) as e:
+        complete = False
+        if isinstance(e, SweepInterrupted):
+            stage = next(s for s, _ in STAGES if s not in done)
+            _store(stage, stages[stage] + " (interrupted)", e.sweep)
+        elif isinstance(e, Interrupted) and e.result is not None:
+            key = e.result.job.name
+            if key in series_kept:
+                rd.write_series(key, e.result.series)
+            summary[key] = {**_phase_totals(e.result), "complete": False}
+    _finish(rd, target, summary, sweeps, done, p, layout)
+    if not complete:
+        stop(rd, summary)
+        raise KeyboardInterrupt
+    summary["complete"] = True
+    rd.write_summary(summary)
+    rd.finish()
+    return summary
+
+
+def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p: RecoveryParams,
+            layout: ZoneLayout) -> None:
+    st = summary["stages"]
+    clean = st.get("clean", {}).get("write_mbps_mean")
+    for stage in done:
+        m = st[stage]["write_mbps_mean"]
+        st[stage]["write_vs_clean_pct"] = m / clean * 100.0 if clean and m is not None else None
+        summary[f"{stage}_write_mbps"] = m
+        summary[f"{stage}_read_mbps"] = st[stage]["read_mbps_mean"]
+    table = sweep_table([(st[s]["label"], st[s]) for s in done],
+                        f"{target.name}: sequential {layout.bs_bytes // 1024} KiB QD{p.sweep_qd} MB/s per stage "
+                        f"({p.torture_min:g} min torture, {p.idle_min:g} min idle)")
+    table["columns"].append("write vs clean (%)")
+    for row, s in zip(table["rows"], done):
+        v = st[s]["write_vs_clean_pct"]
+        row.append(None if v is None else round(v, 1))
+    summary["tables"] = [table]
+    summary["plot"] = {"series": "sweeps", "x": "position_pct",
+                       "y": [f"write_mbps_{s}" for s in done] + ([f"read_mbps_{s}" for s in done] if p.read else [])}
+    names: list[str] = []
+    if done:
+        what = f"{layout.bs_bytes // 1024} KiB QD{p.sweep_qd}, {p.torture_min:g} min torture, {p.idle_min:g} min idle"
+        for d in ("write",) + (("read",) if p.read else ()):
+            lines = {st[s]["label"]: sweeps[f"{d}_mbps_{s}"] for s in done}
+            names += [x.name for x in plots.line_plot(
+                rd / f"recovery_{d}", sweeps["position_pct"], lines, "position (% of capacity)", "MB/s",
+                f"{target.name} — sequential {d} ({what})", formats=("png", "svg"))]
+        bars = {st[s]["label"]: st[s]["write_mbps_mean"] for s in done}
+        names += [x.name for x in plots.bar_table_plot(
+            rd / "recovery_stages", bars, "average sequential write (MB/s)",
+            f"{target.name} — average write MB/s per stage", formats=("png", "svg"))]
+    summary["plots"] = names
+    if target.simulated:
+        summary["counters"] = target.counters()

@@ -1,0 +1,303 @@
+"""HD Tach-like LBA sweep (seed 000): sequential write and read throughput in zones across
+the LBA space, as MB/s against position.
+
+The span (default: the whole drive) is cut into ``zones`` equal zones (default 100). At the
+start of each zone the sweep transfers ``zone_bytes`` sequentially (default 128 KiB blocks at
+QD1) and measures MB/s = bytes / time of that transfer. The **write pass** runs first, zone by
+zone from the first LBA to the last; the **read pass** then reads back the same bytes. Reading
+what the write pass just wrote means the read pass always reads mapped data: a drive answers
+reads of never-written or TRIMmed LBAs from the controller alone, without touching NAND, so a
+read-only sweep of a purged drive measures the controller, not the flash (``read=False`` /
+``write=False`` skip a pass; the other column is then NaN).
+
+QD1 by default, like HD Tach: one synchronous request at a time, so the curve shows what one
+stream of large sequential requests gets from the drive (``qd`` raises it).
+
+**A write sweep changes what it measures.** HD Tach writes the zones it measures, and so does
+this sweep: on a dirty drive those sequential writes replace scattered valid pages with
+whole-block writes, and the reviewers' after-torture curves show it (peaks where the sweep's own
+writes freed blocks). To disturb the drive little, the default sample per zone is
+``min(64 MiB, zone size, 3 % of the span / zones)`` (2.6 % of a 256 GB drive with 100 zones,
+64 MiB per zone); a sweep writes ``zones * zone_bytes`` in all, stored in the summary as
+``sweep_write_bytes``. ``zone_bytes = zone size`` writes the whole span: a full sequential
+pass that leaves a dirty drive largely clean. Sweeps always sample the same positions (as HD
+Tach does), so a second sweep rewrites what the first wrote, blocks a drive frees without
+copying: back-to-back sweeps of a dirty drive overstate its recovery (``recovery`` therefore
+re-tortures before its idle step).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import plots, results
+from ..errors import UserError
+from ..progress import phase_bar
+from ..targets.base import JobSpec, PhaseResult, Target
+from .common import Interrupted, span_bytes
+
+#: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
+SWEEP_BS_BYTES = 128 * 1024
+SWEEP_QD = 1
+SWEEP_ZONES = 100
+#: Largest default sample per zone.
+MAX_ZONE_SAMPLE_BYTES = 64 * 2**20
+#: Default ceiling of what one sweep writes, as a fraction of the span.
+SWEEP_WRITE_FRACTION = 0.03
+#: The series columns a sweep returns, in order.
+COLUMNS = ("zone", "position_pct", "offset_bytes", "write_mbps", "read_mbps")
+INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
+#: Longest TRIM request the suite sends.
+TRIM_BS_MAX = 2**20
+
+
+@dataclass(frozen=True)
+class ZoneLayout:
+    """Where a sweep samples: the span (``span_bytes`` from ``offset_bytes``) is cut into
+    ``zones`` zones; zone ``i`` starts at ``offset + i * zone_size_bytes`` and the sweep
+    transfers its first ``sample_bytes``."""
+
+    span_bytes: int
+    offset_bytes: int
+    zones: int
+    zone_size_bytes: int
+    sample_bytes: int
+    bs_bytes: int
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self.offset_bytes + np.arange(self.zones, dtype=np.int64) * self.zone_size_bytes
+
+    def position_columns(self, capacity_bytes: int) -> dict[str, np.ndarray]:
+        """``zone``, ``position_pct`` (zone start as % of ``capacity_bytes``), ``offset_bytes``."""
+        offsets = self.offsets
+        return {"zone": np.arange(self.zones, dtype=np.int64), "position_pct": offsets / capacity_bytes * 100.0,
+                "offset_bytes": offsets}
+
+    @property
+    def write_bytes(self) -> int:
+        """Bytes one write pass writes."""
+        return self.zones * self.sample_bytes
+
+
+def zone_layout(span: int, zones: int = SWEEP_ZONES, zone_bytes: int | None = None,
+                bs_bytes: int = SWEEP_BS_BYTES, offset_bytes: int = 0) -> ZoneLayout:
+    """Cuts ``span`` bytes into ``zones`` zones aligned to ``bs_bytes``; ``zone_bytes`` is the
+    sample per zone (None: the default, see the module docstring; -1: the whole zone).
+    Raises :class:`UserError` naming the option when they do not fit."""
+    if bs_bytes <= 0 or bs_bytes % 4096:
+        raise UserError(f"--bs {bs_bytes}: must be a positive multiple of 4096 bytes")
+    if zones < 1:
+        raise UserError(f"--zones {zones}: must be >= 1")
+    zone_size = span // zones // bs_bytes * bs_bytes
+    if zone_size < bs_bytes:
+        raise UserError(f"--zones {zones}: zones of a {span}-byte span would be smaller than one "
+                        f"{bs_bytes}-byte block; use at most {max(1, span // bs_bytes)} zones or a smaller --bs")
+    if zone_bytes is None:
+        budget = int(span * SWEEP_WRITE_FRACTION) // zones
+        sample = max(bs_bytes, min(MAX_ZONE_SAMPLE_BYTES, zone_size, budget) // bs_bytes * bs_bytes)
+    elif zone_bytes == -1:
+        sample = zone_size
+    else:
+        if zone_bytes < bs_bytes or zone_bytes % bs_bytes:
+            raise UserError(f"--zone-bytes {zone_bytes}: must be a positive multiple of --bs ({bs_bytes} bytes)")
+        if zone_bytes > zone_size:
+            raise UserError(f"--zone-bytes {zone_bytes}: larger than a zone ({zone_size} bytes = span / --zones); "
+                            "use --zone-bytes full to transfer whole zones")
+        sample = zone_bytes
+    return ZoneLayout(span, offset_bytes, zones, zone_size, sample, bs_bytes)
+
+
+class SweepInterrupted(Interrupted):
+    """A sweep was cut short; ``sweep`` holds the zones measured so far (NaN elsewhere)."""
+
+    def __init__(self, result: PhaseResult | None, sweep: dict[str, np.ndarray], label: str):
+        Exception.__init__(self, f"sweep {label!r} interrupted")
+        self.result = result
+        self.sweep = sweep
+
+
+def sweep_jobs(layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, read: bool = True,
+               label: str = "sweep", seed: int = 1) -> list[tuple[int, JobSpec]]:
+    """The phases of one sweep as (zone, job): the write pass over the zones, then the read pass."""
+    jobs = []
+    for pattern, on in (("write", write), ("read", read)):
+        if not on:
+            continue
+        for i, off in enumerate(layout.offsets):
+            jobs.append((i, JobSpec(f"{label}_{pattern}_{i:03d}", pattern, bs_bytes=layout.bs_bytes, qd=qd,
+                                    offset_bytes=int(off), span_bytes=layout.sample_bytes,
+                                    io_bytes=layout.sample_bytes, seed=seed)))
+    return jobs
+
+
+def phase_mbps(result: PhaseResult) -> float:
+    """MB/s (10^6 bytes/s) of a completed transfer phase: IOs * block size / duration."""
+    dur = float(result.totals.get("duration_s") or 0.0)
+    ios = float(result.totals.get("ios") or 0)
+    return ios * result.job.bs_bytes / dur / 1e6 if dur > 0 and ios > 0 else float("nan")
+
+
+def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, read: bool = True,
+          label: str = "sweep", seed: int = 1, progress: bool | None = None) -> dict[str, np.ndarray]:
+    """Runs one sweep on ``target`` in its current state (no purge) with one progress bar.
+
+    Returns the columns of :data:`COLUMNS`: ``zone``, ``position_pct`` (zone start as % of
+    the target's capacity), ``offset_bytes``, ``write_mbps``, ``read_mbps`` (NaN for a
+    skipped pass). On Ctrl-C raises :class:`SweepInterrupted` with the zones measured so far.
+    """
+    out = {**layout.position_columns(target.capacity_bytes),
+           "write_mbps": np.full(layout.zones, np.nan), "read_mbps": np.full(layout.zones, np.nan)}
+    jobs = sweep_jobs(layout, qd=qd, write=write, read=read, label=label, seed=seed)
+    if not jobs:
+        raise ValueError("sweep: write and read are both off, nothing to measure")
+    with phase_bar(label, enabled=progress) as bar:
+        result = None
+        try:
+            for k, (zone, job) in enumerate(jobs):
+                text = f"{job.pattern} zone {zone + 1}/{layout.zones}"
+
+                def sub(fraction: float, _text: str, k: int = k, text: str = text) -> None:
+                    bar((k + fraction) / len(jobs), text)
+
+                result = target.run_phase(job, sub)
+                if not result.complete:
+                    raise SweepInterrupted(result, out, label)
+                out[f"{job.pattern}_mbps"][zone] = phase_mbps(result)
+        except KeyboardInterrupt:
+            raise SweepInterrupted(result, out, label) from None
+    return out
+
+
+def direction_stats(mbps: np.ndarray) -> dict[str, float | None]:
+    """mean / min / max of the measured zones (None when no zone was measured)."""
+    v = np.asarray(mbps, dtype=float)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return {"mean": None, "min": None, "max": None}
+    return {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max())}
+
+
+def sweep_stats(s: dict[str, np.ndarray]) -> dict[str, float | None]:
+    """Flat ``write_mbps_mean``, ``write_mbps_min``... ``read_mbps_max`` of one sweep."""
+    return {f"{d}_mbps_{k}": v for d in ("write", "read") for k, v in direction_stats(s[f"{d}_mbps"]).items()}
+
+
+# --------------------------------------------------------------------------- shared by the suite
+
+def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, **params) -> dict:
+    """The head of every suite summary: test, target, seed, parameters, run metadata,
+    profile and geometry (simulator), the target's own description."""
+    summary: dict = {"test": test, "target": target.name, "seed": seed,
+                     "capacity_bytes": target.capacity_bytes, **params, **results.run_metadata(argv)}
+    desc = target.describe()
+    if "profile" in desc:
+        summary["profile"] = desc["profile"]
+        summary["geometry"] = desc.get("geometry")
+    summary["target_info"] = desc
+    return summary
+
+
+def stop(rd: results.ResultsDir, summary: dict) -> None:
+    """Ctrl-C: mark the folder and the summary incomplete, keep what is there."""
+    rd.mark_incomplete(INTERRUPTED_REASON)
+    summary["complete"] = False
+    rd.write_summary(summary)
+
+
+def trim_bs(span: int) -> int:
+    """TRIM request size for a span: the largest power of two up to 1 MiB that divides it."""
+    return math.gcd(span, TRIM_BS_MAX)
+
+
+def fmt_mbps(v: float | None) -> float | None:
+    return None if v is None or not np.isfinite(v) else round(float(v), 1)
+
+
+# --------------------------------------------------------------------------- the sweep test
+
+@dataclass(frozen=True)
+class SweepParams:
+    span_pct: float = 100.0
+    zones: int = SWEEP_ZONES
+    #: Bytes per zone; None: default sample; -1: whole zone.
+    zone_bytes: int | None = None
+    bs_bytes: int = SWEEP_BS_BYTES
+    qd: int = SWEEP_QD
+    write: bool = True
+    read: bool = True
+    seed: int = 1
+
+    def layout(self, target: Target) -> ZoneLayout:
+        if not (self.write or self.read):
+            raise UserError("--no-read and --no-write together leave nothing to measure")
+        span = span_bytes(target.capacity_bytes, self.span_pct, self.bs_bytes)
+        return zone_layout(span, self.zones, self.zone_bytes, self.bs_bytes)
+
+
+def plan(target: Target, params: SweepParams) -> list[JobSpec]:
+    """The phases of the sweep test (after the purge)."""
+    return [job for _, job in sweep_jobs(params.layout(target), qd=params.qd, write=params.write, read=params.read,
+                                         seed=params.seed)]
+
+
+def sweep_table(rows: list[tuple[str, dict]], title: str) -> dict:
+    """A ``tables`` entry: one row per sweep (label, write avg/min/max, read avg/min/max MB/s)."""
+    return {
+        "title": title,
+        "columns": ["stage", "write avg (MB/s)", "write min (MB/s)", "write max (MB/s)",
+                    "read avg (MB/s)", "read min (MB/s)", "read max (MB/s)"],
+        "rows": [[name] + [fmt_mbps(st[f"{d}_mbps_{k}"]) for d in ("write", "read") for k in ("mean", "min", "max")]
+                 for name, st in rows],
+    }
+
+
+def describe_sweep(layout: ZoneLayout, qd: int) -> str:
+    return (f"{layout.zones} zones of {layout.zone_size_bytes} bytes; {layout.sample_bytes} bytes sequential "
+            f"per zone in {layout.bs_bytes // 1024} KiB requests at QD{qd}")
+
+
+def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDir, *,
+        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
+    """Purge, then one sweep; writes ``sweep.parquet``/``.csv``, ``sweep.png``/``.svg`` and
+    summary.json into ``out`` and returns the summary. On Ctrl-C the zones measured so far are
+    written, the run is marked incomplete and KeyboardInterrupt is re-raised."""
+    layout = params.layout(target)
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    summary = base_summary(
+        "sweep", target, params.seed, argv, span_pct=params.span_pct, span_bytes=layout.span_bytes,
+        zones=layout.zones, zone_size_bytes=layout.zone_size_bytes, zone_bytes=layout.sample_bytes,
+        bs_bytes=layout.bs_bytes, qd=params.qd, write_pass=params.write, read_pass=params.read,
+        sweep_write_bytes=layout.write_bytes if params.write else 0)
+    summary["purge"] = target.purge()
+    summary["preconditioning"] = f"{summary['purge']['method']}; no fill (a clean drive, as HD Tach on a new drive)"
+    summary["method"] = describe_sweep(layout, params.qd) + "; write pass first, then the read pass reads those bytes back"
+    try:
+        s = sweep(target, layout, qd=params.qd, write=params.write, read=params.read, label="sweep",
+                  seed=params.seed, progress=progress)
+        complete = True
+    except SweepInterrupted as e:
+        s, complete = e.sweep, False
+    rd.write_series("sweep", s)
+    stats = sweep_stats(s)
+    summary.update(stats)
+    summary["tables"] = [sweep_table([("sweep", stats)], f"{target.name}: sequential MB/s across the LBA space "
+                                                         f"({layout.bs_bytes // 1024} KiB, QD{params.qd})")]
+    ys = [c for c, on in (("write_mbps", params.write), ("read_mbps", params.read)) if on]
+    summary["plot"] = {"series": "sweep", "x": "position_pct", "y": ys}
+    title = f"{target.name} — sequential {layout.bs_bytes // 1024} KiB QD{params.qd}, {layout.zones} zones"
+    lines = {c.split("_")[0]: s[c] for c in ys}
+    summary["plots"] = [p.name for p in plots.line_plot(rd / "sweep", s["position_pct"], lines, "position (% of capacity)",
+                                                        "MB/s", title, formats=("png", "svg"))]
+    if target.simulated:
+        summary["counters"] = target.counters()
+    if not complete:
+        stop(rd, summary)
+        raise KeyboardInterrupt
+    summary["complete"] = True
+    rd.write_summary(summary)
+    rd.finish()
+    return summary
