@@ -19,14 +19,16 @@ demo: setup
 test: setup test-rust test-python
 
 test-rust:
-	cargo test --release -p ssdsim
+	cargo test --release -p ssdsim -p ssdtrace
 
 test-python:
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 bench: setup
 	cargo bench -p ssdsim --bench steady_state
+	cargo bench -p ssdtrace --bench parse
 	$(PY) benches/bench_consistency.py
+	$(PY) benches/bench_fio_overhead.py
 
 clean:
 	cargo clean

@@ -14,6 +14,8 @@ have losetup || apt_pkgs+=(util-linux)
 have blkdiscard || apt_pkgs+=(util-linux)
 have mkfs.ext4 || apt_pkgs+=(e2fsprogs)
 have wipefs || apt_pkgs+=(util-linux)
+have nvme || apt_pkgs+=(nvme-cli)
+have smartctl || apt_pkgs+=(smartmontools)
 have chromium || apt_pkgs+=(chromium)
 have chromedriver || apt_pkgs+=(chromium-driver)
 have python3 || apt_pkgs+=(python3)
@@ -36,7 +38,7 @@ fi
 stamp=.venv/.ssdlab-deps
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest selenium
+    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest selenium dask distributed
     touch "$stamp"
 fi
 # Build the native module and install the package (editable: python/ is used in place).
