@@ -124,9 +124,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_procedure(args, module, params, printer) -> int:
+    """Runs a test procedure ``module`` (with ``plan`` and ``run``) as the command line asked:
+    ``--dry-run`` prints the plan; otherwise it runs into ``--out`` and prints a short result
+    with ``printer(summary)``. Option errors found by ``plan`` stop it before the drive is touched."""
+    from .results import ResultsDir
+
+    if args.dry_run:
+        target = open_cli_target(args)
+        try:
+            print_plan(target, module.plan(target, params))
+        finally:
+            target.close()
+        return 0
+    rd = ResultsDir(args.out, overwrite=args.force)
+    target = open_cli_target(args, rd.path)
+    try:
+        try:
+            module.plan(target, params)
+        except UserError as e:
+            rd.mark_incomplete(f"not started: {e}")
+            raise
+        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+    finally:
+        target.close()
+    printer(summary)
+    print(f"  results in {args.out}/")
+    return 0
+
+
 def cmd_consistency(args) -> int:
     from .procedures import consistency
-    from .results import ResultsDir
 
     if args.duration <= 0:
         raise UserError(f"--duration {args.duration}: must be > 0 seconds")
@@ -136,28 +164,14 @@ def cmd_consistency(args) -> int:
         raise UserError(f"--bs {args.bs}: must be a positive multiple of 4096 bytes")
     params = consistency.ConsistencyParams(span_pct=args.span, duration_s=args.duration, qd=args.qd,
                                            bs_bytes=args.bs, seed=args.seed)
-    if args.dry_run:
-        target = open_cli_target(args)
-        try:
-            print_plan(target, consistency.plan(target, params))
-        finally:
-            target.close()
-        return 0
-    rd = ResultsDir(args.out, overwrite=args.force)
-    target = open_cli_target(args, rd.path)
-    try:
-        s = consistency.run(target, params, rd, argv=sys.argv, progress=args.progress)
-    finally:
-        target.close()
-    _print_consistency(s, args.out)
-    return 0
+    return run_procedure(args, consistency, params, _print_consistency)
 
 
 def _fmt(v, spec=",.0f"):
     return "n/a" if v is None else format(v, spec)
 
 
-def _print_consistency(s: dict, out: str) -> None:
+def _print_consistency(s: dict) -> None:
     print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
     print(f"  IOPS mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
           f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
@@ -166,7 +180,6 @@ def _print_consistency(s: dict, out: str) -> None:
     if s.get("write_amplification") is not None:
         print(f"  write amplification {s['write_amplification']:.2f} (steady state "
               f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
-    print(f"  results in {out}/ (summary.json, series.parquet, consistency_*.png)")
 
 
 def cmd_profiles(args) -> int:

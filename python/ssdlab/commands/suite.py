@@ -3,8 +3,8 @@ recovery sequence and the used-vs-new table (SPEC tests 2-4; seeds 000 and 002).
 from __future__ import annotations
 
 import argparse
-import sys
 
+from ..cli import run_procedure
 from ..errors import UserError
 
 EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"
@@ -126,34 +126,6 @@ def _check_sweep_args(args) -> None:
         raise UserError(f"--qd {args.sweep_qd}: must be >= 1")
 
 
-def _execute(args, module, params, printer) -> int:
-    """Dry run (print the plan) or run the procedure into ``--out``; print a short result."""
-    from ..cli import open_cli_target, print_plan
-    from ..results import ResultsDir
-
-    if args.dry_run:
-        target = open_cli_target(args)
-        try:
-            print_plan(target, module.plan(target, params))
-        finally:
-            target.close()
-        return 0
-    rd = ResultsDir(args.out, overwrite=args.force)
-    target = open_cli_target(args, rd.path)
-    try:
-        try:
-            module.plan(target, params)  # option errors before anything is written to the drive
-        except UserError as e:
-            rd.mark_incomplete(f"not started: {e}")
-            raise
-        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
-    finally:
-        target.close()
-    printer(summary)
-    print(f"  results in {args.out}/")
-    return 0
-
-
 def _mb(v) -> str:
     return "n/a" if v is None else f"{v:,.1f}"
 
@@ -173,7 +145,7 @@ def cmd_sweep(args) -> int:
                 print(f"  {d:<5} MB/s  avg {_mb(s[f'{d}_mbps_mean'])}  min {_mb(s[f'{d}_mbps_min'])}  "
                       f"max {_mb(s[f'{d}_mbps_max'])}")
 
-    return _execute(args, sweep, params, show)
+    return run_procedure(args, sweep, params, show)
 
 
 def cmd_recovery(args) -> int:
@@ -197,7 +169,7 @@ def cmd_recovery(args) -> int:
             print(f"  {st['label']:<16} {_mb(st['write_mbps_mean']):>8} / {_mb(st['write_mbps_min']):>8}"
                   + ("" if pct is None else f"  {pct:5.1f} %"))
 
-    return _execute(args, recovery, params, show)
+    return run_procedure(args, recovery, params, show)
 
 
 def cmd_used(args) -> int:
@@ -216,4 +188,4 @@ def cmd_used(args) -> int:
             print(f"  {st['label']:<22} {_mb(st['mbps']):>8} MB/s  {st['iops'] or 0:>9,.0f} IOPS"
                   + ("" if pct is None else f"  {pct:5.1f} % of new"))
 
-    return _execute(args, used, params, show)
+    return run_procedure(args, used, params, show)
