@@ -133,7 +133,10 @@ def run_procedure(args, module, params, printer) -> int:
     if args.dry_run:
         target = open_cli_target(args)
         try:
-            print_plan(target, module.plan(target, params))
+            if hasattr(module, "print_plan"):
+                module.print_plan(target, params)
+            else:
+                print_plan(target, module.plan(target, params))
         finally:
             target.close()
         return 0

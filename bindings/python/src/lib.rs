@@ -10,12 +10,72 @@ use pyo3::types::PyDict;
 
 mod trace;
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::{Config, ConfigError, Job, Pattern, Simulation, Value, KEYS, UNIT_BYTES};
+use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
 
 create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
 
 fn profile_err(e: ConfigError) -> PyErr {
     ProfileError::new_err((e.to_string(), e.key))
+}
+
+fn le_u64s(name: &str, b: &[u8]) -> PyResult<Vec<u64>> {
+    if b.len() % 8 != 0 {
+        return Err(PyValueError::new_err(format!("{name}: {} bytes is not a whole number of little-endian u64", b.len())));
+    }
+    Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+/// Decodes a command chunk (op u8, offset u64, len u64 as little-endian bytes).
+fn chunk_arrays(op: &[u8], off: &[u8], len: &[u8]) -> PyResult<(Vec<u64>, Vec<u64>)> {
+    let (off, len) = (le_u64s("offset_bytes", off)?, le_u64s("len_bytes", len)?);
+    if off.len() != op.len() || len.len() != op.len() {
+        return Err(PyValueError::new_err(format!("chunk arrays differ in length: {} ops, {} offsets, {} lengths", op.len(), off.len(), len.len())));
+    }
+    Ok((off, len))
+}
+
+/// Maps trace records onto a target span for replay (see `ssdsim::replay::Mapper`): 4 KiB
+/// alignment, reads/TRIMs dropped unless kept, remap = error | wrap | scale. Takes and returns
+/// (op u8, offset_bytes u64, len_bytes u64) little-endian byte buffers; also returns how many
+/// records were dropped. A record that cannot be mapped raises ValueError("record N: ...")
+/// with N counted from `first_record`.
+#[pyfunction]
+#[pyo3(signature = (op, offset, length, span_offset_bytes, span_bytes, remap="error", trace_span_bytes=0, keep_reads=false, keep_trims=true, first_record=0))]
+#[allow(clippy::too_many_arguments)]
+fn replay_prepare<'py>(
+    py: Python<'py>,
+    op: &[u8],
+    offset: &[u8],
+    length: &[u8],
+    span_offset_bytes: u64,
+    span_bytes: u64,
+    remap: &str,
+    trace_span_bytes: u64,
+    keep_reads: bool,
+    keep_trims: bool,
+    first_record: u64,
+) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, u64)> {
+    use pyo3::types::PyBytes;
+    let remap = Remap::from_name(remap).ok_or_else(|| PyValueError::new_err(format!("remap {remap:?}: use error, wrap or scale")))?;
+    if span_offset_bytes % UNIT_BYTES != 0 || span_bytes % UNIT_BYTES != 0 || span_bytes == 0 {
+        return Err(PyValueError::new_err(format!("span offset {span_offset_bytes} and span {span_bytes} must be positive multiples of {UNIT_BYTES} bytes")));
+    }
+    let (off, len) = chunk_arrays(op, offset, length)?;
+    let m = Mapper { span_start_unit: span_offset_bytes / UNIT_BYTES, span_units: span_bytes / UNIT_BYTES, remap, trace_span_bytes, keep_reads, keep_trims };
+    let (mut o, mut f, mut l) = (Vec::with_capacity(op.len()), Vec::with_capacity(op.len() * 8), Vec::with_capacity(op.len() * 8));
+    let mut dropped = 0u64;
+    for i in 0..op.len() {
+        match m.map(op[i], off[i], len[i]) {
+            Ok(Some(c)) => {
+                o.push(c.kind.code());
+                f.extend_from_slice(&(c.unit * UNIT_BYTES).to_le_bytes());
+                l.extend_from_slice(&(c.units * UNIT_BYTES).to_le_bytes());
+            }
+            Ok(None) => dropped += 1,
+            Err(e) => return Err(PyValueError::new_err(format!("record {}: {}", first_record + i as u64, e.0))),
+        }
+    }
+    Ok((PyBytes::new(py, &o), PyBytes::new(py, &f), PyBytes::new(py, &l), dropped))
 }
 
 fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
@@ -194,6 +254,64 @@ impl Simulator {
         Ok(d)
     }
 
+    /// Starts a trace replay: `qd` commands outstanding, IOPS averaged over every
+    /// `window_commands` completions.
+    fn start_replay(&mut self, qd: u32, window_commands: u64) -> PyResult<()> {
+        self.sim.start_replay(qd, window_commands).map_err(PyValueError::new_err)
+    }
+
+    /// Issues prepared commands (see `replay_prepare`; little-endian byte buffers) without
+    /// holding the GIL. Returns (completed commands, simulated seconds since replay start).
+    fn replay_chunk(&mut self, py: Python<'_>, op: &[u8], offset: &[u8], length: &[u8]) -> PyResult<(u64, f64)> {
+        let (off, len) = chunk_arrays(op, offset, length)?;
+        let mut cmds = Vec::with_capacity(op.len());
+        for i in 0..op.len() {
+            let kind = CmdKind::from_code(op[i]).ok_or_else(|| PyValueError::new_err(format!("command {i}: unknown op code {}", op[i])))?;
+            if off[i] % UNIT_BYTES != 0 || len[i] % UNIT_BYTES != 0 {
+                return Err(PyValueError::new_err(format!("command {i}: offset {} / length {} not 4 KiB aligned; prepare the chunk with replay_prepare", off[i], len[i])));
+            }
+            cmds.push(Command { kind, unit: off[i] / UNIT_BYTES, units: len[i] / UNIT_BYTES });
+        }
+        let sim = &mut self.sim;
+        py.allow_threads(|| sim.replay(&cmds)).map_err(PyValueError::new_err)?;
+        let (done, elapsed) = self.sim.replay_progress();
+        Ok((done, elapsed as f64 / NS_PER_S as f64))
+    }
+
+    /// Ends the replay (after the last completion) and returns a dict: per-window lists
+    /// `commands` (cumulative), `end_s` (s from replay start), `data_bytes`, and drive
+    /// counters at each window's end `host_units`, `nand_units`, `gc_units`, `erases`,
+    /// `free_blocks` (each preceded by the value at replay start); totals (counts and bytes
+    /// per kind), `duration_s`, `latency_ns` quantiles.
+    fn finish_replay<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.sim.finish_replay();
+        let d = PyDict::new(py);
+        d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("window_commands", r.window_commands)?;
+        d.set_item("commands", r.windows.iter().map(|w| w.commands).collect::<Vec<_>>())?;
+        d.set_item("end_s", r.windows.iter().map(|w| w.end_ns as f64 / NS_PER_S as f64).collect::<Vec<_>>())?;
+        d.set_item("data_bytes", r.windows.iter().map(|w| w.data_bytes).collect::<Vec<_>>())?;
+        let snaps: Vec<ssdsim::Snapshot> = std::iter::once(r.start_snapshot).chain(r.windows.iter().map(|w| w.snapshot)).collect();
+        let col = |f: fn(&ssdsim::Snapshot) -> u64| snaps.iter().map(f).collect::<Vec<u64>>();
+        d.set_item("host_units", col(|s| s.host_units))?;
+        d.set_item("nand_units", col(|s| s.nand_units))?;
+        d.set_item("gc_units", col(|s| s.gc_units))?;
+        d.set_item("erases", col(|s| s.erases))?;
+        d.set_item("free_blocks", col(|s| s.free_blocks))?;
+        let c = r.counts;
+        for (k, v) in [("reads", c.reads), ("writes", c.writes), ("trims", c.trims), ("flushes", c.flushes), ("host_read_bytes", c.read_bytes), ("host_write_bytes", c.write_bytes), ("trim_bytes", c.trim_bytes)] {
+            d.set_item(k, v)?;
+        }
+        let lat = PyDict::new(py);
+        for (label, q) in [("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)] {
+            lat.set_item(label, r.latency.quantile_ns(q))?;
+        }
+        d.set_item("latency_ns", lat)?;
+        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        Ok(d)
+    }
+
     /// Cumulative counters now: host/nand/gc units, erases, free blocks, erase-count spread.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.snapshot();
@@ -224,6 +342,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_keys, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
     m.add_function(wrap_pyfunction!(check_value, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_prepare, m)?)?;
     m.add_class::<Simulator>()?;
     m.add("ProfileError", m.py().get_type::<ProfileError>())?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;

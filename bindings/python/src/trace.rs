@@ -171,6 +171,34 @@ fn trace_open(path: &str, format: Option<&str>, events: Option<&str>, time_unit:
     Ok(TraceFile { reader: std::sync::Mutex::new(reader), format, done: false })
 }
 
+/// The generator as a reader: records straight from memory, never a file.
+struct GenReader(Generator);
+
+impl Iterator for GenReader {
+    type Item = Result<ssdtrace::Record, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(Ok)
+    }
+}
+
+impl TraceReader for GenReader {
+    fn stats(&self) -> ReadStats {
+        ReadStats { lines: self.0.summary().writes + self.0.summary().trims + self.0.summary().flushes, ..Default::default() }
+    }
+}
+
+/// A JEDEC-client-like trace generated on the fly (parameters as `trace_generate`), read
+/// with `read_chunk` like a file (format "generated").
+#[pyfunction]
+#[pyo3(signature = (capacity_bytes, write_bytes, seed=1, random_fraction=0.75, trim_fraction=0.13, flush_every_writes=32.0, align_bytes=4096, skew="uniform"))]
+#[allow(clippy::too_many_arguments)]
+fn trace_generate_open(capacity_bytes: u64, write_bytes: u64, seed: u64, random_fraction: f64, trim_fraction: f64, flush_every_writes: f64, align_bytes: u64, skew: &str) -> PyResult<TraceFile> {
+    let skew = Skew::from_name(skew).ok_or_else(|| PyValueError::new_err(format!("skew {skew:?}: use uniform or jedec")))?;
+    let p = GenParams { capacity_bytes, write_bytes, seed, random_fraction, trim_fraction, flush_every_writes, align_bytes, skew, interarrival_ns: 0 };
+    let gen = Generator::new(p).map_err(PyValueError::new_err)?;
+    Ok(TraceFile { reader: std::sync::Mutex::new(Box::new(GenReader(gen))), format: Format::Bin, done: false })
+}
+
 /// Statistics of a whole trace (one streaming pass) as a dict.
 #[pyfunction]
 #[pyo3(signature = (path, format=None, events=None, time_unit=None, skip_bad=false, device=None))]
@@ -299,6 +327,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_generate, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_generate_open, m)?)?;
     m.add_class::<TraceFile>()?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     Ok(())

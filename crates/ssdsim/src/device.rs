@@ -328,6 +328,18 @@ impl Device {
         done
     }
 
+    /// A flush (cache sync) submitted at `submit`, after every earlier command completed:
+    /// the program being filled is sent to NAND (partly filled), and the flush completes once
+    /// every buffered unit is programmed. Returns the completion time.
+    pub fn flush(&mut self, submit: Ns) -> Ns {
+        let t = self.accept_command(submit);
+        if self.pu_fill > 0 {
+            self.program_pending();
+        }
+        let programmed = self.buf_pending.iter().map(|Reverse((end, _))| *end).max().unwrap_or(0);
+        t.max(programmed)
+    }
+
     /// Deallocates (TRIMs) `n` units from `lpn`; returns the completion time.
     /// Costs `trim_cmd_us` per command plus `trim_us_per_gib` of controller time.
     pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {

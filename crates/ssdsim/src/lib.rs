@@ -3,7 +3,7 @@
 //! A page-mapped FTL ([`ftl`]) over a NAND geometry with spare area, greedy or FIFO
 //! garbage collection, TRIM, and a timed device model ([`device`]: DRAM write buffer,
 //! channels, dies, host link, controller) driven by a closed-loop host at a queue depth
-//! ([`sim`]). Every host I/O gets a completion time, so per-second IOPS and latency
+//! ([`sim`]), or replaying a trace ([`replay`]). Every host I/O gets a completion time, so per-second IOPS and latency
 //! percentiles come out of the model ([`stats`]). Deterministic for a given seed.
 //!
 //! Units: time is [`time::Ns`] (u64 nanoseconds) everywhere; addresses and sizes inside the
@@ -25,12 +25,14 @@ pub mod config;
 pub mod device;
 pub mod ftl;
 pub mod mem;
+pub mod replay;
 pub mod rng;
 pub mod sim;
 pub mod stats;
 pub mod time;
 
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
+pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
 pub use sim::{Job, Pattern, Progress, Simulation};
 pub use stats::{PhaseReport, Snapshot};
 pub use time::Ns;

@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::ftl::FtlCounters;
+use crate::replay::ReplayState;
 use crate::rng::Rng;
 use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
@@ -113,10 +114,12 @@ const LOOKAHEAD: usize = 16;
 
 /// A simulated drive with a host attached.
 pub struct Simulation {
-    dev: Device,
+    pub(crate) dev: Device,
     rng: Rng,
     now_ns: Ns,
     phase: Option<Phase>,
+    /// A trace replay in progress ([`crate::replay`]).
+    pub(crate) replay: Option<Box<ReplayState>>,
 }
 
 impl Simulation {
@@ -127,7 +130,7 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, phase: None })
+        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, phase: None, replay: None })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -151,6 +154,15 @@ impl Simulation {
         self.dev.timing()
     }
 
+    /// True while a phase or a replay is running.
+    pub(crate) fn phase_running(&self) -> bool {
+        self.phase.is_some() || self.replay.is_some()
+    }
+
+    pub(crate) fn set_now(&mut self, t: Ns) {
+        self.now_ns = self.now_ns.max(t);
+    }
+
     /// Internal counters now.
     pub fn snapshot(&self) -> Snapshot {
         let c = self.dev.ftl.counters();
@@ -167,7 +179,7 @@ impl Simulation {
     /// Lets simulated time pass with no host activity [ns]; idle-time GC may run (see
     /// `gc_idle_*`). Returns the number of GC victims collected while idle.
     pub fn idle(&mut self, duration_ns: Ns) -> u64 {
-        assert!(self.phase.is_none(), "idle() during a phase");
+        assert!(!self.phase_running(), "idle() during a phase or replay");
         let collected = self.dev.idle(self.now_ns, duration_ns);
         self.now_ns += duration_ns;
         collected
@@ -175,8 +187,8 @@ impl Simulation {
 
     /// Starts a phase at the current time. Errors describe the bad job field.
     pub fn start_phase(&mut self, job: Job) -> Result<(), String> {
-        if self.phase.is_some() {
-            return Err("a phase is already running; finish it first".into());
+        if self.phase_running() {
+            return Err("a phase or replay is already running; finish it first".into());
         }
         let user = self.geometry().user_units;
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {

@@ -1,7 +1,6 @@
 """``ssdlab trace``: block I/O traces for the trace-based TRIM test.
 
-Sub-subcommands (each is one ``_add_*`` function in :data:`SUBCOMMANDS`; the replay test
-``trace run`` is added the same way, with the target arguments):
+Sub-subcommands (each is one ``_add_*`` function in :data:`SUBCOMMANDS`):
 
 * ``ssdlab trace info FILE``: counts, op mix, size histogram, span and duration of a trace
   (any supported format; ``--json`` for the raw numbers).
@@ -10,6 +9,8 @@ Sub-subcommands (each is one ``_add_*`` function in :data:`SUBCOMMANDS`; the rep
 * ``ssdlab trace generate --capacity SIZE --write-bytes SIZE -o OUT``: a JEDEC-client-like
   workload (75 % random / 25 % sequential writes by bytes, flushes, TRIMs freeing 13 % of
   the span), since the JEDEC master trace is not public.
+* ``ssdlab trace run FILE|jedec-like --target T``: the TRIM trace test (seed 003), see
+  :mod:`ssdlab.procedures.trace_replay`.
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def _parser(sub, name: str, help: str, description: str) -> argparse.ArgumentPar
 
 
 def _add_reader_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="the trace file")
+    p.add_argument("file", metavar="FILE", help="the trace file (trace run: or jedec-like, generated)")
     p.add_argument("--format", dest="fmt", metavar="F", choices=traces_formats_names(),
                    help="trace format: " + ", ".join(traces_formats_names()) + " (default: detected from the content)")
     p.add_argument("--time-unit", choices=["ns", "us", "ms", "s"], default=None,
@@ -187,8 +188,82 @@ def cmd_generate(args) -> int:
     return 0
 
 
+# --- trace run ---------------------------------------------------------------------------
+
+def _qd_list(text: str) -> tuple[int, ...]:
+    try:
+        qds = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give queue depths as numbers separated by commas, e.g. 32,1") from None
+    if not qds or min(qds) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: queue depths must be >= 1")
+    return qds
+
+
+def _add_run(sub, add_target_args) -> None:
+    p = _parser(sub, "run", "the TRIM trace test: fill, replay a trace with and without TRIM at QD32 and QD1",
+                "The Tom's Hardware JEDEC TRIM test (seed 003). For each queue depth and each TRIM mode: purge the "
+                "target, fill the span sequentially (128 KiB, QD32), then replay the trace --passes times as fast as "
+                "the drive goes (timestamps ignored, QD commands outstanding, a flush waits for all earlier "
+                "commands). Reads are dropped unless --keep-reads; 'without TRIM' drops the TRIM commands. IOPS are "
+                "averaged every --window commands; the simulator also reports write amplification. Records are "
+                "aligned to 4 KiB (start down, end up). Writes per variant and pass a series (window: commands, "
+                "t_s, iops, mbps), a table, trace_qdN.png/.svg and report.html. FILE may be jedec-like: the "
+                "JEDEC-client-like generator scaled to the span (no file; --write-bytes per pass).")
+    add_target_args(p)
+    _add_reader_args(p)
+    p.add_argument("--passes", type=int, default=1, metavar="N", help="replays of the trace per variant, back to back (default: %(default)s)")
+    p.add_argument("--qd", dest="qds", type=_qd_list, default=(32, 1), metavar="LIST",
+                   help="queue depths, comma-separated: 32 = NCQ, 1 = the reviewers' DMA case (default: 32,1)")
+    p.add_argument("--trim", choices=["both", "with", "without"], default="both",
+                   help="replay with TRIM commands, without them, or both variants (default: %(default)s)")
+    p.add_argument("--keep-reads", action="store_true", help="also replay the trace's reads (default: dropped, as the reviewers did)")
+    p.add_argument("--window", type=int, default=100_000, metavar="N",
+                   help="average IOPS over every N completed commands (default: %(default)s)")
+    p.add_argument("--remap", choices=["error", "wrap", "scale"], default="error",
+                   help="records beyond the span: error (default), wrap (offset modulo the span) or scale (offsets "
+                        "scaled by span / trace span)")
+    p.add_argument("--span", type=float, default=100.0, metavar="PCT",
+                   help="percent of the capacity to fill and replay on (default: %(default)s)")
+    p.add_argument("--write-bytes", type=_size, default=None, metavar="SIZE",
+                   help="jedec-like only: bytes written per pass (default: 800/256 x the span, as the seed)")
+    p.add_argument("--skew", choices=["uniform", "jedec"], default="uniform",
+                   help="jedec-like only: random-write placement (see `ssdlab trace generate --help`) (default: %(default)s)")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args) -> int:
+    from ..cli import run_procedure
+    from ..procedures import trace_replay
+
+    if args.window < 1:
+        raise UserError(f"--window {args.window}: must be >= 1 command")
+    if args.passes < 1:
+        raise UserError(f"--passes {args.passes}: must be >= 1")
+    generated = args.file == trace_replay.GENERATED
+    if not generated and (args.write_bytes is not None or args.skew != "uniform"):
+        raise UserError("--write-bytes and --skew apply to the jedec-like generated trace only")
+    source = trace_replay.TraceSource(args.file, args.fmt, events=args.events, time_unit=args.time_unit,
+                                      device=args.device, skip_bad=args.skip_bad, write_bytes=args.write_bytes,
+                                      skew=args.skew, seed=args.seed)
+    modes = {"both": (True, False), "with": (True,), "without": (False,)}[args.trim]
+    params = trace_replay.TraceRunParams(source=source, passes=args.passes, qds=args.qds, trim_modes=modes,
+                                         keep_reads=args.keep_reads, window_commands=args.window, remap=args.remap,
+                                         span_pct=args.span, seed=args.seed)
+    return run_procedure(args, trace_replay, params, _print_run)
+
+
+def _print_run(s: dict) -> None:
+    print(f"{s['target']}: {s['trace']}")
+    print(f"  {'variant':<14} {'pass':>4} {'commands':>12} {'IOPS avg':>10} {'MB/s':>8} {'WA':>6} {'time s':>10}")
+    for r in s["variants"]:
+        wa = "n/a" if r["write_amplification"] is None else f"{r['write_amplification']:.2f}"
+        print(f"  {r['variant']:<14} {r['pass']:>4} {r['commands']:>12,} {r['iops_mean'] or 0:>10,.0f} "
+              f"{r['mbps_mean'] or 0:>8.1f} {wa:>6} {r['duration_s']:>10,.1f}")
+
+
 #: ``ssdlab trace`` sub-subcommands, in help order: ``add(subparsers, add_target_args)``.
-SUBCOMMANDS = [_add_info, _add_convert, _add_generate]
+SUBCOMMANDS = [_add_info, _add_convert, _add_generate, _add_run]
 
 
 def register(subparsers, add_target_args) -> None:

@@ -102,3 +102,85 @@ class Target(Protocol):
     def close(self) -> None:
         """Release what the target created (loop devices, temp files)."""
         ...
+
+
+# ============================================================================ trace replay
+#: Op codes of replayed commands (same as :mod:`ssdlab.traces`).
+OP_READ, OP_WRITE, OP_TRIM, OP_FLUSH = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """One replay of a prepared command stream (the ``003_*`` trace test).
+
+    Commands arrive already filtered (reads/TRIMs dropped as asked), remapped into the
+    target's span and aligned to 4 KiB; the target issues them in order, as fast as it can,
+    keeping ``qd`` outstanding (closed loop, trace timestamps ignored). A flush waits until
+    every earlier command has completed. IOPS are averaged over every ``window_commands``
+    completions (in completion order; the last window may be shorter).
+    """
+
+    name: str
+    qd: int = 32
+    window_commands: int = 100_000
+
+    def __post_init__(self) -> None:
+        if self.qd < 1:
+            raise ValueError(f"replay {self.name!r}: qd={self.qd} must be >= 1")
+        if self.window_commands < 1:
+            raise ValueError(f"replay {self.name!r}: window_commands={self.window_commands} must be >= 1")
+
+
+#: A chunk of prepared commands: (op uint8, offset_bytes uint64, len_bytes uint64) arrays of
+#: equal length; offsets and lengths are multiples of 4096 (0 for a flush).
+CommandChunk = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class ReplayResult:
+    """What a target measured for one :class:`ReplayJob`.
+
+    ``series`` has one row per window of ``window_commands`` completions:
+    ``window`` (0, 1, ...), ``commands`` (completed commands at the window's end, cumulative),
+    ``t_s`` (time of the window's last completion, s from replay start), ``dt_s`` (window
+    length, s), ``iops`` (commands / dt_s), ``mbps`` (10^6 bytes/s of data written and read
+    in the window). The simulator adds ``host_write_bytes``, ``nand_write_bytes`` and
+    ``write_amplification`` per window.
+
+    ``totals``: ``commands``, ``reads``, ``writes``, ``trims``, ``flushes`` (counts),
+    ``host_write_bytes``, ``host_read_bytes``, ``trim_bytes``, ``duration_s``, ``iops``
+    (commands / duration_s), ``mbps`` and, on the simulator, ``nand_write_bytes`` and
+    ``write_amplification``. ``complete`` is False after Ctrl-C/SIGTERM (what was measured
+    is kept).
+    """
+
+    job: ReplayJob
+    series: dict[str, np.ndarray]
+    totals: dict[str, float | int | None] = field(default_factory=dict)
+    complete: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def window_series(completion_s: np.ndarray, nbytes: np.ndarray, window_commands: int) -> dict[str, np.ndarray]:
+    """Per-window series from per-command completion times [s from replay start] and data
+    bytes (written or read; 0 for TRIM and flush). Commands are taken in completion order;
+    the last window may hold fewer than ``window_commands``."""
+    order = np.argsort(completion_s, kind="stable")
+    t = np.asarray(completion_s, dtype=np.float64)[order]
+    b = np.asarray(nbytes, dtype=np.float64)[order]
+    n = len(t)
+    ends = np.minimum(np.arange(window_commands, n + window_commands, window_commands), n)
+    if n == 0:
+        ends = np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64) if len(ends) else ends
+    t_end = t[ends - 1] if len(ends) else np.zeros(0)
+    t_start = np.concatenate([[0.0], t_end[:-1]]) if len(ends) else np.zeros(0)
+    dt = t_end - t_start
+    cum = np.concatenate([[0.0], np.cumsum(b)])
+    wbytes = cum[ends] - cum[starts]
+    count = (ends - starts).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iops = np.where(dt > 0, count / dt, np.nan)
+        mbps = np.where(dt > 0, wbytes / dt / 1e6, np.nan)
+    return {"window": np.arange(len(ends), dtype=np.float64), "commands": ends.astype(np.float64),
+            "t_s": t_end, "dt_s": dt, "iops": iops, "mbps": mbps}

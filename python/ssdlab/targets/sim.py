@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _native
 from ..profiles import Profile
-from .base import JobSpec, PhaseResult, Progress
+from .base import CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
 
@@ -95,6 +95,33 @@ class SimTarget:
             result.notes.append(f"interrupted after {raw['duration_s']:.1f} s of simulated time")
         return result
 
+    def replay(self, job: ReplayJob, chunks, progress: Progress | None = None,
+               total_commands: int | None = None) -> ReplayResult:
+        """Replays prepared command chunks (:data:`~ssdlab.targets.base.CommandChunk`) closed-loop
+        at ``job.qd`` in simulated time; see :class:`~ssdlab.targets.base.ReplayResult`.
+        ``total_commands`` (if known) makes the progress fraction exact."""
+        self._sim.start_replay(job.qd, job.window_commands)
+        complete = True
+        done = 0
+        try:
+            for op, off, ln in chunks:
+                done, elapsed_s = self._sim.replay_chunk(_le(op, "u1"), _le(off, "<u8"), _le(ln, "<u8"))
+                if progress:
+                    frac = done / total_commands if total_commands else 0.0
+                    progress(min(frac, 1.0), f"{done:,} commands, {elapsed_s:,.0f} s simulated")
+        except KeyboardInterrupt:
+            complete = False
+        except BaseException:
+            self._sim.finish_replay()  # leave the drive usable, then report the error
+            raise
+        raw = self._sim.finish_replay()
+        result = _replay_result(job, raw)
+        result.complete = complete
+        if not complete:
+            result.notes.append(f"interrupted after {result.totals['commands']:,} commands "
+                                f"({raw['duration_s']:.1f} s of simulated time)")
+        return result
+
     # -- helpers -----------------------------------------------------------------------
     def _idle(self, job: JobSpec) -> PhaseResult:
         before = self._sim.counters()
@@ -150,3 +177,42 @@ class SimTarget:
         }
         latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
+
+
+def _le(a, dtype: str) -> bytes:
+    return np.ascontiguousarray(a, dtype=dtype).tobytes()
+
+
+def _replay_result(job: ReplayJob, raw: dict) -> ReplayResult:
+    commands = np.asarray(raw["commands"], dtype=np.float64)
+    end_s = np.asarray(raw["end_s"], dtype=np.float64)
+    dt = np.diff(np.concatenate([[0.0], end_s]))
+    count = np.diff(np.concatenate([[0.0], commands]))
+    data = np.asarray(raw["data_bytes"], dtype=np.float64)
+    nand_unit = float(raw["nand_bytes_per_unit"])
+    host = np.diff(np.asarray(raw["host_units"], dtype=np.int64)).astype(np.float64) * UNIT_BYTES
+    nand = np.diff(np.asarray(raw["nand_units"], dtype=np.int64)).astype(np.float64) * nand_unit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        series = {
+            "window": np.arange(len(commands), dtype=np.float64), "commands": commands, "t_s": end_s, "dt_s": dt,
+            "iops": np.where(dt > 0, count / dt, np.nan), "mbps": np.where(dt > 0, data / dt / 1e6, np.nan),
+            "host_write_bytes": host, "nand_write_bytes": nand,
+            "write_amplification": np.where(host > 0, nand / host, np.nan),
+            "gc_copied_bytes": np.diff(np.asarray(raw["gc_units"], dtype=np.int64)).astype(np.float64) * UNIT_BYTES,
+            "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
+        }
+    host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
+    nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
+    n = int(raw["reads"] + raw["writes"] + raw["trims"] + raw["flushes"])
+    dur = float(raw["duration_s"])
+    totals = {
+        "commands": n, "reads": int(raw["reads"]), "writes": int(raw["writes"]), "trims": int(raw["trims"]),
+        "flushes": int(raw["flushes"]), "host_write_bytes": int(raw["host_write_bytes"]),
+        "host_read_bytes": int(raw["host_read_bytes"]), "trim_bytes": int(raw["trim_bytes"]), "duration_s": dur,
+        "iops": n / dur if dur > 0 else None,
+        "mbps": (raw["host_write_bytes"] + raw["host_read_bytes"]) / dur / 1e6 if dur > 0 else None,
+        "nand_write_bytes": nand_total,
+        "write_amplification": nand_total / host_total if host_total else None,
+        "latency_us": {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None},
+    }
+    return ReplayResult(job=job, series=series, totals=totals)

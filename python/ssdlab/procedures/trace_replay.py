@@ -1,0 +1,361 @@
+"""The TRIM trace test (seed 003): replay a consumer trace on a full drive, with and without
+TRIM, at QD32 (NCQ) and QD1 (the reviewers' DMA case), IOPS averaged every 100,000 commands.
+
+For each variant (queue depth × TRIM on/off): purge, sequential fill of the span (128 KiB,
+QD32), then ``passes`` replays of the trace, back to back, as fast as the drive goes (trace
+timestamps are ignored; the host keeps ``qd`` commands outstanding; a flush waits for every
+earlier command). Reads are dropped unless ``keep_reads``; in the "without TRIM" variants the
+TRIM commands are dropped too. Records are aligned to 4 KiB (start down, end up) and must lie
+in the span unless ``remap`` is ``wrap`` or ``scale``.
+
+The trace is a file in any format :mod:`ssdlab.traces` reads, or ``jedec-like``: the
+JEDEC-client-like generator, scaled to the span and generated on the fly (never written to
+disk), by default writing 800/256 of the span per pass (the seed's ~800 GB on 256 GB).
+
+Results: one series per variant and pass (``qd32-trim-pass1`` ...; windows of
+``window_commands`` completions: ``commands``, ``t_s``, ``iops``, ``mbps`` and, on the
+simulator, ``write_amplification``), one overlay series per queue depth for the report
+(``qd32``: window number, IOPS with and without TRIM), a summary table (average IOPS,
+MB/s, write amplification per variant and pass) and ``trace_qd32.png/.svg`` per queue depth.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .. import __version__, report, results, traces
+from ..errors import UserError
+from ..progress import phase_bar
+from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
+from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
+
+#: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
+JEDEC_PASS_WRITE_RATIO = 800 / 256
+
+GENERATED = "jedec-like"
+
+
+@dataclass(frozen=True)
+class TraceSource:
+    """Where commands come from: a trace file (``path``, ``fmt`` or None to detect, reader
+    options) or the JEDEC-client-like generator (``path == "jedec-like"``)."""
+
+    path: str
+    fmt: str | None = None
+    events: str | None = None
+    time_unit: str | None = None
+    device: int | None = None
+    skip_bad: bool = False
+    #: Generator: bytes written per pass (None: JEDEC_PASS_WRITE_RATIO × span), skew, seed.
+    write_bytes: int | None = None
+    skew: str = "uniform"
+    seed: int = 1
+
+    @property
+    def generated(self) -> bool:
+        return self.path == GENERATED
+
+    def describe(self, span: int) -> str:
+        if self.generated:
+            return (f"JEDEC-client-like generator (seed {self.seed}, skew {self.skew}), "
+                    f"{self.pass_write_bytes(span)} bytes written per pass over {span} bytes")
+        return f"{self.path} ({self.fmt or 'format detected'})"
+
+    def pass_write_bytes(self, span: int) -> int:
+        return int(self.write_bytes if self.write_bytes else JEDEC_PASS_WRITE_RATIO * span) // 4096 * 4096
+
+    def _reader_opts(self) -> dict:
+        return {"events": self.events, "time_unit": self.time_unit, "device": self.device, "skip_bad": self.skip_bad}
+
+    def info(self, span: int) -> dict:
+        """Trace statistics (one streaming pass); for the generator, what it will emit."""
+        if self.generated:
+            return {"format": GENERATED, "span_bytes": span, "max_end_bytes": span,
+                    "write_bytes_per_pass": self.pass_write_bytes(span)}
+        return traces.info(self.path, self.fmt, **self._reader_opts())
+
+    def open(self, span: int):
+        """An object with ``read_chunk(n)`` -> (time, op, offset, len) byte buffers or None."""
+        if self.generated:
+            from .. import _native
+
+            try:
+                return _native.trace_generate_open(span, self.pass_write_bytes(span), seed=self.seed, skew=self.skew)
+            except ValueError as e:
+                raise UserError(f"trace {GENERATED}: {e}") from None
+        return traces.open_trace(self.path, self.fmt, **self._reader_opts())._file
+
+
+@dataclass(frozen=True)
+class TraceRunParams:
+    source: TraceSource
+    passes: int = 1
+    qds: tuple[int, ...] = (32, 1)
+    #: Variants to run: True = TRIM commands sent, False = dropped.
+    trim_modes: tuple[bool, ...] = (True, False)
+    keep_reads: bool = False
+    window_commands: int = 100_000
+    remap: str = "error"
+    span_pct: float = 100.0
+    seed: int = 1
+    #: Records per chunk handed to the target.
+    chunk_records: int = 1 << 20
+    extra: dict = field(default_factory=dict)
+
+
+def variant_name(qd: int, trim: bool) -> str:
+    return f"qd{qd}-{'trim' if trim else 'notrim'}"
+
+
+def _check(params: TraceRunParams) -> None:
+    if params.passes < 1:
+        raise UserError(f"--passes {params.passes}: must be >= 1")
+    if not params.qds or min(params.qds) < 1:
+        raise UserError(f"--qd {params.qds}: queue depths must be >= 1")
+    if params.window_commands < 1:
+        raise UserError(f"--window {params.window_commands}: must be >= 1 command")
+    if params.remap not in ("error", "wrap", "scale"):
+        raise UserError(f"--remap {params.remap}: use error, wrap or scale")
+    if not params.trim_modes:
+        raise UserError("--trim: choose with, without or both")
+
+
+def plan(target: Target, params: TraceRunParams) -> list:
+    """Per variant: the fill phase, then the replays (ReplayJob)."""
+    _check(params)
+    span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    if not params.source.generated and not Path(params.source.path).is_file():
+        raise UserError(f"{params.source.path}: no such trace file (or use {GENERATED} for the generated workload)")
+    steps: list = []
+    for qd in params.qds:
+        for trim in params.trim_modes:
+            v = variant_name(qd, trim)
+            steps.append(JobSpec(f"{v}-fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed))
+            steps += [ReplayJob(f"{v}-pass{k}", qd=qd, window_commands=params.window_commands)
+                      for k in range(1, params.passes + 1)]
+    return steps
+
+
+def print_plan(target: Target, params: TraceRunParams) -> None:
+    from ..cli import print_plan as print_jobs
+
+    steps = plan(target, params)
+    span = steps[0].span_bytes
+    print_jobs(target, [s for s in steps[:1]])
+    print(f"# trace: {params.source.describe(span)}; reads {'kept' if params.keep_reads else 'dropped'}; "
+          f"remap {params.remap}; IOPS averaged every {params.window_commands} commands")
+    for s in steps:
+        if isinstance(s, ReplayJob):
+            print(f"# replay {s.name}: qd={s.qd}, trace timestamps ignored (as fast as the drive goes)")
+        else:
+            print(f"# purge, then phase {s.name}: sequential fill of {s.span_bytes} bytes, 128 KiB at QD32")
+
+
+def _chunks(source_file, mapping: dict, on_records) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Prepared command chunks from an open trace (records mapped onto the span)."""
+    from .. import _native
+
+    first = 0
+    while True:
+        got = traces._call(source_file.read_chunk, mapping["chunk_records"])  # errors name file and line
+        if got is None:
+            return
+        _, op, off, ln = got
+        try:
+            pop, poff, pln, dropped = _native.replay_prepare(
+                op, off, ln, 0, mapping["span"], remap=mapping["remap"], trace_span_bytes=mapping["trace_span"],
+                keep_reads=mapping["keep_reads"], keep_trims=mapping["keep_trims"], first_record=first)
+        except ValueError as e:
+            raise UserError(f"{mapping['name']}: {e}") from None
+        first += len(op)
+        on_records(len(op), int(dropped))
+        yield (np.frombuffer(pop, dtype="u1"), np.frombuffer(poff, dtype="<u8"), np.frombuffer(pln, dtype="<u8"))
+
+
+def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: int, trace_span: int, trim: bool,
+                expected_commands: int | None, progress: bool | None) -> tuple[ReplayResult, dict]:
+    """One replay of the whole trace; returns the result and record counts (read, dropped)."""
+    counts = {"records": 0, "dropped": 0}
+
+    def on_records(n: int, dropped: int) -> None:
+        counts["records"] += n
+        counts["dropped"] += dropped
+
+    mapping = {"span": span, "remap": params.remap, "trace_span": trace_span, "keep_reads": params.keep_reads,
+               "keep_trims": trim, "chunk_records": params.chunk_records, "name": params.source.path}
+    label = f"replay {job.name} (QD{job.qd}, TRIM {'on' if trim else 'off'})"
+    with phase_bar(label, enabled=progress) as bar:
+        chunks = _chunks(params.source.open(span), mapping, on_records)
+        result = target.replay(job, chunks, bar, total_commands=expected_commands)
+    return result, counts
+
+
+def _expected_commands(info: dict, params: TraceRunParams, trim: bool) -> int | None:
+    ops = info.get("ops")
+    if not ops:
+        return None
+    n = ops["write"]["count"] + ops["flush"]["count"]
+    n += ops["trim"]["count"] if trim else 0
+    n += ops["read"]["count"] if params.keep_reads else 0
+    return int(n)
+
+
+def run(target: Target, params: TraceRunParams, out: str | Path | results.ResultsDir, *,
+        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
+    """Runs every variant and pass on ``target`` into the results folder ``out``; returns the
+    summary. On Ctrl-C what was measured is written, marked incomplete, and KeyboardInterrupt
+    is re-raised."""
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    steps = plan(target, params)
+    span = steps[0].span_bytes
+    info = params.source.info(span)
+    trace_span = int(info.get("max_end_bytes") or 0)
+    summary: dict = {
+        "test": "trace",
+        "target": target.name,
+        "ssdlab_version": __version__,
+        "seed": params.seed,
+        "span_pct": params.span_pct,
+        "span_bytes": span,
+        "trace": params.source.describe(span),
+        "trace_info": {k: v for k, v in info.items() if k != "ops"} | (
+            {"ops": {op: {"count": s["count"], "bytes": s["bytes"]} for op, s in info["ops"].items()}}
+            if "ops" in info else {}),
+        "passes": params.passes,
+        "qds": list(params.qds),
+        "keep_reads": params.keep_reads,
+        "remap": params.remap,
+        "window_commands": params.window_commands,
+        **results.run_metadata(argv),
+    }
+    desc = target.describe()
+    if "profile" in desc:
+        summary["profile"] = desc["profile"]
+        summary["geometry"] = desc.get("geometry")
+    summary["target_info"] = desc
+    summary["preconditioning"] = f"purge, then sequential fill of {span} bytes with 128 KiB writes at QD32, before each variant"
+    rows: list[dict] = []
+    per_variant: dict[str, list[ReplayResult]] = {}
+    summary["variants"] = rows
+    complete = True
+    try:
+        for step in steps:
+            if isinstance(step, JobSpec):
+                target.purge()
+                run_phase(target, step, f"{step.name} (sequential fill)", progress)
+                continue
+            v, _, pass_name = step.name.rpartition("-")
+            trim = v.endswith("-trim")
+            result, counts = replay_pass(target, step, params, span, trace_span, trim,
+                                         _expected_commands(info, params, trim), progress)
+            rd.write_series(step.name, result.series)
+            per_variant.setdefault(v, []).append(result)
+            rows.append(_row(v, int(pass_name[4:]), step.qd, trim, result, counts))
+            if not result.complete:
+                raise Interrupted(result)  # type: ignore[arg-type]
+    except (Interrupted, KeyboardInterrupt):
+        complete = False
+        rd.mark_incomplete("interrupted (Ctrl-C or SIGTERM)")
+    _finish(rd, target, summary, params, per_variant, complete)
+    if not complete:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _row(variant: str, pass_no: int, qd: int, trim: bool, r: ReplayResult, counts: dict) -> dict:
+    t = r.totals
+    return {"variant": variant, "pass": pass_no, "qd": qd, "trim": trim, "complete": r.complete,
+            "commands": t["commands"], "writes": t["writes"], "trims": t["trims"], "flushes": t["flushes"],
+            "reads": t["reads"], "records_read": counts["records"], "records_dropped": counts["dropped"],
+            "host_write_bytes": t["host_write_bytes"], "trim_bytes": t["trim_bytes"], "duration_s": t["duration_s"],
+            "iops_mean": t["iops"], "mbps_mean": t["mbps"],
+            "window_iops_min": _nanmin(r.series["iops"]), "window_iops_max": _nanmax(r.series["iops"]),
+            "write_amplification": t.get("write_amplification"), "latency_us": t.get("latency_us"),
+            "notes": r.notes}
+
+
+def _nanmin(a) -> float | None:
+    a = np.asarray(a, dtype=float)
+    return float(np.nanmin(a)) if np.isfinite(a).any() else None
+
+
+def _nanmax(a) -> float | None:
+    a = np.asarray(a, dtype=float)
+    return float(np.nanmax(a)) if np.isfinite(a).any() else None
+
+
+def overlay_series(per_variant: dict[str, list[ReplayResult]], qd: int) -> dict[str, np.ndarray] | None:
+    """Window IOPS of every pass back to back, with and without TRIM side by side (NaN where
+    one variant has fewer windows)."""
+    cols = {}
+    for trim in (True, False):
+        passes = per_variant.get(variant_name(qd, trim))
+        if passes:
+            cols["iops_with_trim" if trim else "iops_without_trim"] = np.concatenate([p.series["iops"] for p in passes])
+    if not cols:
+        return None
+    n = max(len(c) for c in cols.values())
+    out = {"window": np.arange(n, dtype=np.float64)}
+    for k, c in cols.items():
+        out[k] = np.concatenate([c, np.full(n - len(c), np.nan)])
+    return out
+
+
+def _finish(rd, target: Target, summary: dict, params: TraceRunParams, per_variant: dict, complete: bool) -> None:
+    rows = summary["variants"]
+    hints = []
+    overlays = {}
+    for qd in params.qds:
+        s = overlay_series(per_variant, qd)
+        if s is None:
+            continue
+        overlays[qd] = s
+        rd.write_series(f"qd{qd}", s)
+        hints.append({"series": f"qd{qd}", "x": "window", "y": [c for c in s if c != "window"],
+                      "title": f"QD{qd}: IOPS averaged every {params.window_commands:,} commands",
+                      "xlabel": f"window ({params.window_commands:,} commands each; passes back to back)",
+                      "ylabel": "IOPS"})
+    summary["plot"] = hints
+    summary["tables"] = [{
+        "title": f"{target.name}: trace replay, {params.passes} pass(es) per variant",
+        "columns": ["variant", "pass", "commands", "IOPS (avg)", "MB/s", "min window IOPS", "max window IOPS",
+                    "write amplification", "duration s"],
+        "rows": [[r["variant"], r["pass"], r["commands"], r["iops_mean"], r["mbps_mean"], r["window_iops_min"],
+                  r["window_iops_max"], r["write_amplification"], r["duration_s"]] for r in rows],
+        "note": "IOPS (avg) = commands / replay time; windows hold the stated number of completions. "
+                "Write amplification = NAND bytes / host bytes written (simulator only).",
+    }]
+    summary["trim_effect"] = trim_effect(rows)
+    summary["complete"] = complete
+    if overlays:
+        from .. import plots
+
+        names = []
+        for qd, s in overlays.items():
+            ys = {("with TRIM" if k == "iops_with_trim" else "without TRIM"): v for k, v in s.items() if k != "window"}
+            names += [p.name for p in plots.line_plot(
+                rd.path / f"trace_qd{qd}", s["window"], ys, f"window ({params.window_commands:,} commands each)",
+                "IOPS (average over the window)", f"{target.name}: trace replay at QD{qd}", formats=("png", "svg"))]
+        summary["plots"] = names
+    rd.write_summary(summary)
+    report.write_report([rd.path], rd.path / "report.html")
+    if complete:
+        rd.finish()
+
+
+def trim_effect(rows: list[dict]) -> list[dict]:
+    """Per queue depth and pass: average IOPS and write amplification with vs without TRIM."""
+    out = []
+    by = {(r["qd"], r["pass"], r["trim"]): r for r in rows}
+    for (qd, p, trim), r in sorted(by.items()):
+        other = by.get((qd, p, False))
+        if not trim or other is None:
+            continue
+        ratio = (r["iops_mean"] / other["iops_mean"]) if r["iops_mean"] and other["iops_mean"] else None
+        out.append({"qd": qd, "pass": p, "iops_with_trim": r["iops_mean"], "iops_without_trim": other["iops_mean"],
+                    "iops_ratio": ratio, "wa_with_trim": r["write_amplification"],
+                    "wa_without_trim": other["write_amplification"]})
+    return out

@@ -1,0 +1,165 @@
+"""`ssdlab trace run`: the TRIM trace test (seed 003) on the simulator."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import SHARED, run_cli, set_args
+from ssdlab import results
+from ssdlab.procedures import trace_replay
+from ssdlab.profiles import load_profile
+from ssdlab.targets.sim import SimTarget
+
+TPCC = SHARED / "traces" / "mqsim" / "tpcc-small.trace"
+
+
+def _need(path):
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared traces live in ../shared beside the repository)")
+
+
+@pytest.fixture(scope="module")
+def cleanup_later_run(tmp_path_factory):
+    """JEDEC-like replay on a scaled-down 'clean up later' drive, both TRIM modes, QD32."""
+    out = tmp_path_factory.mktemp("trace") / "run"
+    run_cli("trace", "run", "jedec-like", "--target", "sim:cleanup-later", *set_args(), "--qd", "32",
+            "--write-bytes", "14GiB", "--window", "20000", "--out", str(out), "--no-progress")
+    return out
+
+
+def summary_of(out):
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_trim_raises_iops_and_lowers_write_amplification(cleanup_later_run):
+    """Acceptance (seed 003): with TRIM the replay is faster and writes less NAND."""
+    s = summary_of(cleanup_later_run)
+    (effect,) = s["trim_effect"]
+    assert effect["iops_with_trim"] > 1.1 * effect["iops_without_trim"], effect
+    assert effect["wa_with_trim"] < 0.95 * effect["wa_without_trim"], effect
+    rows = {r["variant"]: r for r in s["variants"]}
+    # Same trace: the same writes and flushes; only the TRIM variant sends TRIMs.
+    assert rows["qd32-trim"]["writes"] == rows["qd32-notrim"]["writes"] > 0
+    assert rows["qd32-trim"]["flushes"] == rows["qd32-notrim"]["flushes"] > 0
+    assert rows["qd32-notrim"]["trims"] == 0 < rows["qd32-trim"]["trims"]
+    # The generator frees 13 % of the span with TRIM.
+    assert rows["qd32-trim"]["trim_bytes"] == pytest.approx(0.13 * s["span_bytes"], rel=0.01)
+    assert rows["qd32-trim"]["host_write_bytes"] == 14 * 2**30
+
+
+def test_windows_cover_every_command(cleanup_later_run):
+    s = summary_of(cleanup_later_run)
+    for r in s["variants"]:
+        series = results.read_series(cleanup_later_run / f"{r['variant']}-pass1")
+        counts = np.diff(np.concatenate([[0], series["commands"]]))
+        assert series["commands"][-1] == r["commands"]
+        assert (counts[:-1] == 20000).all() and 0 < counts[-1] <= 20000
+        # IOPS per window = commands / window time, and the windows tile the replay.
+        assert np.allclose(series["iops"], counts / series["dt_s"])
+        assert series["t_s"][-1] == pytest.approx(r["duration_s"])
+        assert r["iops_mean"] == pytest.approx(r["commands"] / r["duration_s"])
+        waf = np.nansum(series["nand_write_bytes"]) / np.nansum(series["host_write_bytes"])
+        assert waf == pytest.approx(r["write_amplification"], rel=1e-6)
+    overlay = results.read_series(cleanup_later_run / "qd32")
+    assert set(overlay) == {"window", "iops_with_trim", "iops_without_trim"}
+    for name in ("trace_qd32.png", "trace_qd32.svg", "report.html"):
+        assert (cleanup_later_run / name).stat().st_size > 1000
+    html = (cleanup_later_run / "report.html").read_text()
+    assert "iops_with_trim" in html and "trace replay" in html
+
+
+def test_replay_is_deterministic(tmp_path):
+    def run(out):
+        run_cli("trace", "run", "jedec-like", "--target", "sim:default", *set_args(), "--qd", "4", "--trim", "with",
+                "--write-bytes", "1GiB", "--window", "5000", "--out", str(out), "--no-progress")
+        return results.read_series(out / "qd4-trim-pass1")
+
+    a, b = run(tmp_path / "a"), run(tmp_path / "b")
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_real_trace_beyond_the_span_is_an_error_naming_file_and_record(tmp_path):
+    _need(TPCC)
+    proc = run_cli("trace", "run", str(TPCC), *set_args(), "--out", str(tmp_path / "x"), "--no-progress", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert str(TPCC) in proc.stderr and "record " in proc.stderr and "--remap" in proc.stderr
+
+
+def test_real_trace_with_reads_and_scale_remap(tmp_path):
+    """The MQSim TPC-C trace (216 GiB span) scaled onto a 7 GiB drive, reads kept: every
+    record is replayed, with the op counts `trace info` reports."""
+    _need(TPCC)
+    out = tmp_path / "tpcc"
+    run_cli("trace", "run", str(TPCC), *set_args(), "--remap", "scale", "--keep-reads", "--qd", "32,1",
+            "--trim", "without", "--passes", "2", "--window", "1000", "--out", str(out), "--no-progress")
+    s = summary_of(out)
+    assert [(r["variant"], r["pass"]) for r in s["variants"]] == [("qd32-notrim", 1), ("qd32-notrim", 2),
+                                                                  ("qd1-notrim", 1), ("qd1-notrim", 2)]
+    for r in s["variants"]:
+        assert (r["reads"], r["writes"], r["commands"]) == (4381, 2618, 6999)
+        assert r["records_read"] == 6999 and r["records_dropped"] == 0
+    qd32, qd1 = s["variants"][0], s["variants"][2]
+    assert qd32["iops_mean"] > 1.2 * qd1["iops_mean"], "commands overlap at QD32, not at QD1"
+
+
+def test_remap_wrap_and_scale_keep_commands_inside_the_span():
+    prof = load_profile("default", ["blocks_per_plane=64", "user_capacity_bytes=7GiB"])
+    target = SimTarget(prof)
+    from ssdlab import _native
+
+    span = 1 << 30
+    op = np.array([1, 1, 3, 2], dtype="u1")
+    off = np.array([5 * span + 4096, span - 512, 0, 3 * span], dtype="<u8")
+    ln = np.array([512, 1024, 0, 8192], dtype="<u8")
+    pop, poff, pln, dropped = _native.replay_prepare(op.tobytes(), off.tobytes(), ln.tobytes(), 0, span, remap="wrap")
+    poff, pln = np.frombuffer(poff, "<u8"), np.frombuffer(pln, "<u8")
+    assert dropped == 0 and list(np.frombuffer(pop, "u1")) == [1, 1, 3, 2]
+    assert list(poff) == [4096, span - 8192, 0, 0] and list(pln) == [4096, 8192, 0, 8192]
+    with pytest.raises(ValueError, match="record 10: write at offset"):
+        _native.replay_prepare(op.tobytes(), off.tobytes(), ln.tobytes(), 0, span, first_record=10)
+    _, soff, _, _ = _native.replay_prepare(op.tobytes(), off.tobytes(), ln.tobytes(), 0, span, remap="scale",
+                                           trace_span_bytes=8 * span)
+    assert list(np.frombuffer(soff, "<u8")) == [5 * span // 8, span // 8 - 4096, 0, 3 * span // 8]
+    assert target.capacity_bytes == 7 * 2**30
+
+
+def test_ctrl_c_keeps_what_was_replayed(tmp_path):
+    out = tmp_path / "int"
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", *set_args(),
+                             "--write-bytes", "2TiB", "--qd", "32", "--trim", "with", "--window", "10000",
+                             "--out", str(out), "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8.0)  # past the fill (about a second), into the replay
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    s = summary_of(out)
+    assert s["complete"] is False and (out / "INCOMPLETE").exists()
+    (row,) = s["variants"]
+    assert row["complete"] is False and row["commands"] > 10000
+    series = results.read_series(out / "qd32-trim-pass1")
+    assert series["commands"][-1] == row["commands"]
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
+    proc = run_cli("trace", "run", "jedec-like", *set_args(), "--passes", "2", "--dry-run", "--out", str(tmp_path / "d"))
+    text = proc.stdout
+    assert "replay qd32-trim-pass2" in text and "replay qd1-notrim-pass1" in text
+    assert "JEDEC-client-like" in text
+    assert not (tmp_path / "d").exists()
+
+
+def test_plan_checks_options():
+    prof = load_profile("default", ["blocks_per_plane=64", "user_capacity_bytes=7GiB"])
+    src = trace_replay.TraceSource("jedec-like")
+    with pytest.raises(Exception, match="--remap"):
+        trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=src, remap="fold"))
+    with pytest.raises(Exception, match="no such trace file"):
+        trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=trace_replay.TraceSource("/nonexistent")))
