@@ -19,7 +19,7 @@ demo: setup
 test: setup test-rust test-python
 
 test-rust:
-	cargo test --release -p ssdsim -p ssdtrace
+	cargo test --release -p ssdrng -p ssdsim -p ssdtrace
 
 test-python:
 	$(PY) -m pytest -q -p no:cacheprovider tests
@@ -28,6 +28,7 @@ bench: setup
 	cargo bench -p ssdsim --bench steady_state
 	cargo bench -p ssdtrace --bench parse
 	$(PY) benches/bench_consistency.py
+	$(PY) benches/bench_trace.py
 	$(PY) benches/bench_fio_overhead.py
 
 clean:

@@ -26,7 +26,8 @@ pub mod device;
 pub mod ftl;
 pub mod mem;
 pub mod replay;
-pub mod rng;
+/// Deterministic random numbers (the shared `ssdrng` crate).
+pub use ssdrng as rng;
 pub mod sim;
 pub mod stats;
 pub mod time;

@@ -1,7 +1,7 @@
 //! # ssdtrace — block I/O traces for ssdlab's trace test
 //!
 //! Readers for real trace formats, one streaming record type, statistics, conversion and a
-//! JEDEC-client-like workload generator. Pure Rust, no dependencies; the Python bindings
+//! JEDEC-client-like workload generator. Pure Rust (only dependency: the shared `ssdrng`); the Python bindings
 //! (`ssdlab._native`) and the `ssdlab trace` command sit on top.
 //!
 //! * [`Record`]: `time_ns`, [`Op`] (read, write, trim, flush), `offset_bytes`, `len_bytes`.
@@ -32,7 +32,8 @@ pub mod generate;
 pub mod info;
 mod lines;
 pub mod record;
-pub mod rng;
+/// Deterministic random numbers (the shared `ssdrng` crate).
+pub use ssdrng as rng;
 pub mod samples;
 
 pub use convert::{convert, writer, BinWriter, FioWriter, OutFormat, RecordWriter};

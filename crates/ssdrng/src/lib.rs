@@ -1,8 +1,10 @@
-//! Deterministic pseudo-random numbers for the generator: xoshiro256++ seeded through
-//! SplitMix64 (Blackman & Vigna), the same construction as `ssdsim::rng` but independent of
-//! that crate. Fully specified here, so a seed gives the same trace on every platform.
+//! # ssdrng — deterministic pseudo-random numbers for ssdlab
+//!
+//! xoshiro256++ (Blackman & Vigna) seeded through SplitMix64. Small, fast and fully specified
+//! here, so a seed gives the same simulation (`ssdsim`) and the same generated trace
+//! (`ssdtrace`) on every platform and every version of the dependencies (there are none).
 
-/// xoshiro256++ generator.
+/// xoshiro256++ generator (Blackman & Vigna).
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
@@ -37,7 +39,7 @@ impl Rng {
         result
     }
 
-    /// Uniform integer in `0..n` (Lemire's multiply-shift), `n > 0`.
+    /// Uniform integer in `0..n` (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
@@ -69,11 +71,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deterministic_and_roughly_uniform() {
+    fn same_seed_same_stream_and_different_seeds_differ() {
         let a: Vec<u64> = { let mut r = Rng::new(7); (0..8).map(|_| r.next_u64()).collect() };
         let b: Vec<u64> = { let mut r = Rng::new(7); (0..8).map(|_| r.next_u64()).collect() };
+        let c: Vec<u64> = { let mut r = Rng::new(8); (0..8).map(|_| r.next_u64()).collect() };
         assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn below_is_roughly_uniform() {
         let mut r = Rng::new(1);
+        let mut counts = [0u32; 10];
+        for _ in 0..100_000 {
+            counts[r.below(10) as usize] += 1;
+        }
+        for c in counts {
+            assert!((9_500..10_500).contains(&c), "bucket count {c} far from 10000");
+        }
+    }
+
+    #[test]
+    fn weighted_follows_the_weights() {
+        let mut r = Rng::new(5);
         let mut counts = [0u32; 4];
         for _ in 0..100_000 {
             counts[r.weighted(&[1.0, 1.0, 2.0, 0.0])] += 1;
