@@ -287,3 +287,20 @@ def test_help_explains_units():
     for args in (["trace", "--help"], ["trace", "info", "--help"], ["trace", "generate", "--help"]):
         out = run_cli(*args).stdout
         assert "bytes" in out and "512 B sectors" in out and "ns" in out
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`ssdlab ... | head` must not print a BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before ssdlab writes
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ssdlab.cli", "profiles", "--keys"], stdout=w,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

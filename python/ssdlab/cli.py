@@ -213,13 +213,22 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM behaves like Ctrl-C: stop, keep what was measured, mark it incomplete.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit
+        return status
     except (UserError, FileExistsError) as e:
         print(f"ssdlab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ssdlab: interrupted; partial results kept and marked incomplete", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into `head` or similar, which stopped reading: end quietly (Python would
+        # otherwise print a traceback, and another one when it flushes stdout at exit).
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
