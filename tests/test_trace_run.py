@@ -163,3 +163,19 @@ def test_plan_checks_options():
         trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=src, remap="fold"))
     with pytest.raises(Exception, match="no such trace file"):
         trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=trace_replay.TraceSource("/nonexistent")))
+
+
+def test_skip_bad_replays_the_good_lines_and_reports_the_bad(tmp_path):
+    trace = tmp_path / "t.iolog"
+    lines = ["fio version 3 iolog", "0 /dev/x add", "0 /dev/x open"]
+    lines += [f"{i} /dev/x write {i * 8192} 4096" for i in range(300)]
+    lines.insert(50, "12 /dev/x write notanumber 4096")
+    trace.write_text("\n".join(lines) + "\n")
+    bad = run_cli("trace", "run", str(trace), *set_args(), "--qd", "1", "--trim", "with", "--out", str(tmp_path / "a"),
+                  "--no-progress", check=False)
+    assert bad.returncode == 2 and f"{trace}:51" in bad.stderr, bad.stderr
+    ok = run_cli("trace", "run", str(trace), "--skip-bad", *set_args(), "--qd", "1", "--trim", "with",
+                 "--out", str(tmp_path / "b"), "--no-progress")
+    assert "skipped 1 malformed lines" in ok.stderr
+    (row,) = summary_of(tmp_path / "b")["variants"]
+    assert row["writes"] == 300 and row["skipped_bad_lines"] == 1

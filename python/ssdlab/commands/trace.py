@@ -255,6 +255,10 @@ def cmd_run(args) -> int:
 
 def _print_run(s: dict) -> None:
     print(f"{s['target']}: {s['trace']}")
+    skipped = max((r["skipped_bad_lines"] for r in s["variants"]), default=0)
+    if skipped:
+        first = s["variants"][0]["first_bad_line"]
+        print(f"ssdlab: warning: skipped {skipped} malformed lines per pass (--skip-bad); first: {first}", file=sys.stderr)
     print(f"  {'variant':<14} {'pass':>4} {'commands':>12} {'IOPS avg':>10} {'MB/s':>8} {'WA':>6} {'time s':>10}")
     for r in s["variants"]:
         wa = "n/a" if r["write_amplification"] is None else f"{r['write_amplification']:.2f}"

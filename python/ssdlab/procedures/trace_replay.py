@@ -187,9 +187,12 @@ def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: in
     mapping = {"span": span, "remap": params.remap, "trace_span": trace_span, "keep_reads": params.keep_reads,
                "keep_trims": trim, "chunk_records": params.chunk_records, "name": params.source.path}
     label = f"replay {job.name} (QD{job.qd}, TRIM {'on' if trim else 'off'})"
+    source_file = params.source.open(span)
     with phase_bar(label, enabled=progress) as bar:
-        chunks = _chunks(params.source.open(span), mapping, on_records)
-        result = target.replay(job, chunks, bar, total_commands=expected_commands)
+        result = target.replay(job, _chunks(source_file, mapping, on_records), bar, total_commands=expected_commands)
+    stats = source_file.stats()
+    counts["skipped_bad"] = int(stats.get("skipped_bad") or 0)
+    counts["first_bad"] = stats.get("first_bad")
     return result, counts
 
 
@@ -270,6 +273,7 @@ def _row(variant: str, pass_no: int, qd: int, trim: bool, r: ReplayResult, count
     return {"variant": variant, "pass": pass_no, "qd": qd, "trim": trim, "complete": r.complete,
             "commands": t["commands"], "writes": t["writes"], "trims": t["trims"], "flushes": t["flushes"],
             "reads": t["reads"], "records_read": counts["records"], "records_dropped": counts["dropped"],
+            "skipped_bad_lines": counts["skipped_bad"], "first_bad_line": counts["first_bad"],
             "host_write_bytes": t["host_write_bytes"], "trim_bytes": t["trim_bytes"], "duration_s": t["duration_s"],
             "iops_mean": t["iops"], "mbps_mean": t["mbps"],
             "window_iops_min": _nanmin(r.series["iops"]), "window_iops_max": _nanmax(r.series["iops"]),
