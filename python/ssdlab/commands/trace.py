@@ -204,8 +204,8 @@ def _add_run(sub, add_target_args) -> None:
     p = _parser(sub, "run", "the TRIM trace test: fill, replay a trace with and without TRIM at QD32 and QD1",
                 "The Tom's Hardware JEDEC TRIM test (seed 003). For each queue depth and each TRIM mode: purge the "
                 "target, fill the span sequentially (128 KiB, QD32), then replay the trace --passes times as fast as "
-                "the drive goes (timestamps ignored, QD commands outstanding, a flush waits for all earlier "
-                "commands). Reads are dropped unless --keep-reads; 'without TRIM' drops the TRIM commands. IOPS are "
+                "the drive goes (timestamps ignored, QD commands outstanding; on the simulator a flush waits for all "
+                "earlier commands, through fio it is an fsync that does not drain the queue, as noted in the results). Reads are dropped unless --keep-reads; 'without TRIM' drops the TRIM commands. IOPS are "
                 "averaged every --window commands; the simulator also reports write amplification. Records are "
                 "aligned to 4 KiB (start down, end up). Writes per variant and pass a series (window: commands, "
                 "t_s, iops, mbps), a table, trace_qdN.png/.svg and report.html. FILE may be jedec-like: the "

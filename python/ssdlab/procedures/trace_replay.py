@@ -3,8 +3,9 @@ TRIM, at QD32 (NCQ) and QD1 (the reviewers' DMA case), IOPS averaged every 100,0
 
 For each variant (queue depth × TRIM on/off): purge, sequential fill of the span (128 KiB,
 QD32), then ``passes`` replays of the trace, back to back, as fast as the drive goes (trace
-timestamps are ignored; the host keeps ``qd`` commands outstanding; a flush waits for every
-earlier command). Reads are dropped unless ``keep_reads``; in the "without TRIM" variants the
+timestamps are ignored; the host keeps ``qd`` commands outstanding; on the simulator a flush
+waits for every earlier command; real targets replay through fio, see
+:meth:`ssdlab.targets.fio.FioTarget.replay` for how fio differs). Reads are dropped unless ``keep_reads``; in the "without TRIM" variants the
 TRIM commands are dropped too. Records are aligned to 4 KiB (start down, end up) and must lie
 in the span unless ``remap`` is ``wrap`` or ``scale``.
 

@@ -25,6 +25,12 @@ TRIM is ``rw=trim`` on block devices and fio's ``falloc`` engine (hole punching)
 ``idle`` phases just wait. Ctrl-C or SIGTERM during a phase stops fio cleanly (fio writes its
 logs on exit) and the phase comes back with what was measured and ``complete=False``.
 
+Trace replay (:meth:`FioTarget.replay`, the ``003_*`` trace test) writes the prepared commands
+as fio replay files (``NNN_name.blktrace``: blktrace binary, because fio 3.33, Debian 12's, cannot
+replay TRIMs from a text iolog) and runs ``read_iolog=`` with ``replay_no_stall=1`` at ``iodepth=QD``;
+per-command completion times come from fio's per-IO completion log (1 ms resolution). Details
+and limits (flushes, very long traces) in :mod:`ssdlab.targets.fio_replay`.
+
 Writing to a device destroys its data: see :mod:`ssdlab.targets.safety` for the gate every
 device passes first. ``dry_run=True`` writes and returns the job files and runs nothing.
 """
@@ -42,10 +48,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
-from .base import JobSpec, PhaseResult, Progress
+from . import fio_replay as _rp
+from .base import CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
 from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
@@ -454,6 +462,259 @@ class FioTarget:
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
                            complete=interrupted is None, notes=notes)
 
+    # -- trace replay ----------------------------------------------------------------------
+    #: Commands per fio run of a replay (fio holds a whole replay file in memory); see
+    #: :mod:`ssdlab.targets.fio_replay`.
+    replay_segment_commands: int = _rp.SEGMENT_COMMANDS
+
+    def _trim_unsupported(self) -> str | None:
+        """Why TRIM cannot be replayed on this target, or None."""
+        if self.kind == "file":
+            return ("fio replays a TRIM with the BLKDISCARD ioctl, which a regular file does not support "
+                    "(fio's falloc engine punches holes but cannot write), so TRIMs were left out on this file target")
+        if self.kernel_name:
+            dmax = Path("/sys/class/block") / self.kernel_name / "queue" / "discard_max_bytes"
+            try:
+                if dmax.read_text().strip() == "0":
+                    return f"{self.path} does not support discard (TRIM), so TRIMs were left out"
+            except OSError:
+                pass
+        return None
+
+    def _replay_device_number(self) -> int:
+        if self.kind == "block" and not self.dry_run:
+            try:
+                rdev = os.stat(self.real_path).st_rdev
+                return _rp.device_number(os.major(rdev), os.minor(rdev))
+            except OSError:
+                pass
+        return _rp.device_number(0, 1)  # no real device: replay_redirect= names the target
+
+    def replay_job_text(self, job: ReplayJob, seg: "_rp.Segment", nseg: int, total: int) -> str:
+        """The fio job file for one replay file of ``job`` (what :meth:`replay` writes and runs)."""
+        head = [f"; ssdlab trace replay {job.name!r} on {self.name}" + (f" ({self.path})" if self.path not in self.name else "")]
+        if self.refused:
+            head.append("; WARNING: a real run would be refused by the safety gate:")
+            head.append("; " + self.refused)
+        part = f"run {seg.index} of {nseg}: commands {seg.first}..{seg.first + seg.commands - 1} of {total}" if nseg > 1 \
+            else f"{seg.commands} commands"
+        c = seg.counts
+        head += [f"; {part} ({c[0]} reads, {c[1]} writes, {c[2]} trims, {c[3]} flushes), QD {job.qd}, "
+                 f"in order, as fast as the target goes (trace timestamps ignored)",
+                 f"; {seg.trace.name}: blktrace binary QUEUE events (fio 3.33 cannot replay trims from a text iolog);",
+                 ";   (48-byte records; ssdlab.targets.fio_replay.read_blktrace() decodes them)",
+                 f"; per-IO completion log: {seg.stem}_clat.1.log (ms since the Unix epoch, latency ns, dir, bytes)",
+                 "; rerun by hand: cd to this directory, then: fio --output-format=json <this file>"]
+        g = ["[global]"]
+        eng = self._ioengine()
+        g += ["direct=1", f"ioengine={eng}"]
+        if self.dry_run and self._engine is None:
+            g.append("; (ssdlab probes io_uring before a real run and falls back to libaio if it fails)")
+        g += ["refill_buffers=1"]
+        j = [f"[{_safe_stem(job.name)}]", f"read_iolog={seg.trace.name}",
+             f"replay_redirect={self.real_path if not self.dry_run else self.path}",
+             "replay_no_stall=1", f"iodepth={job.qd}",
+             f"write_lat_log={seg.stem}", "log_avg_msec=0", "log_unix_epoch=1",
+             "disable_lat=1", "disable_slat=1"]
+        return "\n".join(head + [""] + g + [""] + j) + "\n"
+
+    def replay(self, job: ReplayJob, chunks: Iterable[CommandChunk], progress: Progress | None = None,
+               total_commands: int | None = None) -> ReplayResult:
+        """Replay prepared command chunks (:data:`~ssdlab.targets.base.CommandChunk`) through fio,
+        in order, keeping ``job.qd`` commands outstanding, as fast as the target goes; see
+        :class:`~ssdlab.targets.base.ReplayResult` and :mod:`ssdlab.targets.fio_replay` for how.
+
+        The commands are written to ``WORKDIR/NNN_<name>.blktrace`` (several ``.pKKK`` files
+        for long traces, one fio run each) with a job file ``NNN_<name>[.pKKK].fio`` next to
+        each; fio's per-IO completion log gives each command's completion time (1 ms
+        resolution). TRIMs are left out, with a note, on file targets and on devices without
+        discard. A dry run writes these files and runs nothing. Ctrl-C or SIGTERM stops fio and
+        returns what was logged with ``complete=False``. ``total_commands`` is accepted for
+        interface compatibility (the count is known once the files are written).
+        """
+        self._counter += 1
+        stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
+        notes: list[str] = []
+        drop_reason = self._trim_unsupported()
+        main = threading.current_thread() is threading.main_thread()
+        old = None
+        if main:
+            def _on_term(signum, frame):
+                raise _Terminate()
+            old = signal.signal(signal.SIGTERM, _on_term)
+        try:
+            writer = _rp.SegmentWriter(self.workdir, stem, capacity_bytes=self.capacity_bytes,
+                                       device=self._replay_device_number(),
+                                       segment_commands=self.replay_segment_commands, drop_trims=drop_reason is not None)
+            try:
+                for op, off, ln in chunks:
+                    writer.add(op, off, ln)
+                    if progress is not None:
+                        progress(0.0, f"{job.name}: writing the replay file, {writer.seen:,} commands")
+            except (KeyboardInterrupt, _Terminate) as e:
+                writer.abort()
+                why = "Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM"
+                return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(),
+                                    totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
+                                    complete=False,
+                                    notes=[f"interrupted by {why} while writing the replay file: nothing was replayed"])
+            except BaseException:
+                writer.abort()
+                raise
+            segments = writer.close()
+            if drop_reason and writer.dropped_trims:
+                notes.append(f"{writer.dropped_trims:,} TRIM commands ({writer.dropped_trim_bytes:,} bytes) were not "
+                             f"replayed: {drop_reason}")
+            total = sum(s.commands for s in segments)
+            for old_file in [*self.workdir.glob(f"{stem}.fio"), *self.workdir.glob(f"{stem}.p[0-9][0-9][0-9]*.fio")]:
+                old_file.unlink()
+            for seg in segments:
+                seg.jobfile = self.workdir / f"{seg.stem}.fio"
+                seg.jobfile.write_text(self.replay_job_text(job, seg, len(segments), total))
+            if self.dry_run:
+                texts = [seg.jobfile.read_text() for seg in segments[:1]]
+                files = [str(s.jobfile) for s in segments]
+                return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(), totals={},
+                                    complete=False,
+                                    notes=["dry run: nothing was run", f"job files: {', '.join(files) or 'none (no commands)'}"]
+                                    + notes + texts)
+            if not segments:
+                return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(),
+                                    totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
+                                    notes=notes + ["no commands to replay: fio was not run"])
+            return self._replay_run(job, segments, total, notes, progress)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+
+    def _replay_run(self, job: ReplayJob, segments: list, total: int, notes: list[str],
+                    progress: Progress | None) -> ReplayResult:
+        """Run fio on each replay file in turn and turn its logs into the result."""
+        acc = _rp.WindowAccumulator(job.window_commands)
+        counts = np.zeros(4, dtype=np.int64)
+        nbytes = np.zeros(4, dtype=np.int64)
+        t0_ms: float | None = None
+        last_end_ms: float | None = None
+        gap_ms = 0.0
+        unlogged = 0
+        interrupted: str | None = None
+        runs = []  # fio runs done: (segment, interrupted, launch time [epoch ms], fio JSON counts)
+        for seg in segments:  # run back to back (logs are read afterwards, to keep the gaps short)
+            try:
+                for old in glob.glob(str(self.workdir / f"{seg.stem}_*lat.*log")):
+                    os.unlink(old)
+                out_json = self.workdir / f"{seg.stem}.json"
+                err_path = self.workdir / f"{seg.stem}.stderr"
+                out_json.unlink(missing_ok=True)
+                cmd = [_find_fio(self.fio), "--output-format=json", f"--output={out_json.name}", seg.jobfile.name]
+                status = self._replay_status(job, seg, len(segments), total)
+                launch_ms = time.time() * 1000.0
+                interrupted, rc, stop_notes = self._run_fio(cmd, err_path, None, progress, status=status)
+                notes += stop_notes
+                fio = self._replay_check(job, seg, interrupted, rc, out_json, err_path, notes)
+                runs.append((seg, interrupted, launch_ms, fio))
+            except (KeyboardInterrupt, _Terminate) as e:  # between fio runs
+                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM")
+            if interrupted:
+                break
+        for k, (seg, seg_interrupted, launch_ms, fio) in enumerate(runs):
+            if progress is not None:
+                progress(min(1.0, (seg.first + seg.commands) / total), f"{job.name}: reading fio's completion logs")
+            try:
+                log = self._replay_log(job, seg, seg_interrupted, notes)
+                t_ms, b, c, nb, start_ms, end_ms, tail = _rp.segment_completions(seg, log, fio, launch_ms)
+            except (KeyboardInterrupt, _Terminate) as e:
+                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM")
+                notes.append(f"interrupted while reading fio's logs: runs {k + 1}..{len(runs)} are not counted")
+                break
+            if t0_ms is None:
+                t0_ms = start_ms
+            if last_end_ms is not None:
+                gap_ms += max(0.0, start_ms - last_end_ms)
+            if len(t_ms):
+                last_end_ms = max(end_ms, float(t_ms[-1]))
+            acc.add((t_ms - t0_ms) / 1000.0, b)
+            counts += c
+            nbytes += nb
+            unlogged += tail
+            if not seg_interrupted and not np.array_equal(c, seg.counts):
+                notes.append(f"{seg.stem}: fio completed {c.tolist()} (read, write, trim, flush) commands but the "
+                             f"replay file holds {seg.counts.tolist()}")
+        series = acc.series()
+        duration = float(acc.last_t) if acc.n else 0.0
+        totals = _replay_totals(counts, nbytes, duration)
+        notes.append("completion times come from fio's per-IO completion log (write_lat_log, log_avg_msec=0) "
+                     "at 1 ms resolution; t = 0 is the first command's issue")
+        if counts[3]:
+            notes.append("flushes are fio syncs (fsync: a cache flush on a block device); fio neither waits for "
+                         "earlier commands before one nor logs it, so each flush is placed at the completion of "
+                         "the commands before it")
+        if unlogged:
+            notes.append(f"{unlogged} commands still in flight when a replay file ran out are not in fio's log "
+                         f"(fio does not log them); they are counted from fio's totals and placed at the run's end")
+        if len(segments) > 1:
+            notes.append(f"replayed in {len(segments)} fio runs of at most {self.replay_segment_commands:,} commands "
+                         f"(fio holds a replay file in memory); the queue drained for {gap_ms / 1000:.2f} s in "
+                         f"total between runs")
+        if interrupted:
+            notes.insert(0, f"interrupted by {interrupted}: partial results ({int(counts.sum()):,} of {total:,} "
+                            f"commands, {len(runs)} of {len(segments)} fio runs)")
+        return ReplayResult(job=job, series=series, totals=totals, complete=interrupted is None, notes=notes)
+
+    def _replay_check(self, job, seg, interrupted, rc, out_json: Path, err_path: Path, notes: list[str]) -> dict | None:
+        """fio's JSON counts of one replay run (None if missing after an interrupt); FioError if fio failed."""
+        data = None
+        try:
+            data = parse_fio_json(out_json.read_text())
+        except (OSError, ValueError) as e:
+            if not interrupted:
+                raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, f"no JSON summary ({e})")) from None
+            notes.append(f"fio's JSON summary of {seg.stem} is missing ({e}); counts come from its completion log")
+        fio = _rp.fio_counts(data)
+        if not interrupted and (rc != 0 or (fio and fio["error"])):
+            raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc,
+                                          f"fio error {fio['error']}" if fio and fio["error"] else ""))
+        if not interrupted and seg.counts[:3].sum() and not (self.workdir / f"{seg.stem}_clat.1.log").exists():
+            raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, f"no completion log {seg.stem}_clat.1.log"))
+        return fio
+
+    def _replay_log(self, job, seg, interrupted, notes: list[str]) -> dict | None:
+        """One replay run's completion log (:func:`ssdlab.fio_logs.read_log`), or None."""
+        from ..fio_logs import read_log
+
+        log_path = self.workdir / f"{seg.stem}_clat.1.log"
+        if not log_path.exists() or not log_path.stat().st_size:
+            if seg.counts[:3].sum() and not interrupted:
+                notes.append(f"{log_path.name} is empty: {seg.stem}'s commands have no completion times")
+            return None
+        try:
+            return read_log(log_path)
+        except ValueError as e:
+            notes.append(f"could not read {log_path.name} ({e}); its commands have no completion times")
+            return None
+
+    def _replay_status(self, job: ReplayJob, seg, nseg: int, total: int):
+        """Progress of one replay run: commands done, from the bytes the device moved (block
+        devices) or whole runs (files)."""
+        moved = self._progress_probe()
+        want = seg.io_bytes
+
+        def status(el: float) -> tuple[float, str]:
+            frac_in = 0.0
+            if moved is not None and want:
+                try:
+                    frac_in = min(1.0, moved() / want)
+                except (OSError, ValueError, IndexError):
+                    frac_in = 0.0
+            done = seg.first + frac_in * seg.commands
+            text = f"{job.name}: ~{done:,.0f} of {total:,} commands" if moved is not None and want \
+                else f"{job.name}: {el:.0f} s"
+            if nseg > 1:
+                text += f" (fio run {seg.index}/{nseg})"
+            return (min(1.0, done / total) if total else 0.0), text
+
+        return status
+
     def _fail_msg(self, job, jobfile, err_path, rc, extra) -> str:
         try:
             err = err_path.read_text().strip()[-800:]
@@ -488,8 +749,30 @@ class FioTarget:
             return None
         return lambda: read() - base
 
-    def _run_fio(self, cmd, err_path: Path, job: JobSpec, progress: Progress | None):
-        """Run fio; on Ctrl-C / SIGTERM forward the signal and wait. Returns (interrupted, rc, notes)."""
+    def _phase_status(self, job: JobSpec):
+        """Progress of a phase: by time for timed jobs, else by bytes the device moved."""
+        moved = self._progress_probe() if job.duration_s is None else None
+        want = (job.io_bytes if job.io_bytes is not None else self._span(job)[1]) if job.duration_s is None else None
+
+        def status(el: float) -> tuple[float, str]:
+            if job.duration_s:
+                frac = min(1.0, el / job.duration_s)
+            elif moved is not None and want:
+                try:
+                    frac = min(1.0, moved() / want)
+                except (OSError, ValueError, IndexError):
+                    frac = 0.0
+            else:
+                frac = 0.0
+            return frac, f"{job.name}: {el:.0f} s"
+
+        return status
+
+    def _run_fio(self, cmd, err_path: Path, job: JobSpec | None, progress: Progress | None, status=None):
+        """Run fio; on Ctrl-C / SIGTERM forward the signal and wait. Returns (interrupted, rc, notes).
+
+        ``status(elapsed_s) -> (fraction, text)`` reports progress; default: from ``job``'s
+        duration or the bytes the device moved."""
         interrupted: str | None = None
         notes: list[str] = []
         main = threading.current_thread() is threading.main_thread()
@@ -500,8 +783,8 @@ class FioTarget:
             old = signal.signal(signal.SIGTERM, _on_term)
         proc = None
         t0 = time.monotonic()
-        moved = self._progress_probe() if job.duration_s is None else None
-        want = (job.io_bytes if job.io_bytes is not None else self._span(job)[1]) if job.duration_s is None else None
+        if status is None:
+            status = self._phase_status(job)
         try:
             try:
                 with open(err_path, "w") as err:
@@ -513,17 +796,8 @@ class FioTarget:
                         break
                     except subprocess.TimeoutExpired:
                         if progress is not None:
-                            el = time.monotonic() - t0
-                            if job.duration_s:
-                                frac = min(1.0, el / job.duration_s)
-                            elif moved is not None and want:
-                                try:
-                                    frac = min(1.0, moved() / want)
-                                except (OSError, ValueError, IndexError):
-                                    frac = 0.0
-                            else:
-                                frac = 0.0
-                            progress(frac, f"{job.name}: {el:.0f} s")
+                            frac, text = status(time.monotonic() - t0)
+                            progress(frac, text)
             except KeyboardInterrupt:
                 interrupted = "Ctrl-C (SIGINT)"
             except _Terminate:
@@ -728,6 +1002,17 @@ class FioTarget:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, capacity_bytes={self.capacity_bytes}, workdir={str(self.workdir)!r})"
+
+
+def _replay_totals(counts: np.ndarray, nbytes: np.ndarray, duration_s: float) -> dict:
+    """ReplayResult totals from completed commands and bytes per op (read, write, trim, flush)."""
+    n = int(counts.sum())
+    data = int(nbytes[0] + nbytes[1])
+    return {"commands": n, "reads": int(counts[0]), "writes": int(counts[1]), "trims": int(counts[2]),
+            "flushes": int(counts[3]), "host_write_bytes": int(nbytes[1]), "host_read_bytes": int(nbytes[0]),
+            "trim_bytes": int(nbytes[2]), "duration_s": duration_s,
+            "iops": n / duration_s if duration_s > 0 else None,
+            "mbps": data / duration_s / 1e6 if duration_s > 0 else None}
 
 
 def _empty_series() -> dict[str, np.ndarray]:
