@@ -171,6 +171,43 @@ def test_recovery_results_folder_and_summary(recovery_dir):
     assert len(torture["iops"]) == 1200
 
 
+def test_recovery_table_shows_first_and_last_zones_and_the_trend(recovery_dir):
+    s = summary_of(recovery_dir)
+    n = s["edge_zones"]
+    assert n == ZONES // 10
+    table = s["tables"][1]
+    check_table(table, 4)
+    assert "first" in table["title"] and [r[0] for r in table["rows"]] == [st["label"] for st in s["stages"].values()]
+    first, last = table["columns"].index(f"first {n} zones (MB/s)"), table["columns"].index(f"last {n} zones (MB/s)")
+    trend = table["columns"].index("trend (Spearman)")
+    series = read_series(recovery_dir / "sweeps.parquet")
+    for row, st in zip(table["rows"], STAGES):
+        v = series[f"write_mbps_{st}"]
+        stage = s["stages"][st]
+        assert stage["write_mbps_first_zones"] == pytest.approx(float(np.mean(v[:n])))
+        assert stage["write_mbps_last_zones"] == pytest.approx(float(np.mean(v[-n:])))
+        assert row[first] == pytest.approx(stage["write_mbps_first_zones"], abs=0.05)
+        assert row[last] == pytest.approx(stage["write_mbps_last_zones"], abs=0.05)
+        assert s[f"{st}_write_mbps_first_zones"] == stage["write_mbps_first_zones"]
+        assert row[trend] is None or -1 <= row[trend] <= 1
+        ratio = stage["write_mbps_last_zones"] / stage["write_mbps_first_zones"]
+        assert row[table["columns"].index("last / first")] == pytest.approx(ratio, abs=0.006)
+    assert "first" in table["note"]
+
+
+def test_zone_shape_and_spearman():
+    rising = np.array([10.0, 20, 15, 30, 40, 35, 50, 60, 55, 70])
+    shape = sweep_mod.zone_shape(rising)
+    assert shape["first_zones"] == 10 and shape["last_zones"] == 70
+    assert 0.9 < shape["trend"] <= 1
+    assert sweep_mod.zone_shape(rising[::-1])["trend"] == pytest.approx(-shape["trend"])
+    assert sweep_mod.spearman(np.arange(4), np.array([1.0, 1, 2, 2])) == pytest.approx(0.894, abs=0.001)  # ties
+    assert sweep_mod.spearman(np.arange(4), np.ones(4)) is None
+    assert sweep_mod.zone_shape(np.array([np.nan, 5.0, np.nan]))["first_zones"] == 5
+    assert sweep_mod.zone_shape(np.full(3, np.nan)) == {"first_zones": None, "last_zones": None, "trend": None}
+    assert [sweep_mod.edge_zones(z) for z in (1, 4, 10, 20, 100, 101)] == [1, 1, 1, 2, 10, 10]
+
+
 def test_recovery_torture_slows_writes_and_trim_restores_them(recovery_dir):
     st = summary_of(recovery_dir)["stages"]
     clean = st["clean"]["write_mbps_mean"]
@@ -342,3 +379,53 @@ def test_help_states_units_and_defaults():
         out = run_cli(cmd, "--help").stdout
         for w in words:
             assert w in out, (cmd, w)
+
+
+# --------------------------------------------------------------------------- sweep GRID.toml
+
+TINY_GRID = f"""\
+[grid]
+test = "consistency"
+set = {json.dumps(SMALL_DRIVE)}
+duration_s = 5
+
+[axes]
+span_pct = [100, 75]
+"""
+
+
+def test_sweep_has_two_forms_lba_sweep_and_grid(tmp_path, sweep_dir):
+    # Without GRID.toml: the LBA sweep (sweep_dir ran `ssdlab sweep --zones 20 --out DIR`).
+    assert summary_of(sweep_dir)["test"] == "sweep"
+    # With GRID.toml: the grid runner, as `ssdlab grid`, on the local pool.
+    grid = tmp_path / "tiny.toml"
+    grid.write_text(TINY_GRID)
+    out = tmp_path / "grid-out"
+    proc = run_cli("sweep", str(grid), "--out", str(out), "--workers", "1", "--no-progress")
+    assert "2 of 2 points" in proc.stdout
+    s = summary_of(out)
+    assert s["test"] == "grid" and s["complete"] is True and s["points_done"] == 2
+    assert (out / "grid.csv").exists() and (out / "grid.parquet").exists()
+    assert sorted(p.name for p in (out / "points").iterdir()) == ["000_span_pct=100", "001_span_pct=75"]
+    dry = run_cli("sweep", str(grid), "--dry-run")
+    assert "2 points" in dry.stdout and "001_span_pct=75" in dry.stdout
+    assert not (tmp_path / "tiny-results").exists()
+    help_text = run_cli("sweep", "--help").stdout
+    for w in ("GRID.toml", "LBA sweep", "ssdlab grid", "--workers", "--scheduler", "[axes]"):
+        assert w in help_text, w
+
+
+@pytest.mark.parametrize("args, word", [
+    (["GRID", "--zones", "5", "--out", "X"], "--zones"),
+    (["GRID", "--target", "sim:stalling"], "--target"),
+    (["--workers", "2", "--out", "X"], "--workers"),
+    (["--zones", "5"], "--out"),
+])
+def test_sweep_forms_refuse_the_other_forms_options(tmp_path, args, word):
+    grid = tmp_path / "tiny.toml"
+    grid.write_text(TINY_GRID)
+    args = [str(grid) if a == "GRID" else str(tmp_path / "x") if a == "X" else a for a in args]
+    proc = run_cli("sweep", *args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert word in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists()

@@ -20,6 +20,9 @@ What the page shows, like the reviews' interactive consistency graphs (AnandTech
 * **Other runs** (``"sweep"``, ``"recovery"``, ``"used"``... or anything with a ``plot`` hint):
   line plots, one section per ``test`` kind, with a run selector (or all runs overlaid),
   log / linear toggle, drag zoom, and clickable legend entries.
+* A run that groups other results folders (``"test": "review"``, with their folder names in
+  ``part_dirs``) comes first: its tables are the page's overview. :func:`expand_run_dirs`
+  turns such a folder into itself and its parts.
 * Tables: the main metrics side by side (one column per run; click a column header to show
   that run), every ``tables`` entry a run provides, and per run a collapsible block with the
   ssdlab version, command line, target, profile, target facts and every stored value.
@@ -93,6 +96,9 @@ MAX_POINTS = 20_000
 CONSISTENCY_TESTS = ("consistency", "analyze")
 #: ``test`` values drawn as line plots even when their series has ``iops``.
 LINE_TESTS = ("sweep", "recovery", "used")
+#: ``test`` values of runs that group other results folders (their ``part_dirs``, relative
+#: folder names in ``summary.json``): shown first, as the overview of the page.
+GROUP_TESTS = ("review",)
 
 #: The metrics shown side by side (key, label, unit). ``latency_us.p99`` reads a nested key.
 MAIN_METRICS: tuple[tuple[str, str, str], ...] = (
@@ -269,7 +275,8 @@ def _compact(a: np.ndarray, digits: int = 6) -> list:
 
 def expand_run_dirs(paths: Sequence[str | os.PathLike]) -> list[Path]:
     """Results folders named by ``paths``: a results folder itself, its ``summary.json``, or a
-    folder whose sub-folders are results folders (taken in name order). Raises
+    folder whose sub-folders are results folders (taken in name order). A folder that groups
+    others (``ssdlab review``: ``part_dirs`` in its summary) stands for itself and its parts. Raises
     FileNotFoundError naming a path that holds no results."""
     out: list[Path] = []
     for raw in paths:
@@ -282,11 +289,30 @@ def expand_run_dirs(paths: Sequence[str | os.PathLike]) -> list[Path]:
             raise FileNotFoundError(f"{p}: not a results folder (expected a folder holding summary.json)")
         if (p / results.SUMMARY_NAME).exists() or (p / results.INCOMPLETE_NAME).exists():
             out.append(p)
+            out.extend(_part_dirs(p))  # a review: its parts too, as in its own report.html
             continue
         subs = sorted(c for c in p.iterdir() if c.is_dir() and (c / results.SUMMARY_NAME).exists())
         if not subs:
             raise FileNotFoundError(f"{p}: no summary.json in it or in its sub-folders: not an ssdlab results folder")
         out.extend(subs)
+    return out
+
+
+def _part_dirs(folder: Path) -> list[Path]:
+    """The results folders a grouping run (``ssdlab review``) lists in ``part_dirs``, that
+    exist; [] for an ordinary results folder."""
+    try:
+        summary = results.read_summary(folder)
+    except (OSError, ValueError):
+        return []
+    names = summary.get("part_dirs") if isinstance(summary, dict) else None
+    if not isinstance(names, list):
+        return []
+    out = []
+    for name in names:
+        d = folder / str(name)
+        if d.is_dir() and ((d / results.SUMMARY_NAME).exists() or (d / results.INCOMPLETE_NAME).exists()):
+            out.append(d)
     return out
 
 
@@ -539,6 +565,13 @@ def _metrics_table(runs: Sequence[dict], keys: Sequence[tuple[str, str, str]], t
             f'<thead><tr><th scope="col">metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
+def _cell_class(v: Any) -> str:
+    """``num`` (right-aligned), ``txt`` or, for long text that may wrap, ``txt long``."""
+    if v is None or isinstance(v, (int, float)) and not isinstance(v, bool):
+        return "num"
+    return "txt long" if isinstance(v, str) and len(v) > 40 else "txt"
+
+
 def _user_table(t: Any, i: int) -> str:
     if not isinstance(t, Mapping):
         return f'<p class="warn">tables[{i}] is not an object; skipped</p>'
@@ -561,8 +594,7 @@ def _user_table(t: Any, i: int) -> str:
             cells = list(r) + [None] * (len(cols) - len(r))
         else:
             cells = [r] + [None] * (len(cols) - 1)
-        tds = "".join(f'<td class="{"num" if v is None or isinstance(v, (int, float)) and not isinstance(v, bool) else "txt"}">'
-                      f"{_e(format_value(v))}</td>" for v in cells)
+        tds = "".join(f'<td class="{_cell_class(v)}">{_e(format_value(v))}</td>' for v in cells)
         body.append(f"<tr>{tds}</tr>")
     title = t.get("title") or f"table {i + 1}"
     note = f'<p class="note">{_e(t["note"])}</p>' if t.get("note") else ""
@@ -754,7 +786,23 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
                .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
                .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
+    rest: dict[str, list[dict]] = {}
+    for r in others:
+        if not r["charts"]:
+            rest.setdefault(r["test"], []).append(r)
+
+    def rest_section(i: int, test: str, rs: list[dict]) -> str:
+        sid = f"other-{i}"
+        return (f'<section id="{sid}-section"><h2>{_e(test.capitalize())}</h2>'
+                + _run_tables(rs)
+                + _metrics_table(rs, _generic_metric_keys(rs) or MAIN_METRICS, f"metrics-{sid}", sid, "Values")
+                + "</section>")
+
     parts: list[str] = []
+    # Runs that group other runs (a review's overview of its parts) come first.
+    for i, (test, rs) in enumerate(rest.items()):
+        if test in GROUP_TESTS:
+            parts.append(rest_section(i, test, rs))
     if cons:
         thinned = [r for r in cons if r["consistency"]["n_shown"] < r["consistency"]["n_total"]]
         note = ""
@@ -780,16 +828,9 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
             + _run_tables(rs)
             + _metrics_table(rs, _generic_metric_keys(rs), f"metrics-{sid}", sid, "Values")
             + "</section>")
-    rest: dict[str, list[dict]] = {}
-    for r in others:
-        if not r["charts"]:
-            rest.setdefault(r["test"], []).append(r)
     for i, (test, rs) in enumerate(rest.items()):
-        sid = f"other-{i}"
-        parts.append(f'<section id="{sid}-section"><h2>{_e(test.capitalize())}</h2>'
-                     + _run_tables(rs)
-                     + _metrics_table(rs, _generic_metric_keys(rs) or MAIN_METRICS, f"metrics-{sid}", sid, "Values")
-                     + "</section>")
+        if test not in GROUP_TESTS:
+            parts.append(rest_section(i, test, rs))
     parts.append('<section id="runs-section"><h2>Runs</h2><p class="lead">Version, command line, target, '
                  'profile and every stored value of each run (click to open).</p>'
                  + "".join(_run_details(r) for r in runs) + "</section>")
@@ -880,6 +921,7 @@ button.btn:disabled{opacity:.45;cursor:not-allowed}
 table{border-collapse:collapse;font-size:13.5px;margin:4px 0 8px}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}
 th[scope=row],td.txt{text-align:left}
+td.txt.long{white-space:normal;min-width:22em}
 thead th{background:#f0f2f5;vertical-align:bottom}
 table.metrics thead th[data-run]{cursor:pointer}
 table.metrics .shown{background:#e8f0fa}

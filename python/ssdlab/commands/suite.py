@@ -55,22 +55,57 @@ def _add_sweep_args(p: argparse.ArgumentParser, what: str) -> None:
                    help="sequential queue depth (default: %(default)s, like HD Tach: one request at a time)")
 
 
+SWEEP_DESCRIPTION = (
+    "LBA sweep (HD Tach-like): purge, then in each of --zones zones across the span write --zone-bytes "
+    "sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and measure read MB/s. The write "
+    "pass writes the drive: it is itself a sequential write workload. Writes summary.json (average/min/max MB/s per "
+    "direction), sweep.parquet/.csv (zone, position_pct, offset_bytes, write_mbps, read_mbps) and sweep.png/.svg. "
+    + SIZES + ".")
+GRID_SWEEP_DESCRIPTION = (
+    "With GRID.toml: a parameter sweep instead, a grid of simulations (spare area x GC policy x workload x "
+    "profile...), exactly as `ssdlab grid GRID.toml`: on a local process pool (default; --workers) or on a "
+    "dask.distributed cluster (--scheduler tcp://HOST:PORT), one table (grid.parquet, grid.csv), summary.json "
+    "and comparison plots in --out (default: ./NAME-results for NAME.toml). The grid names its target, profile "
+    "overrides and options in the file: the LBA-sweep options (--target, --set, --seed, --span, --zones, "
+    "--zone-bytes, --bs, --qd, --no-read, --no-write, --purge) do not apply and are refused; --workers, "
+    "--scheduler and --connect-timeout apply only to a grid.")
+#: LBA-sweep options that a grid run refuses when given (dest -> option), with their defaults.
+_LBA_ONLY = {"target": ("--target", "sim:default"), "sets": ("--set", []), "seed": ("--seed", 1),
+             "span": ("--span", 100.0), "zones": ("--zones", 100), "zone_bytes": ("--zone-bytes", None),
+             "sweep_bs": ("--bs", 128 * 1024), "sweep_qd": ("--qd", 1), "read": ("--no-read", True),
+             "write": ("--no-write", True), "purge_method": ("--purge", "blkdiscard")}
+#: Grid options that need a GRID.toml (dest -> option, default).
+_GRID_ONLY = {"workers": ("--workers", None), "scheduler": ("--scheduler", None),
+              "connect_timeout": ("--connect-timeout", 10.0)}
+
+
 def register(subparsers, add_target_args) -> None:
+    import textwrap
+
+    from .grid import GRID_FORMAT, add_grid_arguments
+
     s = subparsers.add_parser(
-        "sweep", help="HD Tach-like sequential write and read MB/s in zones across the LBA space",
-        description="LBA sweep (HD Tach-like): purge, then in each of --zones zones across the span write "
-                    "--zone-bytes sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and "
-                    "measure read MB/s. The write pass writes the drive: it is itself a sequential write workload. "
-                    "Writes summary.json (average/min/max MB/s per direction), sweep.parquet/.csv (zone, "
-                    "position_pct, offset_bytes, write_mbps, read_mbps) and sweep.png/.svg. " + SIZES + ".",
-        epilog=EPILOG)
+        "sweep", help="HD Tach-like sequential write and read MB/s in zones across the LBA space; "
+                      "with GRID.toml: a grid of simulations (as `ssdlab grid`)",
+        usage="%(prog)s [options]              (LBA sweep of one target)\n"
+              "       %(prog)s GRID.toml [--out DIR] [--workers N | --scheduler tcp://HOST:PORT] [--dry-run]\n"
+              "                                          (a grid of simulations, as `ssdlab grid`)",
+        description="\n\n".join(textwrap.fill(t, 100) for t in (SWEEP_DESCRIPTION, GRID_SWEEP_DESCRIPTION)),
+        epilog=GRID_FORMAT + "\n\n" + EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_target_args(s)
+    for action in s._actions:  # argparse has no public lookup; a grid has its own default folder
+        if action.dest == "out":
+            action.required = False
+            action.help = ("results folder (created; an earlier ssdlab results folder is reused); required for "
+                           "an LBA sweep; for a grid default ./NAME-results for NAME.toml")
     _add_span(s)
     _add_sweep_args(s, "HD Tach-like")
     s.add_argument("--no-read", dest="read", action="store_false", help="skip the read pass")
     s.add_argument("--no-write", dest="write", action="store_false",
                    help="skip the write pass (the read pass then reads what the drive holds; on a purged drive "
                         "that is unwritten LBAs, which drives answer without reading NAND)")
+    grid = s.add_argument_group("grid of simulations (with GRID.toml)")
+    add_grid_arguments(grid, grid_nargs="?")
     s.set_defaults(func=cmd_sweep)
 
     r = subparsers.add_parser(
@@ -130,9 +165,28 @@ def _mb(v) -> str:
     return "n/a" if v is None else f"{v:,.1f}"
 
 
+def _given(args, table: dict) -> list[str]:
+    return [opt for dest, (opt, default) in table.items() if getattr(args, dest, default) != default]
+
+
 def cmd_sweep(args) -> int:
     from ..procedures import sweep
 
+    if args.grid is not None:
+        from .grid import run_grid_command
+
+        wrong = _given(args, _LBA_ONLY)
+        if wrong:
+            raise UserError(f"{', '.join(wrong)}: LBA-sweep option{'s' if len(wrong) > 1 else ''}, not used with "
+                            f"GRID.toml ({args.grid}); a grid names its target, profile overrides and options in "
+                            "the file (see `ssdlab sweep --help`)")
+        return run_grid_command(args)
+    wrong = _given(args, _GRID_ONLY)
+    if wrong:
+        raise UserError(f"{', '.join(wrong)}: grid option{'s' if len(wrong) > 1 else ''}, needs a GRID.toml "
+                        "(ssdlab sweep GRID.toml ...)")
+    if not args.out:
+        raise UserError("--out DIR is required for an LBA sweep (or give a GRID.toml to run a grid)")
     _check_sweep_args(args)
     params = sweep.SweepParams(span_pct=args.span, zones=args.zones, zone_bytes=args.zone_bytes, bs_bytes=args.sweep_bs,
                                qd=args.sweep_qd, write=args.write, read=args.read, seed=args.seed)
@@ -162,12 +216,14 @@ def cmd_recovery(args) -> int:
                                      seed=args.seed)
 
     def show(s: dict) -> None:
+        n = s.get("edge_zones", 1)
         print(f"{s['target']}  recovery: {s['torture_min']:g} min torture, {s['idle_min']:g} min idle; "
-              f"sequential write MB/s per stage (avg / min / % of clean)")
+              f"sequential write MB/s per stage (avg / min / % of clean / first {n} zones -> last {n} zones)")
         for st in s["stages"].values():
             pct = st.get("write_vs_clean_pct")
             print(f"  {st['label']:<16} {_mb(st['write_mbps_mean']):>8} / {_mb(st['write_mbps_min']):>8}"
-                  + ("" if pct is None else f"  {pct:5.1f} %"))
+                  + ("         " if pct is None else f"  {pct:5.1f} %")
+                  + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
 
     return run_procedure(args, recovery, params, show)
 

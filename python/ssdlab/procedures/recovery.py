@@ -35,7 +35,8 @@ from .. import plots, results
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
 from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, SweepInterrupted, ZoneLayout, base_summary,
-                    describe_sweep, stop, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs, zone_layout)
+                    describe_sweep, edge_zones, fmt_mbps, stop, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
+                    zone_layout, zone_shape)
 
 #: (id, label) of the four sweeps, in order.
 STAGES = (("clean", "clean"), ("after_torture", "after torture"), ("after_idle", "after idle"),
@@ -150,7 +151,9 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
     def _store(stage: str, label: str, s: dict) -> None:
         sweeps[f"write_mbps_{stage}"] = s["write_mbps"]
         sweeps[f"read_mbps_{stage}"] = s["read_mbps"]
-        summary["stages"][stage] = {"label": label, **sweep_stats(s)}
+        shape = zone_shape(s["write_mbps"])
+        summary["stages"][stage] = {"label": label, **sweep_stats(s), "write_mbps_first_zones": shape["first_zones"],
+                                    "write_mbps_last_zones": shape["last_zones"], "write_trend": shape["trend"]}
         done.append(stage)
         rd.write_series("sweeps", sweeps)
         rd.write_summary(summary)
@@ -208,11 +211,28 @@ def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p:
     table = sweep_table([(st[s]["label"], st[s]) for s in done],
                         f"{target.name}: sequential {layout.bs_bytes // 1024} KiB QD{p.sweep_qd} MB/s per stage "
                         f"({p.torture_min:g} min torture, {p.idle_min:g} min idle)")
+    n = edge_zones(layout.zones)
+    summary["edge_zones"] = n
+    edge = f"{n} zone{'s' if n != 1 else ''}"
     table["columns"].append("write vs clean (%)")
+    shape = {"title": f"{target.name}: sequential write across the pass, first vs last {edge} "
+                      f"(10 % of the {layout.zones} zones)",
+             "columns": ["stage", f"first {edge} (MB/s)", f"last {edge} (MB/s)", "last / first",
+                         "trend (Spearman)"],
+             "rows": [],
+             "note": (f"Mean sequential write MB/s of the first and the last {edge} of each pass. Trend: Spearman "
+                      "rank correlation of write MB/s with position: +1 = rises steadily from the first zones to "
+                      "the last, -1 = falls, ~0 = no trend.")}
     for row, s in zip(table["rows"], done):
-        v = st[s]["write_vs_clean_pct"]
+        v, t = st[s]["write_vs_clean_pct"], st[s]["write_trend"]
+        first, last = st[s]["write_mbps_first_zones"], st[s]["write_mbps_last_zones"]
         row.append(None if v is None else round(v, 1))
-    summary["tables"] = [table]
+        shape["rows"].append([st[s]["label"], fmt_mbps(first), fmt_mbps(last),
+                              round(last / first, 2) if first and last is not None else None,
+                              None if t is None else round(t, 2)])
+        summary[f"{s}_write_mbps_first_zones"] = first
+        summary[f"{s}_write_mbps_last_zones"] = last
+    summary["tables"] = [table, shape]
     summary["plot"] = {"series": "sweeps", "x": "position_pct",
                        "y": [f"write_mbps_{s}" for s in done] + ([f"read_mbps_{s}" for s in done] if p.read else [])}
     names: list[str] = []

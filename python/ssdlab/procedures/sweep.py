@@ -186,6 +186,47 @@ def sweep_stats(s: dict[str, np.ndarray]) -> dict[str, float | None]:
     return {f"{d}_mbps_{k}": v for d in ("write", "read") for k, v in direction_stats(s[f"{d}_mbps"]).items()}
 
 
+#: Share of the zones averaged at each end of a sweep by :func:`zone_shape`.
+EDGE_FRACTION = 0.10
+
+
+def edge_zones(zones: int) -> int:
+    """Zones averaged at each end of a sweep: 10 % of them, at least one."""
+    return max(1, int(round(zones * EDGE_FRACTION)))
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman rank correlation of ``y`` against ``x`` (ties get their average rank);
+    None with fewer than 3 points or when either side is constant."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3:
+        return None
+
+    def ranks(a: np.ndarray) -> np.ndarray:
+        _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+        ends = np.cumsum(counts)  # 1-based rank of the last of each group of equal values
+        return (ends - (counts - 1) / 2.0)[inverse]
+
+    rx, ry = ranks(x), ranks(y)
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def zone_shape(mbps: np.ndarray) -> dict[str, float | None]:
+    """How throughput changes across one pass: ``first_zones`` and ``last_zones`` (mean MB/s
+    of the first and last :func:`edge_zones` zones measured), ``trend`` (Spearman rank
+    correlation of MB/s with position: +1 rises steadily across the pass, -1 falls, ~0 no
+    trend). Zones not measured (NaN) are left out; None where there is too little to say."""
+    v = np.asarray(mbps, dtype=float)
+    pos = np.arange(len(v))[np.isfinite(v)]
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return {"first_zones": None, "last_zones": None, "trend": None}
+    n = edge_zones(len(v))
+    return {"first_zones": float(v[:n].mean()), "last_zones": float(v[-n:].mean()), "trend": spearman(pos, v)}
+
+
 # --------------------------------------------------------------------------- shared by the suite
 
 def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, **params) -> dict:

@@ -1,0 +1,338 @@
+"""The review suite on one target (SPEC: ``ssdlab review``; issue 4 deliverable 4): the tests
+reviewers run in sequence and read together, in one results folder with one report.
+
+Parts, in order (each a normal results folder inside OUT, written by its own procedure):
+
+==========================  =====================================================================
+``consistency``             :mod:`~ssdlab.procedures.consistency`, the whole span (seeds 001, 004)
+``consistency-spare25``     the same over 75 % of the capacity: 25 % extra spare area (seed 004)
+``recovery``                :mod:`~ssdlab.procedures.recovery`: clean sweep, torture, sweep, idle,
+                            sweep, TRIM, sweep (seed 000; the sweeps are the LBA sweep test)
+``used``                    :mod:`~ssdlab.procedures.used`: new / used / used after TRIM (seed 002)
+==========================  =====================================================================
+
+OUT gets ``<part>/`` for each part run, ``summary.json`` (``"test": "review"``; ``parts``:
+one entry per part with its folder, status — ``done``, ``interrupted``, ``failed``, ``not run``
+(after a Ctrl-C) or ``skipped`` (``--only``/``--skip``) —, ``complete``, the error of a failed
+part and its headline figures; a ``tables`` entry of the same) and ``report.html``: the one
+report of :mod:`ssdlab.report` over the part folders and this summary.
+
+Each part starts with the purge its procedure does, so parts do not depend on each other: a
+part that fails (a fio error, a target that cannot be opened) is recorded, the next one runs,
+and the review ends with status 1. Ctrl-C / SIGTERM stops the running part, which keeps what it
+measured (its folder is marked incomplete), marks the parts not yet run, still writes
+summary.json and report.html with what exists, and re-raises KeyboardInterrupt.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import report, results
+from ..errors import UserError
+from ..targets.base import JobSpec, Target
+from . import consistency, recovery, used
+
+#: Part names, in the order they run.
+PARTS = ("consistency", "consistency-spare25", "recovery", "used")
+#: What each part is, for --help, the plan and the report.
+PART_TITLES = {
+    "consistency": "performance consistency, whole span",
+    "consistency-spare25": "performance consistency, 25 % extra spare area (span 75 %)",
+    "recovery": "LBA sweeps: clean, after torture, after idle, after TRIM",
+    "used": "4 KiB random write: new / used / used after TRIM",
+}
+#: The span of the spare-area variant [% of capacity].
+SPARE_SPAN_PCT = 75.0
+INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
+
+
+@dataclass(frozen=True)
+class ReviewParams:
+    """Options of the parts (the procedures' defaults unless given)."""
+
+    #: Random-write time of each consistency part [s].
+    consistency_duration_s: float = 2000.0
+    #: Recovery: minutes of torture and of idle time.
+    torture_min: float = 20.0
+    idle_min: float = 40.0
+    #: Recovery sweeps: zones, and bytes per zone (None: the sweep's default sample; -1: whole zones).
+    zones: int = 100
+    zone_bytes: int | None = None
+    #: Used: seconds of random writes per state; random-write bytes that make the drive used
+    #: (None: ``dirty_spans`` times the span).
+    used_duration_s: float = 60.0
+    dirty_bytes: int | None = None
+    dirty_spans: float = 1.0
+    seed: int = 1
+    parts: tuple[str, ...] = PARTS
+
+    def check(self) -> None:
+        unknown = [p for p in self.parts if p not in PARTS]
+        if unknown:
+            raise UserError(f"unknown part {unknown[0]!r}: the parts are {', '.join(PARTS)}")
+        if not self.parts:
+            raise UserError("--only/--skip leave no part to run; the parts are " + ", ".join(PARTS))
+        if not self.consistency_duration_s > 0:
+            raise UserError(f"--duration {self.consistency_duration_s}: must be > 0 seconds")
+        if not self.torture_min > 0:
+            raise UserError(f"--torture-min {self.torture_min}: must be > 0 minutes")
+        if not self.idle_min >= 0:
+            raise UserError(f"--idle-min {self.idle_min}: must be >= 0 minutes")
+        if not self.used_duration_s > 0:
+            raise UserError(f"--used-duration {self.used_duration_s}: must be > 0 seconds")
+
+
+@dataclass
+class Part:
+    name: str
+    module: Any
+    params: Any
+    title: str = ""
+
+
+def parts(p: ReviewParams) -> list[Part]:
+    """The parts to run, in order, with their procedure and its parameters."""
+    p.check()
+    out = []
+    for name in PARTS:
+        if name not in p.parts:
+            continue
+        if name.startswith("consistency"):
+            span = SPARE_SPAN_PCT if name == "consistency-spare25" else 100.0
+            params = consistency.ConsistencyParams(span_pct=span, duration_s=p.consistency_duration_s, seed=p.seed)
+            mod = consistency
+        elif name == "recovery":
+            params = recovery.RecoveryParams(torture_min=p.torture_min, idle_min=p.idle_min, zones=p.zones,
+                                             zone_bytes=p.zone_bytes, seed=p.seed)
+            mod = recovery
+        else:
+            params = used.UsedParams(duration_s=p.used_duration_s, dirty_bytes=p.dirty_bytes,
+                                     dirty_spans=p.dirty_spans, seed=p.seed)
+            params.check()
+            mod = used
+        out.append(Part(name, mod, params, PART_TITLES[name]))
+    return out
+
+
+def describe_part(part: Part) -> str:
+    """One line: what the part does, with its durations."""
+    q = part.params
+    if part.module is consistency:
+        return (f"span {q.span_pct:g} %: sequential fill, then {q.bs_bytes // 1024} KiB random write QD{q.qd} "
+                f"for {q.duration_s:g} s")
+    if part.module is recovery:
+        zb = "whole zones" if q.zone_bytes == -1 else "default sample" if q.zone_bytes is None else f"{q.zone_bytes} bytes"
+        return (f"sweeps of {q.zones} zones ({zb}); torture {q.torture_min:g} min; idle {q.idle_min:g} min; "
+                f"{'re-torture before idle; ' if q.retorture else ''}TRIM")
+    dirty = f"{q.dirty_bytes} bytes" if q.dirty_bytes is not None else f"{q.dirty_spans:g}x the span"
+    return (f"{q.bs_bytes // 1024} KiB random write QD{q.qd} for {q.duration_s:g} s per state; "
+            f"used = fill + {dirty} of random writes")
+
+
+def plan(target: Target, p: ReviewParams) -> list[tuple[Part, list[JobSpec]]]:
+    """Every part with its phases; raises :class:`UserError` for options that do not fit
+    the target (before anything runs)."""
+    return [(part, part.module.plan(target, part.params)) for part in parts(p)]
+
+
+def print_plan(target: Target, p: ReviewParams, out: str | Path) -> None:
+    """``--dry-run``: the parts, their folders and every phase (and fio job files)."""
+    planned = plan(target, p)
+    print(f"# dry run: review of {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    refused = getattr(target, "refused", None)
+    if refused:
+        print(f"# WARNING: a real run would be refused: {refused}")
+    skipped = [n for n in PARTS if n not in p.parts]
+    print(f"# {len(planned)} part{'s' if len(planned) != 1 else ''}: " + ", ".join(part.name for part, _ in planned)
+          + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
+    for i, (part, jobs) in enumerate(planned, 1):
+        print(f"# part {i}/{len(planned)} {part.name} -> {Path(out) / part.name}/: {part.title}")
+        print(f"#   {describe_part(part)}; purge first")
+        for job in jobs:
+            print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
+                  f"span={job.span_bytes} duration_s={job.duration_s}")
+            if hasattr(target, "job_text"):
+                print(target.job_text(job))
+    print(f"# then {Path(out) / 'summary.json'} and {Path(out) / report.REPORT_NAME} (all parts in one report)")
+
+
+# --------------------------------------------------------------------------- headlines
+
+def _n(v, spec=",.0f") -> str:
+    return "n/a" if v is None else format(v, spec)
+
+
+def headline(name: str, s: dict | None) -> tuple[str, dict]:
+    """A one-line result of a part and its main figures, from the part's summary."""
+    if not s:
+        return "", {}
+    if name.startswith("consistency"):
+        m = {k: s.get(k) for k in ("iops_mean", "steady_state_iops_mean", "iops_p1", "zero_iops_seconds",
+                                   "steady_state_onset_s", "write_amplification")}
+        text = (f"IOPS mean {_n(m['iops_mean'])}, steady state {_n(m['steady_state_iops_mean'])}, "
+                f"1st percentile {_n(m['iops_p1'])}, {_n(m['zero_iops_seconds'])} s at zero IOPS")
+        if m["write_amplification"] is not None:
+            text += f", write amplification {m['write_amplification']:.2f}"
+        return text, m
+    if name == "recovery":
+        st = s.get("stages") or {}
+        m = {f"{k}_write_mbps": st[k].get("write_mbps_mean") for k in st}
+        parts_ = []
+        for k, v in st.items():
+            item = f"{v.get('label', k)} {_n(v.get('write_mbps_mean'), ',.1f')}"
+            if k == "after_torture":
+                m["after_torture_write_mbps_first_zones"] = v.get("write_mbps_first_zones")
+                m["after_torture_write_mbps_last_zones"] = v.get("write_mbps_last_zones")
+                item += (f" (first zones {_n(v.get('write_mbps_first_zones'), ',.1f')} -> last zones "
+                         f"{_n(v.get('write_mbps_last_zones'), ',.1f')})")
+            parts_.append(item)
+        return ("sequential write MB/s: " + ", ".join(parts_)) if parts_ else "no sweep measured", m
+    st = s.get("states") or {}
+    m = {f"{k}_mbps": st[k].get("mbps") for k in st}
+    items = []
+    for k, v in st.items():
+        pct = v.get("vs_new_pct")
+        items.append(f"{v.get('label', k)} {_n(v.get('mbps'), ',.1f')}"
+                     + ("" if pct is None or k == "new" else f" ({pct:.0f} % of new)"))
+    return ("4 KiB random write MB/s: " + ", ".join(items)) if items else "nothing measured", m
+
+
+# --------------------------------------------------------------------------- the run
+
+def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path | results.ResultsDir, *,
+        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None,
+        first_target: Target | None = None, echo: Callable[[str], None] | None = None) -> dict:
+    """Runs the parts into ``out`` and writes its summary.json and report.html; returns the
+    summary. ``open_target(part_dir)`` opens the target for one part (a fresh one per part,
+    so a real target's fio files go to ``part_dir/fio``); ``first_target``, if given, is the
+    already opened target for the first part (the one the plan was checked on). Raises
+    KeyboardInterrupt after writing what exists if interrupted."""
+    say = echo or (lambda text: print(text, flush=True))
+    todo = parts(p)
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    argv = list(sys.argv if argv is None else argv)
+    summary: dict = {"test": "review", "title": "", "seed": p.seed,
+                     "options": {k: v for k, v in asdict(p).items() if k != "parts"},
+                     **results.run_metadata(argv)}
+    entries = [{"part": n, "title": PART_TITLES[n], "dir": n, "status": "not run" if n in p.parts else "skipped",
+                "complete": False} for n in PARTS]
+    by_name = {e["part"]: e for e in entries}
+    summary["parts"] = entries
+    t_start = time.perf_counter()
+    interrupted = False
+    current: dict | None = None
+    target: Target | None = first_target
+    try:
+        for i, part in enumerate(todo, 1):
+            entry = current = by_name[part.name]
+            part_dir = rd.path / part.name
+            say(f"[{i}/{len(todo)}] {part.name}: {part.title} -> {part_dir}/")
+            say(f"      {describe_part(part)}")
+            t0 = time.perf_counter()
+            try:
+                if target is None:
+                    target = open_target(part_dir)
+                _describe_target(summary, target)
+                part_rd = results.ResultsDir(part_dir, overwrite=overwrite)
+                try:
+                    s = part.module.run(target, part.params, part_rd, argv=argv, progress=progress)
+                except KeyboardInterrupt:
+                    entry["status"] = "interrupted"
+                    results.mark_incomplete(part_dir, INTERRUPTED_REASON)
+                    raise
+                entry["status"] = "done"
+                entry["complete"] = bool(s.get("complete", True))
+                entry["headline"], entry["metrics"] = headline(part.name, s)
+                say(f"      done in {time.perf_counter() - t0:.1f} s: {entry['headline']}")
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:  # noqa: BLE001 - one part failing must not cost the others
+                entry["status"] = "failed"
+                entry["error"] = str(e) if isinstance(e, UserError) else f"{type(e).__name__}: {e}"
+                if part_dir.exists():
+                    results.mark_incomplete(part_dir, f"failed: {entry['error']}")
+                print(f"ssdlab review: part {part.name} failed: {entry['error']}", file=sys.stderr, flush=True)
+            finally:
+                entry["wall_s"] = round(time.perf_counter() - t0, 3)
+                if target is not None:
+                    try:
+                        target.close()
+                    finally:
+                        target = None
+            current = None
+    except KeyboardInterrupt:
+        interrupted = True
+        if current is not None and current["status"] == "not run":
+            current["status"] = "interrupted"
+            if (rd.path / current["dir"]).exists():
+                results.mark_incomplete(rd.path / current["dir"], INTERRUPTED_REASON)
+        print(f"ssdlab review: interrupted during part {current['part'] if current else '?'}; "
+              "the parts not started are marked 'not run'", file=sys.stderr, flush=True)
+    summary["wall_s"] = round(time.perf_counter() - t_start, 3)
+    _finish(rd, summary, interrupted, say)
+    if interrupted:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _describe_target(summary: dict, target: Target) -> None:
+    if "target" in summary:
+        return
+    summary["target"] = target.name
+    summary["capacity_bytes"] = target.capacity_bytes
+    desc = target.describe()
+    if "profile" in desc:
+        summary["profile"] = desc["profile"]
+        summary["geometry"] = desc.get("geometry")
+    summary["target_info"] = desc
+    summary["title"] = f"ssdlab review: {target.name}"
+
+
+def _finish(rd: results.ResultsDir, summary: dict, interrupted: bool, say: Callable[[str], None]) -> None:
+    entries = summary["parts"]
+    for e in entries:
+        d = rd.path / e["dir"]
+        e["folder_exists"] = d.is_dir() and ((d / results.SUMMARY_NAME).exists() or (d / results.INCOMPLETE_NAME).exists())
+        if e["status"] in ("interrupted", "failed") and "headline" not in e and (d / results.SUMMARY_NAME).exists():
+            try:  # what the part measured before it stopped
+                e["headline"], e["metrics"] = headline(e["part"], results.read_summary(d))
+            except (OSError, ValueError):
+                pass
+    ran = [e for e in entries if e["status"] != "skipped"]
+    failed = [e["part"] for e in entries if e["status"] == "failed"]
+    summary["part_dirs"] = [e["dir"] for e in ran if e["folder_exists"]]
+    summary["parts_done"] = sum(e["status"] == "done" for e in entries)
+    summary["parts_failed"] = failed
+    complete = not interrupted and not failed and all(e["complete"] for e in ran)
+    summary["complete"] = complete
+    summary.setdefault("target", "unknown")
+    summary["tables"] = [{
+        "title": f"{summary.get('title') or 'ssdlab review'}: parts",
+        "columns": ["part", "status", "complete", "folder", "result"],
+        "rows": [[e["part"], e["status"] + (f": {e['error']}" if e.get("error") else ""),
+                  "yes" if e["complete"] else "no", e["dir"] + "/" if e["folder_exists"] else "",
+                  e.get("headline", "")] for e in entries],
+    }]
+    summary["report"] = report.REPORT_NAME
+    if interrupted:
+        rd.mark_incomplete(INTERRUPTED_REASON)
+    elif failed:
+        rd.mark_incomplete(f"part{'s' if len(failed) != 1 else ''} failed: {', '.join(failed)}")
+    elif not complete:
+        rd.mark_incomplete("a part did not complete")
+    rd.write_summary(summary)
+    try:
+        dirs = [rd.path] + [rd.path / d for d in summary["part_dirs"]]
+        path = report.write_report(dirs, rd.path / report.REPORT_NAME, title=summary.get("title") or None)
+        say(f"report: {path}")
+    except Exception as e:  # noqa: BLE001 - the measurements are on disk; say what went wrong
+        summary["report_error"] = f"{type(e).__name__}: {e}"
+        rd.write_summary(summary)
+        print(f"ssdlab review: could not write {report.REPORT_NAME}: {summary['report_error']}", file=sys.stderr)
+    if complete:
+        rd.finish()
