@@ -301,3 +301,11 @@ duration_s = [30, 10000000, 20000000, 30000000]
         assert json.loads((out / "points" / name / "summary.json").read_text())["complete"] is False
         assert (out / "points" / name / "INCOMPLETE").exists()
     assert not (out / "points" / "003_duration_s=30000000").exists()
+
+
+def test_example_grid_resolves():
+    """The grid shipped in examples/ must stay valid (every key and profile resolves)."""
+    from conftest import REPO, run_cli
+
+    proc = run_cli("sweep", str(REPO / "examples" / "spare-vs-policy.toml"), "--dry-run")
+    assert "6 points" in proc.stdout and "gc_policy=cost-benefit" in proc.stdout
