@@ -6,7 +6,12 @@
 //! and the spread, and the write amplification during the windows (to show GC was active).
 //!
 //! `cargo bench -p ssdsim --bench steady_state [-- DRIVE...]` with DRIVE in 32G, 256G, 1T, 4T
-//! (default: 32G 256G).
+//! (greedy foreground GC only), or one of those with `-active`: the GC keys of the built-in
+//! `default` profile (active GC with reclaim ratio 1.2, idle GC), so `256G-active` is exactly
+//! that profile (default: 32G 256G 256G-active).
+//!
+//! The `check` column is a hash of the drive's counters and clock after the windows: it must
+//! not change when the simulator is only made faster (see `tests/golden.rs`).
 
 use std::time::Instant;
 
@@ -17,16 +22,44 @@ const WINDOW_IOS: u64 = 4_000_000;
 
 fn profile(drive: &str) -> Config {
     let mut cfg = Config::default();
-    let (blocks, user) = match drive {
+    let (size, active) = match drive.strip_suffix("-active") {
+        Some(size) => (size, true),
+        None => (drive, false),
+    };
+    let (blocks, user) = match size {
         "32G" => ("256", "32000000000"),
         "256G" => ("2048", "256000000000"),
         "1T" => ("8192", "1024000000000"),
         "4T" => ("32768", "4096000000000"),
-        other => panic!("unknown drive {other}: use 32G, 256G, 1T or 4T"),
+        other => panic!("unknown drive {other}: use 32G, 256G, 1T or 4T, optionally with -active"),
     };
     cfg.set("blocks_per_plane", blocks).unwrap();
     cfg.set("user_capacity_bytes", user).unwrap();
+    if active {
+        // GC keys of python/ssdlab/profiles/default.toml (the rest are the defaults).
+        for (k, v) in [
+            ("gc_bg_start_free_blocks", "4"),
+            ("gc_bg_stop_free_blocks", "6"),
+            ("gc_bg_reclaim_ratio", "1.2"),
+            ("gc_bg_copies_per_write", "12.0"),
+            ("gc_idle_free_blocks", "32"),
+        ] {
+            cfg.set(k, v).unwrap();
+        }
+    }
     cfg
+}
+
+/// FNV-1a of the drive's counters and clock (identical before and after exact speed-ups).
+fn check(sim: &Simulation) -> u64 {
+    let s = sim.snapshot();
+    let c = sim.ftl_counters();
+    let t = sim.timing_counters();
+    let words = [
+        sim.now_ns(), s.host_units, s.nand_units, s.gc_units, s.erases, s.free_blocks, s.gc_die_ns,
+        c.gc_runs, c.trimmed_units, t.gc_die_ns, t.host_prog_die_ns, t.host_programs,
+    ];
+    words.iter().flat_map(|w| w.to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -36,9 +69,9 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let drives = if args.is_empty() { vec!["32G".to_string(), "256G".to_string()] } else { args };
+    let drives = if args.is_empty() { ["32G", "256G", "256G-active"].map(String::from).to_vec() } else { args };
     println!("steady-state 4 KiB random write QD32, GC running; {RUNS} windows of {WINDOW_IOS} IOs each");
-    println!("{:<6} {:>14} {:>14} {:>14} {:>8} {:>10}", "drive", "median IO/s", "min IO/s", "max IO/s", "WA", "setup s");
+    println!("{:<12} {:>14} {:>14} {:>14} {:>8} {:>10} {:>18}", "drive", "median IO/s", "min IO/s", "max IO/s", "WA", "setup s", "check");
     for drive in &drives {
         let cfg = profile(drive);
         let t_setup = Instant::now();
@@ -67,6 +100,6 @@ fn main() {
         let after = sim.snapshot();
         let wa = (after.nand_units - before.nand_units) as f64 / (after.host_units - before.host_units) as f64;
         let (lo, hi) = (rates.iter().cloned().fold(f64::MAX, f64::min), rates.iter().cloned().fold(0.0, f64::max));
-        println!("{:<6} {:>14.0} {:>14.0} {:>14.0} {:>8.2} {:>10.1}", drive, median(&mut rates), lo, hi, wa, setup_s);
+        println!("{:<12} {:>14.0} {:>14.0} {:>14.0} {:>8.2} {:>10.1} {:>18}", drive, median(&mut rates), lo, hi, wa, setup_s, format!("{:016x}", check(&sim)));
     }
 }

@@ -59,6 +59,10 @@ pub struct Device {
     pu_die: usize,
     pu_fill: usize,
     pu_ready: Ns,
+    /// Plane of the die that the i-th unit of a program goes to (`i / units_per_page`).
+    fill_plane: Vec<usize>,
+    /// Channel of each die (`die % channels`).
+    die_channel: Vec<usize>,
     /// Copied units not yet making a full page, per pool.
     gc_carry: Vec<u64>,
     trim_cmd: Ns,
@@ -93,6 +97,8 @@ impl Device {
             pu_die: 0,
             pu_fill: 0,
             pu_ready: 0,
+            fill_plane: (0..geo.units_per_program).map(|i| i / geo.units_per_page).collect(),
+            die_channel: (0..geo.dies).map(|d| d % geo.channels).collect(),
             gc_carry: vec![0; geo.pools],
             trim_cmd: us_to_ns(cfg.trim_cmd_us),
             trim_ns_per_unit: cfg.trim_us_per_gib * 1e3 * UNIT_BYTES as f64 / (1u64 << 30) as f64,
@@ -126,7 +132,7 @@ impl Device {
 
     #[inline]
     fn channel_of_die(&self, die: usize) -> usize {
-        die % self.geo.channels
+        self.die_channel[die]
     }
 
     #[inline]
@@ -173,13 +179,10 @@ impl Device {
         if self.pu_fill == 0 {
             self.pu_die = self.pick_die();
         }
-        let upp = self.geo.units_per_page;
-        let planes = self.geo.planes_per_die;
-        let pool = self.pu_die * planes + self.pu_fill / upp;
+        let pool = self.pu_die * self.geo.planes_per_die + self.fill_plane[self.pu_fill];
         let payload = self.next_payload;
         self.next_payload += 1;
-        self.ftl.write(lpn, pool, payload);
-        let work = self.ftl.take_gc_work(pool);
+        let work = self.ftl.write_and_take_gc_work(lpn, pool, payload);
         if work != GcWork::default() {
             self.charge_gc(pool, work, ready);
             if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
@@ -209,21 +212,18 @@ impl Device {
 
     /// The die for the next program: the one free earliest, so a die busy with GC is
     /// skipped while others can take data (ties go round-robin after the last die used).
+    /// That is the first die, in cyclic order from the one after the last used, whose free
+    /// time is the minimum: found as the minimum (a vectorised scan), then its first position.
     #[inline]
     fn pick_die(&self) -> usize {
-        let n = self.geo.dies;
-        let mut best = (self.pu_die + 1) % n;
-        let mut d = best;
-        for _ in 1..n {
-            d += 1;
-            if d == n {
-                d = 0;
-            }
-            if self.die_free[d] < self.die_free[best] {
-                best = d;
-            }
+        let start = if self.pu_die + 1 == self.geo.dies { 0 } else { self.pu_die + 1 };
+        let free = &self.die_free[..];
+        let earliest = *free.iter().min().expect("a drive has dies");
+        let (before, after) = free.split_at(start);
+        match after.iter().position(|&t| t == earliest) {
+            Some(i) => start + i,
+            None => before.iter().position(|&t| t == earliest).expect("the minimum is in the slice"),
         }
-        best
     }
 
     /// Occupies the die of `pool` with the GC work, starting no earlier than `now`.

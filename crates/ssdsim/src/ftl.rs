@@ -14,7 +14,14 @@
 //!
 //! The FTL only counts work (page reads, unit copies, erases); [`crate::device`] turns the
 //! counts into die time. State is compact: 4 bytes per logical unit (L2P), 4 bytes per
-//! physical slot (P2L) and a few words per block.
+//! physical slot (P2L) plus one valid bit, and a few words per block.
+//!
+//! Speed: in steady state each host write costs ~WA random L2P cache misses (one for the
+//! host's own entry, one per GC relocation), so the code is organised around memory: GC
+//! copies a victim in runs (consecutive destination slots, L2P entries prefetched well
+//! ahead), invalidation flips a bit in a cache-resident bitmap instead of writing a random
+//! P2L entry, and the per-block records touched on every write are 16 bytes. Every such
+//! change keeps the simulated results bit-identical (`tests/golden.rs`).
 
 use std::collections::VecDeque;
 
@@ -34,7 +41,177 @@ fn prefetch_ptr<T>(p: *const T) {
     let _ = p;
 }
 
-/// Marks an unmapped logical unit in L2P and an invalid (stale or erased) slot in P2L.
+/// Exact division of a u32 by a divisor fixed at construction, without a `div` instruction
+/// (20-40 cycles) on the hot paths that turn slots into blocks and blocks into planes:
+/// a shift for powers of two, else Lemire's multiply-high, `n / d == (ceil(2^64 / d) * n) >> 64`
+/// for every 32-bit `n` and `d` (Lemire, Kaser & Kurz, "Faster remainder by direct
+/// computation", 2019, Theorem 1 with N = 32, F = 64).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FastDiv {
+    /// ceil(2^64 / d); 0 when `d` is a power of two (use `shift`).
+    magic: u64,
+    shift: u32,
+}
+
+impl FastDiv {
+    pub(crate) fn new(d: usize) -> Self {
+        assert!(d > 0 && d <= u32::MAX as usize, "divisor {d} out of range");
+        if d.is_power_of_two() {
+            FastDiv { magic: 0, shift: d.trailing_zeros() }
+        } else {
+            FastDiv { magic: u64::MAX / d as u64 + 1, shift: 0 }
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn div(self, n: u32) -> u32 {
+        if self.magic == 0 {
+            n >> self.shift
+        } else {
+            ((self.magic as u128 * n as u128) >> 64) as u32
+        }
+    }
+}
+
+/// One bit per physical slot, set while the slot holds current data.
+///
+/// P2L entries are meaningful only where the bit is set. Overwriting or trimming a unit
+/// clears its old slot's bit instead of writing the old slot's P2L entry: the bitmap is 32
+/// times smaller than P2L (1 MiB for a 32 GB drive, so it stays in cache), which saves a
+/// random P2L cache miss on every host write. GC finds a victim's valid units by scanning
+/// its bits a word (64 slots) at a time.
+struct ValidBits(Vec<u64>);
+
+impl ValidBits {
+    fn new(slots: usize) -> Self {
+        ValidBits(big_vec(slots.div_ceil(64), 0))
+    }
+
+    #[inline]
+    fn get(&self, s: usize) -> bool {
+        self.0[s >> 6] >> (s & 63) & 1 != 0
+    }
+
+    #[inline]
+    fn set(&mut self, s: usize) {
+        self.0[s >> 6] |= 1 << (s & 63);
+    }
+
+    #[inline]
+    fn clear(&mut self, s: usize) {
+        self.0[s >> 6] &= !(1 << (s & 63));
+    }
+
+    /// The first set bit in `from..end`, or `end` if there is none.
+    #[inline]
+    fn next_set(&self, from: usize, end: usize) -> usize {
+        let mut i = from;
+        while i < end {
+            let w = self.0[i >> 6] >> (i & 63);
+            if w != 0 {
+                return (i + w.trailing_zeros() as usize).min(end);
+            }
+            i = (i | 63) + 1;
+        }
+        end
+    }
+
+    /// Calls `f` with every set bit in `from..end`, in increasing order, a word at a time.
+    #[inline]
+    fn for_each_set(&self, from: usize, end: usize, mut f: impl FnMut(usize)) {
+        let mut i = from;
+        while i < end {
+            let lo = i & 63;
+            let n = (64 - lo).min(end - i);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << lo };
+            let mut w = self.0[i >> 6] & mask;
+            let word_start = i - lo;
+            while w != 0 {
+                f(word_start + w.trailing_zeros() as usize);
+                w &= w - 1;
+            }
+            i += n;
+        }
+    }
+
+    /// The set bits in `from..end`, in increasing order.
+    #[inline]
+    fn iter_set(&self, from: usize, end: usize) -> SetBits<'_> {
+        let word = if from < end { self.0[from >> 6] & (u64::MAX << (from & 63)) } else { 0 };
+        SetBits { words: &self.0, word, word_start: from & !63, end }
+    }
+
+    /// Sets (`on`) or clears every bit in `from..end`.
+    fn fill(&mut self, from: usize, end: usize, on: bool) {
+        let mut i = from;
+        while i < end {
+            let lo = i & 63;
+            let n = (64 - lo).min(end - i);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << lo };
+            let w = &mut self.0[i >> 6];
+            *w = if on { *w | mask } else { *w & !mask };
+            i += n;
+        }
+    }
+
+    /// Set bits in `from..end`.
+    fn count(&self, from: usize, end: usize) -> usize {
+        (from..end).filter(|&s| self.get(s)).count()
+    }
+
+    /// Address of the word holding bit `s`, for prefetching.
+    #[inline]
+    fn word_ptr(&self, s: usize) -> *const u64 {
+        self.0.as_ptr().wrapping_add(s >> 6)
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.0.capacity() * 8
+    }
+}
+
+/// Iterator over set bits (see [`ValidBits::iter_set`]).
+struct SetBits<'a> {
+    words: &'a [u64],
+    /// Bits of the current word not yet returned.
+    word: u64,
+    word_start: usize,
+    end: usize,
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.word == 0 {
+            self.word_start += 64;
+            if self.word_start >= self.end {
+                return None;
+            }
+            self.word = self.words[self.word_start >> 6];
+        }
+        let s = self.word_start + self.word.trailing_zeros() as usize;
+        self.word &= self.word - 1;
+        (s < self.end).then_some(s)
+    }
+}
+
+/// The P2L ranges of two different blocks `a` and `b`, both mutable.
+#[inline]
+fn two_blocks_mut(p2l: &mut [u32], a: usize, b: usize, spb: usize) -> (&mut [u32], &mut [u32]) {
+    assert_ne!(a, b);
+    if a < b {
+        let (lo, hi) = p2l.split_at_mut(b * spb);
+        (&mut lo[a * spb..(a + 1) * spb], &mut hi[..spb])
+    } else {
+        let (lo, hi) = p2l.split_at_mut(a * spb);
+        (&mut hi[..spb], &mut lo[b * spb..(b + 1) * spb])
+    }
+}
+
+/// Marks an unmapped logical unit in L2P (and a never-written slot in P2L; whether a slot
+/// holds current data is its valid bit).
 pub const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,17 +223,25 @@ enum BlockState {
     Victim,
 }
 
+/// The part of a block's record that every host write touches (the old copy's block and,
+/// for greedy GC, its bucket neighbours): 16 bytes, so that even a 256 GB drive's 65,536
+/// records (1 MiB) stay in the L2 cache. The rest is in [`BlockMeta`].
 #[derive(Clone, Debug)]
 struct Block {
     /// Valid units in the block.
     valid: u32,
-    /// Next slot to program (0..=slots_per_block).
-    write_ptr: u32,
-    erase_count: u32,
-    state: BlockState,
     /// Greedy bucket links (closed blocks only), NONE-terminated.
     prev: u32,
     next: u32,
+    state: BlockState,
+}
+
+/// The rest of a block's record: used by open blocks, erases and the non-greedy policies.
+#[derive(Clone, Debug)]
+struct BlockMeta {
+    /// Next slot to program (0..=slots_per_block).
+    write_ptr: u32,
+    erase_count: u32,
     /// Cost-benefit / d-choices: index in the pool's closed list.
     pos: u32,
     /// Cost-benefit: host-write clock when the block last changed (closed or invalidated).
@@ -88,6 +273,27 @@ struct Pool {
     /// Active GC: relocations owed per host unit written (fixed, or set per victim).
     bg_rate: f64,
 }
+
+/// How a run of active-GC steps ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BgStop {
+    /// Less than one unit of credit left.
+    Credit,
+    /// The victim was emptied and erased (the run's last step).
+    VictimDone,
+    /// No step possible: the last free block is reserved for foreground GC.
+    Blocked,
+}
+
+/// Units copied and pages read by active GC during one call.
+#[derive(Clone, Copy, Debug, Default)]
+struct ActiveWork {
+    copied: u64,
+    page_reads: u64,
+}
+
+/// Active GC: how far ahead (in victim slots) L2P entries are prefetched.
+const BG_AHEAD: usize = 24;
 
 /// Work done by garbage collection, for the timing model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -128,17 +334,28 @@ impl FtlCounters {
 pub struct Ftl {
     geo: Geometry,
     l2p: Vec<u32>,
+    /// Slot -> LPN, meaningful where `valid` has the slot's bit set (stale elsewhere).
     p2l: Vec<u32>,
+    valid: ValidBits,
     /// Optional per-slot payload (a version tag), moved by GC: lets tests check that every
     /// read returns the last data written.
     payload: Option<Vec<u64>>,
     blocks: Vec<Block>,
+    meta: Vec<BlockMeta>,
     pools: Vec<Pool>,
     counters: FtlCounters,
     /// GC work per pool since the last [`Ftl::take_gc_work`].
     pending: Vec<GcWork>,
-    /// Scratch list of a victim's valid (slot, lpn) pairs.
-    scratch: Vec<(u32, u32)>,
+    /// Scratch lists of a victim's valid units: their LPNs and (payload tracking only) slots.
+    scratch: Vec<u32>,
+    scratch_slots: Vec<u32>,
+    /// slot -> block, block -> pool and slot offset -> page divisions.
+    div_spb: FastDiv,
+    div_bpp: FastDiv,
+    div_upp: FastDiv,
+    /// If blocks are whole 64-bit words of valid bits and pages a power of two of units: the
+    /// bit of each page's first unit in a word (GC counts a victim's pages a word at a time).
+    page_lsbs: Option<u64>,
     /// Random choices of the d-choices policy.
     rng: Rng,
     free_blocks_total: u64,
@@ -154,9 +371,10 @@ impl Ftl {
     pub fn with_seed(geo: &Geometry, track_payload: bool, seed: u64) -> Self {
         let spb = geo.slots_per_block as u32;
         let blocks = vec![
-            Block { valid: 0, write_ptr: 0, erase_count: 0, state: BlockState::Free, prev: NONE, next: NONE, pos: NONE, mtime: 0 };
+            Block { valid: 0, prev: NONE, next: NONE, state: BlockState::Free };
             geo.blocks
         ];
+        let meta = vec![BlockMeta { write_ptr: 0, erase_count: 0, pos: NONE, mtime: 0 }; geo.blocks];
         let mut pools = Vec::with_capacity(geo.pools);
         for p in 0..geo.pools {
             let first = (p * geo.blocks_per_pool) as u32;
@@ -181,12 +399,20 @@ impl Ftl {
             geo: geo.clone(),
             l2p: big_vec(geo.user_units as usize, NONE),
             p2l: big_vec(geo.physical_units as usize, NONE),
+            valid: ValidBits::new(geo.physical_units as usize),
             payload: track_payload.then(|| big_vec(geo.physical_units as usize, 0)),
             blocks,
+            meta,
             pools,
             counters: FtlCounters::default(),
             pending: vec![GcWork::default(); geo.pools],
             scratch: Vec::with_capacity(geo.slots_per_block),
+            scratch_slots: Vec::new(),
+            div_spb: FastDiv::new(geo.slots_per_block),
+            div_bpp: FastDiv::new(geo.blocks_per_pool),
+            div_upp: FastDiv::new(geo.units_per_page),
+            page_lsbs: (geo.slots_per_block % 64 == 0 && geo.units_per_page.is_power_of_two() && geo.units_per_page <= 64)
+                .then(|| (0..64).step_by(geo.units_per_page).fold(0u64, |m, b| m | 1 << b)),
             rng: Rng::new(seed ^ 0x6763_2d63_686f_6963),
             free_blocks_total: geo.blocks as u64,
         };
@@ -223,11 +449,14 @@ impl Ftl {
             .sum();
         self.l2p.capacity() * 4
             + self.p2l.capacity() * 4
+            + self.valid.capacity_bytes()
             + self.payload.as_ref().map_or(0, |p| p.capacity() * 8)
             + self.blocks.capacity() * size_of::<Block>()
+            + self.meta.capacity() * size_of::<BlockMeta>()
             + pools
             + self.pending.capacity() * size_of::<GcWork>()
-            + self.scratch.capacity() * 8
+            + self.scratch.capacity() * 4
+            + self.scratch_slots.capacity() * 4
     }
 
     /// Free (erased, unallocated) blocks in the whole drive.
@@ -238,7 +467,7 @@ impl Ftl {
     /// Pool (plane) holding a physical slot.
     #[inline]
     pub fn pool_of_slot(&self, slot: u32) -> usize {
-        (slot as usize / self.geo.slots_per_block) / self.geo.blocks_per_pool
+        self.div_bpp.div(self.div_spb.div(slot)) as usize
     }
 
     /// Current physical slot of a logical unit.
@@ -258,18 +487,18 @@ impl Ftl {
     /// know future addresses).
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
-        prefetch_ptr(unsafe { self.l2p.as_ptr().add(lpn as usize) });
+        prefetch_ptr(self.l2p.as_ptr().wrapping_add(lpn as usize));
     }
 
     /// Second-stage prefetch for a write of `lpn` a few I/Os ahead: reads its (already
-    /// prefetched) L2P entry and fetches the P2L entry and block record that invalidating
-    /// the old copy will touch.
+    /// prefetched) L2P entry and fetches the valid-bit word and block record that
+    /// invalidating the old copy will touch.
     #[inline]
     pub fn prefetch_old(&self, lpn: u64) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
-            prefetch_ptr(unsafe { self.p2l.as_ptr().add(old as usize) });
-            prefetch_ptr(unsafe { self.blocks.as_ptr().add(old as usize / self.geo.slots_per_block) });
+            prefetch_ptr(self.valid.word_ptr(old as usize));
+            prefetch_ptr(self.blocks.as_ptr().wrapping_add(self.div_spb.div(old) as usize));
         }
     }
 
@@ -277,119 +506,234 @@ impl Ftl {
     /// May run foreground GC in that pool first (see [`Ftl::take_gc_work`]).
     #[inline]
     pub fn write(&mut self, lpn: u64, pool: usize, payload: u64) -> u32 {
+        let (slot, active) = self.write_inner(lpn, pool, payload);
+        let pending = &mut self.pending[pool];
+        pending.units_copied += active.copied;
+        pending.page_reads += active.page_reads;
+        slot
+    }
+
+    /// [`Ftl::write`] followed by [`Ftl::take_gc_work`] on `pool`: the timing model's path.
+    ///
+    /// The active GC's copies and page reads of this write come back in registers rather
+    /// than through `pending`: adding them to `pending` and reading it back at once would make
+    /// the (wide) load wait for every earlier store to reach the cache — a failed store
+    /// forward that drains the store buffer, full of cache-missing L2P updates, on every write.
+    #[inline]
+    pub(crate) fn write_and_take_gc_work(&mut self, lpn: u64, pool: usize, payload: u64) -> GcWork {
+        let (_, active) = self.write_inner(lpn, pool, payload);
+        let mut work = self.take_gc_work(pool);
+        work.units_copied += active.copied;
+        work.page_reads += active.page_reads;
+        work
+    }
+
+    #[inline(always)]
+    fn write_inner(&mut self, lpn: u64, pool: usize, payload: u64) -> (u32, ActiveWork) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
             self.invalidate(old);
         }
         let slot = self.alloc_host_slot(pool);
         self.p2l[slot as usize] = lpn as u32;
+        self.valid.set(slot as usize);
         self.l2p[lpn as usize] = slot;
         if let Some(p) = self.payload.as_mut() {
             p[slot as usize] = payload;
         }
         self.counters.host_units += 1;
-        if self.geo.gc_bg_start_free_blocks != 0 {
-            self.active_gc(pool);
-        }
-        slot
+        let active = if self.geo.gc_bg_start_free_blocks != 0 { self.active_gc(pool) } else { ActiveWork::default() };
+        (slot, active)
     }
 
     /// Active GC after a host write to `pool`: hysteresis between the start and stop
     /// watermarks; while on, relocates `gc_bg_copies_per_write` units per host unit.
+    ///
+    /// Each whole unit of credit pays one *step*: the relocation of the victim's next valid
+    /// unit, or the erase of the victim once it has none (choosing a victim first if needed).
+    /// If a step cannot be done the credit is dropped.
+    /// Returns the units copied and pages read (not yet in `pending`); erases and victim
+    /// selections are recorded as usual.
     #[inline]
-    fn active_gc(&mut self, pool: usize) {
+    fn active_gc(&mut self, pool: usize) -> ActiveWork {
         let free = self.pools[pool].free.len();
         let p = &mut self.pools[pool];
         if !p.bg_on {
             if free >= self.geo.gc_bg_start_free_blocks {
-                return;
+                return ActiveWork::default();
             }
             p.bg_on = true;
         } else if free >= self.geo.gc_bg_stop_free_blocks && p.bg_victim == NONE {
             p.bg_on = false;
             p.bg_credit = 0.0;
-            return;
+            return ActiveWork::default();
         }
         p.bg_credit += p.bg_rate;
-        while self.pools[pool].bg_credit >= 1.0 {
-            if !self.step_active_gc(pool) {
-                self.pools[pool].bg_credit = 0.0;
-                break;
-            }
-            self.pools[pool].bg_credit -= 1.0;
+        if p.bg_credit >= 1.0 {
+            self.spend_active_gc_credit(pool)
+        } else {
+            ActiveWork::default()
         }
     }
 
-    /// Relocates the next valid unit of the active-GC victim (choosing a victim if needed),
-    /// erasing the victim when none is left. Returns false if nothing could be done.
-    fn step_active_gc(&mut self, pool: usize) -> bool {
-        let spb = self.geo.slots_per_block as u32;
-        if self.pools[pool].bg_victim == NONE {
-            if !self.has_victim(pool)
-                || self.pools[pool].free.len() >= self.geo.gc_bg_stop_free_blocks
-                || !self.victim_has_invalid(pool)
-            {
-                return false;
+    #[inline(never)]
+    fn spend_active_gc_credit(&mut self, pool: usize) -> ActiveWork {
+        let mut credit = self.pools[pool].bg_credit;
+        let mut total = ActiveWork::default();
+        while credit >= 1.0 {
+            if self.pools[pool].bg_victim == NONE && !self.start_active_victim(pool) {
+                credit = 0.0;
+                break;
             }
-            let v = self.select_victim(pool);
-            self.blocks[v as usize].state = BlockState::Victim;
-            self.pools[pool].bg_victim = v;
-            self.pools[pool].bg_cursor = 0;
-            self.pools[pool].bg_read_page = NONE;
-            if self.geo.gc_bg_reclaim_ratio > 0.0 {
-                // Relocate just enough per host write to reclaim `ratio` units of space.
-                let v = self.blocks[v as usize].valid as f64 / spb as f64;
-                self.pools[pool].bg_rate = (self.geo.gc_bg_reclaim_ratio * v / (1.0 - v)).min(self.geo.gc_bg_copies_per_write);
+            let (stop, work) = self.active_gc_steps(pool, &mut credit);
+            total.copied += work.copied;
+            total.page_reads += work.page_reads;
+            if stop == BgStop::Blocked {
+                credit = 0.0;
+                break;
             }
-            self.counters.gc_runs += 1;
         }
-        let victim = self.pools[pool].bg_victim;
-        let base = victim * spb;
-        let mut cursor = self.pools[pool].bg_cursor;
-        while cursor < spb && self.p2l[(base + cursor) as usize] == NONE {
-            cursor += 1;
-        }
-        if cursor == spb {
-            self.pools[pool].bg_victim = NONE;
-            self.erase(pool, victim);
-            return true;
-        }
-        // Keep the last free block for foreground GC, which must always be able to copy.
-        if self.blocks[self.pools[pool].gc_open as usize].write_ptr == spb && self.pools[pool].free.len() <= 1 {
-            self.pools[pool].bg_cursor = cursor;
+        self.pools[pool].bg_credit = credit;
+        total
+    }
+
+    /// Chooses the next active-GC victim of `pool`, unless there is nothing worth collecting
+    /// or the plane is back at the stop watermark. Returns whether a victim was chosen.
+    fn start_active_victim(&mut self, pool: usize) -> bool {
+        if !self.has_victim(pool) || self.pools[pool].free.len() >= self.geo.gc_bg_stop_free_blocks || !self.victim_has_invalid(pool) {
             return false;
         }
-        // The next valid units' L2P entries are scattered: fetch them ahead of time.
-        for ahead in (cursor + 8..(cursor + 16).min(spb)).step_by(2) {
-            let lpn = self.p2l[(base + ahead) as usize];
-            if lpn != NONE {
-                self.prefetch(lpn as u64);
+        let spb = self.geo.slots_per_block;
+        let v = self.select_victim(pool);
+        self.blocks[v as usize].state = BlockState::Victim;
+        let p = &mut self.pools[pool];
+        p.bg_victim = v;
+        p.bg_cursor = 0;
+        p.bg_read_page = NONE;
+        if self.geo.gc_bg_reclaim_ratio > 0.0 {
+            // Relocate just enough per host write to reclaim `ratio` units of space.
+            let v = self.blocks[v as usize].valid as f64 / spb as f64;
+            p.bg_rate = (self.geo.gc_bg_reclaim_ratio * v / (1.0 - v)).min(self.geo.gc_bg_copies_per_write);
+        }
+        self.counters.gc_runs += 1;
+        // Its P2L range will be read over the next host writes: bring it closer (it stays in
+        // L2 meanwhile), then start fetching the L2P entries of its first valid units.
+        let base = v as usize * spb;
+        for line in self.p2l[base..base + spb].chunks(16) {
+            prefetch_ptr(line.as_ptr());
+        }
+        for s in base..base + BG_AHEAD.min(spb) {
+            if self.valid.get(s) {
+                self.prefetch(self.p2l[s] as u64);
             }
         }
-        let page = cursor / self.geo.units_per_page as u32;
-        let first_in_page = self.pools[pool].bg_read_page != page;
-        self.pools[pool].bg_read_page = page;
-        self.relocate(pool, base + cursor);
-        let pending = &mut self.pending[pool];
-        pending.units_copied += 1;
-        pending.page_reads += u64::from(first_in_page);
-        self.counters.gc_units += 1;
-        self.pools[pool].bg_cursor = cursor + 1;
         true
     }
 
-    /// Moves the valid unit in `slot` to the GC open block of `pool`.
-    #[inline]
-    fn relocate(&mut self, pool: usize, slot: u32) {
-        let lpn = self.p2l[slot as usize];
-        let dst = self.alloc_gc_slot(pool);
-        self.p2l[dst as usize] = lpn;
-        self.p2l[slot as usize] = NONE;
-        self.l2p[lpn as usize] = dst;
-        self.blocks[slot as usize / self.geo.slots_per_block].valid -= 1;
-        if let Some(p) = self.payload.as_mut() {
-            p[dst as usize] = p[slot as usize];
+    /// Active-GC steps on the current victim of `pool` (there must be one), one per whole unit
+    /// of `credit` (decremented by 1.0 per step, as long as it is >= 1.0): each relocates the
+    /// victim's next valid unit, or, when none is left, erases the victim and ends the run.
+    /// A step is refused (`Blocked`, the cursor kept) when the GC block is full and the plane's
+    /// last free block must stay reserved for foreground GC.
+    /// Returns how the run ended and the units copied and pages read (which the caller adds
+    /// to `pending`); the erase is recorded as usual.
+    fn active_gc_steps(&mut self, pool: usize, credit: &mut f64) -> (BgStop, ActiveWork) {
+        let spb = self.geo.slots_per_block;
+        let victim = self.pools[pool].bg_victim;
+        debug_assert_ne!(victim, NONE);
+        let base = victim as usize * spb;
+        let mut cursor = self.pools[pool].bg_cursor as usize;
+        let mut read_page = self.pools[pool].bg_read_page;
+        let (mut copied, mut reads) = (0u64, 0u64);
+        let stop = loop {
+            if *credit < 1.0 {
+                break BgStop::Credit;
+            }
+            cursor = self.valid.next_set(base + cursor, base + spb) - base;
+            if cursor == spb {
+                self.pools[pool].bg_victim = NONE;
+                self.erase(pool, victim);
+                *credit -= 1.0;
+                break BgStop::VictimDone;
+            }
+            // Keep the last free block for foreground GC, which must always be able to copy.
+            let gc = self.pools[pool].gc_open as usize;
+            if self.meta[gc].write_ptr as usize == spb && self.pools[pool].free.len() <= 1 {
+                break BgStop::Blocked;
+            }
+            // A run of steps into the room left in the GC block (switched first if full, as
+            // the allocation of this step's copy would), without per-unit block checks.
+            let gc = self.gc_block_with_room(pool) as usize;
+            let wp = self.meta[gc].write_ptr as usize;
+            let run_start = cursor;
+            let mut c = *credit;
+            let (k, run_reads) = if self.payload.is_some() {
+                self.active_run::<true>(victim as usize, gc, wp, &mut cursor, &mut read_page, &mut c)
+            } else {
+                self.active_run::<false>(victim as usize, gc, wp, &mut cursor, &mut read_page, &mut c)
+            };
+            reads += run_reads;
+            *credit = c;
+            // Every valid slot of the victim in run_start..cursor moved to the run's slots.
+            self.valid.fill(base + run_start, base + cursor, false);
+            self.valid.fill(gc * spb + wp, gc * spb + wp + k, true);
+            self.meta[gc].write_ptr += k as u32;
+            self.blocks[gc].valid += k as u32;
+            self.blocks[victim as usize].valid -= k as u32;
+            copied += k as u64;
+        };
+        let p = &mut self.pools[pool];
+        p.bg_cursor = cursor as u32;
+        p.bg_read_page = read_page;
+        self.counters.gc_units += copied;
+        (stop, ActiveWork { copied, page_reads: reads })
+    }
+
+    /// The inner loop of [`Ftl::active_gc_steps`]: moves the victim's valid units from slot
+    /// `*cursor` on into the GC block `gc` from its write pointer `wp`, while `*credit >= 1.0`
+    /// (1.0 per unit) and the block has room. Leaves `*cursor` on the slot after the last one
+    /// examined (`slots_per_block` if the victim has no valid unit left) and returns the units
+    /// moved and the pages read. Valid bits and counts are the caller's to update.
+    /// `TRACK`: payload tracking (a separate instance keeps the common loop lean).
+    #[inline(always)]
+    fn active_run<const TRACK: bool>(&mut self, victim: usize, gc: usize, wp: usize, cursor: &mut usize, read_page: &mut u32, credit: &mut f64) -> (usize, u64) {
+        let spb = self.geo.slots_per_block;
+        let (base, dst0) = (victim * spb, gc * spb + wp);
+        let (src, dst) = two_blocks_mut(&mut self.p2l, victim, gc, spb);
+        let dst = &mut dst[wp..];
+        let (l2p, bits, div_upp) = (&mut self.l2p[..], &self.valid, self.div_upp);
+        let mut payload = if TRACK { self.payload.as_deref_mut() } else { None };
+        let mut units = bits.iter_set(base + *cursor, base + spb);
+        let (mut c, mut page_seen, mut reads, mut k) = (*credit, *read_page, 0u64, 0usize);
+        while k < dst.len() && c >= 1.0 {
+            let Some(s) = units.next() else {
+                *cursor = spb;
+                break;
+            };
+            let off = s - base;
+            // The L2P entries of the next valid units are scattered: fetch them ahead.
+            let ahead = off + BG_AHEAD;
+            if ahead < spb && bits.get(base + ahead) {
+                prefetch_ptr(l2p.as_ptr().wrapping_add(src[ahead] as usize));
+            }
+            let page = div_upp.div(off as u32);
+            reads += u64::from(page != page_seen);
+            page_seen = page;
+            let lpn = src[off];
+            dst[k] = lpn;
+            l2p[lpn as usize] = (dst0 + k) as u32;
+            if TRACK {
+                if let Some(p) = payload.as_deref_mut() {
+                    p[dst0 + k] = p[s];
+                }
+            }
+            k += 1;
+            *cursor = off + 1;
+            c -= 1.0;
         }
+        *credit = c;
+        *read_page = page_seen;
+        (k, reads)
     }
 
     /// Idle-time GC: collects one whole victim in `pool` if the plane has fewer than
@@ -400,12 +744,13 @@ impl Ftl {
             return false;
         }
         if self.pools[pool].bg_victim != NONE {
-            while self.pools[pool].bg_victim != NONE {
-                if !self.step_active_gc(pool) {
-                    return false;
-                }
-            }
-            return true;
+            // Finish the active-GC victim: unlimited credit, until it is erased.
+            let mut credit = f64::INFINITY;
+            let (stop, work) = self.active_gc_steps(pool, &mut credit);
+            let pending = &mut self.pending[pool];
+            pending.units_copied += work.copied;
+            pending.page_reads += work.page_reads;
+            return stop == BgStop::VictimDone;
         }
         if self.has_victim(pool) && self.victim_has_invalid(pool) {
             self.collect_one(pool);
@@ -446,14 +791,13 @@ impl Ftl {
 
     /// Erase counts of all blocks.
     pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.blocks.iter().map(|b| b.erase_count)
+        self.meta.iter().map(|b| b.erase_count)
     }
 
     #[inline]
     fn invalidate(&mut self, slot: u32) {
-        let spb = self.geo.slots_per_block;
-        let b = slot as usize / spb;
-        self.p2l[slot as usize] = NONE;
+        let b = self.div_spb.div(slot) as usize;
+        self.valid.clear(slot as usize);
         let blk = &mut self.blocks[b];
         debug_assert!(blk.valid > 0);
         let old_valid = blk.valid;
@@ -461,11 +805,11 @@ impl Ftl {
         if blk.state == BlockState::Closed {
             match self.geo.gc_policy {
                 GcPolicy::Greedy => {
-                    let pool = b / self.geo.blocks_per_pool;
+                    let pool = self.div_bpp.div(b as u32) as usize;
                     self.bucket_remove(pool, b as u32, old_valid as usize);
                     self.bucket_push(pool, b as u32, old_valid as usize - 1);
                 }
-                GcPolicy::CostBenefit => blk.mtime = self.counters.host_units,
+                GcPolicy::CostBenefit => self.meta[b].mtime = self.counters.host_units,
                 _ => {}
             }
         }
@@ -475,7 +819,7 @@ impl Ftl {
     fn alloc_host_slot(&mut self, pool: usize) -> u32 {
         let spb = self.geo.slots_per_block as u32;
         let mut b = self.pools[pool].host_open;
-        if self.blocks[b as usize].write_ptr == spb {
+        if self.meta[b as usize].write_ptr == spb {
             self.close_block(pool, b);
             // Keep gc_fg_free_blocks free after taking one (GC always has a block to copy
             // into); once started, foreground GC reclaims up to its target.
@@ -492,26 +836,24 @@ impl Ftl {
             b = self.pop_free(pool);
             self.pools[pool].host_open = b;
         }
-        let blk = &mut self.blocks[b as usize];
-        let slot = b * spb + blk.write_ptr;
-        blk.write_ptr += 1;
-        blk.valid += 1;
+        let meta = &mut self.meta[b as usize];
+        let slot = b * spb + meta.write_ptr;
+        meta.write_ptr += 1;
+        self.blocks[b as usize].valid += 1;
         slot
     }
 
-    fn alloc_gc_slot(&mut self, pool: usize) -> u32 {
-        let spb = self.geo.slots_per_block as u32;
-        let mut b = self.pools[pool].gc_open;
-        if self.blocks[b as usize].write_ptr == spb {
-            self.close_block(pool, b);
-            b = self.pop_free(pool);
-            self.pools[pool].gc_open = b;
+    /// The GC open block of `pool`, first closed and replaced by a free block if it is full.
+    #[inline]
+    fn gc_block_with_room(&mut self, pool: usize) -> u32 {
+        let b = self.pools[pool].gc_open;
+        if self.meta[b as usize].write_ptr as usize != self.geo.slots_per_block {
+            return b;
         }
-        let blk = &mut self.blocks[b as usize];
-        let slot = b * spb + blk.write_ptr;
-        blk.write_ptr += 1;
-        blk.valid += 1;
-        slot
+        self.close_block(pool, b);
+        let b = self.pop_free(pool);
+        self.pools[pool].gc_open = b;
+        b
     }
 
     fn pop_free(&mut self, pool: usize) -> u32 {
@@ -534,8 +876,8 @@ impl Ftl {
             }
             GcPolicy::Fifo => self.pools[pool].closed_fifo.push_back(b),
             GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
-                self.blocks[b as usize].mtime = self.counters.host_units;
-                self.blocks[b as usize].pos = self.pools[pool].closed.len() as u32;
+                self.meta[b as usize].mtime = self.counters.host_units;
+                self.meta[b as usize].pos = self.pools[pool].closed.len() as u32;
                 self.pools[pool].closed.push(b);
             }
         }
@@ -562,14 +904,14 @@ impl Ftl {
     }
 
     fn closed_remove(&mut self, pool: usize, b: u32) {
-        let i = self.blocks[b as usize].pos as usize;
+        let i = self.meta[b as usize].pos as usize;
         let closed = &mut self.pools[pool].closed;
         closed.swap_remove(i);
         if i < closed.len() {
             let moved = closed[i];
-            self.blocks[moved as usize].pos = i as u32;
+            self.meta[moved as usize].pos = i as u32;
         }
-        self.blocks[b as usize].pos = NONE;
+        self.meta[b as usize].pos = NONE;
     }
 
     fn select_victim(&mut self, pool: usize) -> u32 {
@@ -592,9 +934,8 @@ impl Ftl {
                 let now = self.counters.host_units;
                 let mut best = (f64::NEG_INFINITY, NONE);
                 for &b in &self.pools[pool].closed {
-                    let blk = &self.blocks[b as usize];
-                    let u = blk.valid as f64 / spb;
-                    let age = (now - blk.mtime) as f64 + 1.0;
+                    let u = self.blocks[b as usize].valid as f64 / spb;
+                    let age = (now - self.meta[b as usize].mtime) as f64 + 1.0;
                     let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
                     if score > best.0 {
                         best = (score, b);
@@ -624,7 +965,6 @@ impl Ftl {
     fn collect_one(&mut self, pool: usize) {
         let victim = self.select_victim(pool);
         let spb = self.geo.slots_per_block;
-        let upp = self.geo.units_per_page;
         // Greedy picked the emptiest block: if even that one is full, nothing can be freed.
         // (Other policies may legitimately relocate a full block and move on.)
         if self.geo.gc_policy == GcPolicy::Greedy && self.blocks[victim as usize].valid as usize == spb {
@@ -635,33 +975,101 @@ impl Ftl {
         }
         let base = victim as usize * spb;
         let mut work = GcWork { erases: 1, ..GcWork::default() };
-        // Pass 1: the victim's valid units (a sequential scan of its P2L range).
-        let mut valid = std::mem::take(&mut self.scratch);
-        valid.clear();
-        for page in (base..base + spb).step_by(upp) {
-            let before = valid.len();
-            for s in page..page + upp {
-                let lpn = self.p2l[s];
-                if lpn != NONE {
-                    valid.push((s as u32, lpn));
+        // Pass 1: the victim's valid units, in slot order (its valid bits, a word at a time,
+        // and their P2L entries), and the pages holding them (each is read once).
+        // `buf` holds a block's worth of LPNs; the first `n` are the valid units found.
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.resize(spb, 0);
+        let mut n = 0;
+        let track = self.payload.is_some();
+        let mut slots = std::mem::take(&mut self.scratch_slots);
+        slots.clear();
+        let end = base + spb;
+        let p2l = &self.p2l[base..end];
+        // The victim's P2L range is cold: request all of its cache lines at once.
+        for line in p2l.chunks(16) {
+            prefetch_ptr(line.as_ptr());
+        }
+        if let Some(page_lsbs) = self.page_lsbs {
+            // Blocks are whole words and pages never straddle one: a word at a time, counting
+            // its pages with a valid unit by folding each page's bits onto the page's first.
+            let upp = self.geo.units_per_page;
+            for (i, &word) in self.valid.0[base / 64..end / 64].iter().enumerate() {
+                let mut fold = word;
+                let mut shift = 1;
+                while shift < upp {
+                    fold |= fold >> shift;
+                    shift <<= 1;
+                }
+                work.page_reads += u64::from((fold & page_lsbs).count_ones());
+                let mut w = word;
+                while w != 0 {
+                    let off = i * 64 + w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    buf[n] = p2l[off];
+                    n += 1;
+                    if track {
+                        slots.push((base + off) as u32);
+                    }
                 }
             }
-            work.page_reads += u64::from(valid.len() > before);
+        } else {
+            let mut last_page = u32::MAX;
+            let div_upp = self.div_upp;
+            self.valid.for_each_set(base, end, |s| {
+                let off = s - base;
+                buf[n] = p2l[off];
+                n += 1;
+                if track {
+                    slots.push(s as u32);
+                }
+                let page = div_upp.div(off as u32);
+                work.page_reads += u64::from(page != last_page);
+                last_page = page;
+            });
         }
-        // Pass 2: relocate them. Their L2P entries are scattered over the whole table, so
-        // fetch them a few copies ahead to overlap the cache misses.
-        const AHEAD: usize = 16;
-        for &(_, lpn) in valid.iter().take(AHEAD) {
+        // Pass 2: copy them, in order, into the GC open block(s) of the plane. Destinations
+        // are consecutive slots, so each run that fits in the open block is one tight loop;
+        // the block is switched exactly where per-unit allocation would switch it (when the
+        // next unit finds it full). The L2P entries are scattered over the whole table (a
+        // cache miss each): fetch them AHEAD copies ahead so the misses overlap.
+        const AHEAD: usize = 64;
+        let valid = &buf[..n];
+        for &lpn in valid.iter().take(AHEAD) {
             self.prefetch(lpn as u64);
         }
-        for i in 0..valid.len() {
-            if let Some(&(_, lpn)) = valid.get(i + AHEAD) {
-                self.prefetch(lpn as u64);
+        let mut i = 0;
+        while i < n {
+            let b = self.gc_block_with_room(pool);
+            let wp = self.meta[b as usize].write_ptr as usize;
+            let k = (spb - wp).min(n - i);
+            self.meta[b as usize].write_ptr += k as u32;
+            self.blocks[b as usize].valid += k as u32;
+            let dst0 = b as usize * spb + wp;
+            let l2p = &mut self.l2p[..];
+            let run = &valid[i..i + k];
+            let ahead = valid.get(i + AHEAD..).unwrap_or(&[]);
+            for (j, (&lpn, dst)) in run.iter().zip(&mut self.p2l[dst0..dst0 + k]).enumerate() {
+                if let Some(&next) = ahead.get(j) {
+                    prefetch_ptr(l2p.as_ptr().wrapping_add(next as usize));
+                }
+                *dst = lpn;
+                l2p[lpn as usize] = (dst0 + j) as u32;
             }
-            self.relocate(pool, valid[i].0);
+            if let Some(p) = self.payload.as_mut() {
+                for (j, &src) in slots[i..i + k].iter().enumerate() {
+                    p[dst0 + j] = p[src as usize];
+                }
+            }
+            self.valid.fill(dst0, dst0 + k, true);
+            i += k;
         }
-        work.units_copied = valid.len() as u64;
-        self.scratch = valid;
+        // Every valid unit has moved: the victim holds no valid data now.
+        self.blocks[victim as usize].valid -= n as u32;
+        self.valid.fill(base, end, false);
+        self.scratch_slots = slots;
+        work.units_copied = n as u64;
+        self.scratch = buf;
         self.erase(pool, victim);
         self.counters.gc_units += work.units_copied;
         self.counters.gc_runs += 1;
@@ -675,16 +1083,17 @@ impl Ftl {
         let blk = &mut self.blocks[victim as usize];
         debug_assert_eq!(blk.valid, 0);
         blk.valid = 0;
-        blk.write_ptr = 0;
-        blk.erase_count += 1;
         blk.state = BlockState::Free;
+        let meta = &mut self.meta[victim as usize];
+        meta.write_ptr = 0;
+        meta.erase_count += 1;
         self.pools[pool].free.push_back(victim);
         self.free_blocks_total += 1;
         self.counters.erases += 1;
         self.pending[pool].erases += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     fn bucket_push(&mut self, pool: usize, b: u32, v: usize) {
         let p = &mut self.pools[pool];
         let head = p.buckets[v];
@@ -699,7 +1108,7 @@ impl Ftl {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn bucket_remove(&mut self, pool: usize, b: u32, v: usize) {
         let (prev, next) = (self.blocks[b as usize].prev, self.blocks[b as usize].next);
         if prev != NONE {
@@ -713,27 +1122,29 @@ impl Ftl {
     }
 
     /// Checks every invariant of the mapping (O(drive size); for tests):
-    /// L2P and P2L are inverse, valid counts equal the valid slots in each block, slots at or
-    /// past a block's write pointer are invalid, free-block accounting and GC structures
-    /// agree with block states.
+    /// L2P and P2L are inverse over the valid slots (valid bits), valid counts equal the valid
+    /// slots in each block, slots at or past a block's write pointer are invalid, free-block
+    /// accounting and GC structures agree with block states.
     pub fn check_invariants(&self) -> Result<(), String> {
         let spb = self.geo.slots_per_block;
         for (lpn, &slot) in self.l2p.iter().enumerate() {
+            if slot != NONE && !self.valid.get(slot as usize) {
+                return Err(format!("L2P[{lpn}] = {slot} but slot {slot} is not valid"));
+            }
             if slot != NONE && self.p2l[slot as usize] != lpn as u32 {
                 return Err(format!("L2P[{lpn}] = {slot} but P2L[{slot}] = {}", self.p2l[slot as usize]));
             }
         }
         let mut free_total = 0u64;
-        for (b, blk) in self.blocks.iter().enumerate() {
+        for (b, (blk, meta)) in self.blocks.iter().zip(&self.meta).enumerate() {
             let slots = &self.p2l[b * spb..(b + 1) * spb];
-            let mut valid = 0;
+            let valid = self.valid.count(b * spb, (b + 1) * spb) as u32;
             for (off, &lpn) in slots.iter().enumerate() {
-                if lpn == NONE {
+                if !self.valid.get(b * spb + off) {
                     continue;
                 }
-                valid += 1;
-                if off as u32 >= blk.write_ptr {
-                    return Err(format!("block {b}: slot {off} valid beyond write pointer {}", blk.write_ptr));
+                if off as u32 >= meta.write_ptr {
+                    return Err(format!("block {b}: slot {off} valid beyond write pointer {}", meta.write_ptr));
                 }
                 if self.l2p[lpn as usize] != (b * spb + off) as u32 {
                     return Err(format!("P2L[{}] = {lpn} but L2P[{lpn}] = {}", b * spb + off, self.l2p[lpn as usize]));
@@ -744,8 +1155,8 @@ impl Ftl {
             }
             if blk.state == BlockState::Free {
                 free_total += 1;
-                if blk.write_ptr != 0 {
-                    return Err(format!("free block {b} has write pointer {}", blk.write_ptr));
+                if meta.write_ptr != 0 {
+                    return Err(format!("free block {b} has write pointer {}", meta.write_ptr));
                 }
             }
         }
@@ -761,7 +1172,7 @@ impl Ftl {
                 GcPolicy::Fifo => pool.closed_fifo.len(),
                 GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
                     for (i, &b) in pool.closed.iter().enumerate() {
-                        if self.blocks[b as usize].pos as usize != i || self.blocks[b as usize].state != BlockState::Closed {
+                        if self.meta[b as usize].pos as usize != i || self.blocks[b as usize].state != BlockState::Closed {
                             return Err(format!("plane {p}: closed list entry {i} (block {b}) out of sync"));
                         }
                     }
@@ -796,5 +1207,65 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_division_is_exact() {
+        let mut rng = Rng::new(9);
+        let mut divisors: Vec<usize> = (1..=1100).collect();
+        divisors.extend([1536, 3072, 4095, 4096, 6144, 65535, 65536, 100_003, 1 << 20, (1 << 31) - 1, 1 << 31, u32::MAX as usize]);
+        for d in divisors {
+            let f = FastDiv::new(d);
+            let mut ns: Vec<u32> = vec![0, 1, u32::MAX, u32::MAX - 1, d as u32, (d - 1) as u32];
+            ns.extend((0..200).map(|_| rng.below(1 << 32) as u32));
+            let q = u32::MAX / d as u32;
+            ns.extend([q * d as u32, (q * d as u32).wrapping_sub(1), (q * d as u32).saturating_add(1)]);
+            for n in ns {
+                assert_eq!(f.div(n), n / d as u32, "{n} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn valid_bits_ranges_and_iteration() {
+        let mut rng = Rng::new(4);
+        let n = 1000;
+        let mut bits = ValidBits::new(n);
+        let mut model = vec![false; n];
+        for _ in 0..2000 {
+            let a = rng.below(n as u64) as usize;
+            let b = (a + rng.below(150) as usize).min(n);
+            match rng.below(4) {
+                0 => {
+                    bits.fill(a, b, true);
+                    model[a..b].iter_mut().for_each(|x| *x = true);
+                }
+                1 => {
+                    bits.fill(a, b, false);
+                    model[a..b].iter_mut().for_each(|x| *x = false);
+                }
+                2 => {
+                    bits.set(a);
+                    model[a] = true;
+                }
+                _ => {
+                    bits.clear(a);
+                    model[a] = false;
+                }
+            }
+            let expect: Vec<usize> = (a..b).filter(|&s| model[s]).collect();
+            assert_eq!(bits.iter_set(a, b).collect::<Vec<_>>(), expect);
+            let mut seen = Vec::new();
+            bits.for_each_set(a, b, |s| seen.push(s));
+            assert_eq!(seen, expect);
+            assert_eq!(bits.next_set(a, b), expect.first().copied().unwrap_or(b));
+            assert_eq!(bits.count(a, b), expect.len());
+            assert!((0..n).all(|s| bits.get(s) == model[s]));
+        }
     }
 }

@@ -8,9 +8,6 @@
 //! Callers drive a phase in chunks ([`Simulation::advance`]) so a front end can show
 //! progress and stop early, then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::ftl::FtlCounters;
@@ -89,10 +86,64 @@ pub struct Progress {
     pub fraction: f64,
 }
 
+/// Completion times of the outstanding commands, earliest first (a min-priority queue, as
+/// the `BinaryHeap` it replaces).
+///
+/// A phase's writes and reads end on the host link and its TRIMs on the controller, each
+/// serving commands in submission order, so completions arrive in nondecreasing order and a
+/// push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices wrap
+/// with a mask). A push that is out of order is inserted at its sorted place, so the queue is
+/// exact for any input; only equal times can trade places, and those are indistinguishable.
+struct Completions {
+    buf: Vec<Ns>,
+    mask: usize,
+    head: usize,
+    len: usize,
+}
+
+impl Completions {
+    fn new(qd: usize) -> Self {
+        let cap = qd.next_power_of_two();
+        Completions { buf: vec![0; cap], mask: cap - 1, head: 0, len: 0 }
+    }
+
+    /// Adds a completion; at most `qd` may be outstanding.
+    #[inline]
+    fn push(&mut self, t: Ns) {
+        debug_assert!(self.len < self.buf.len());
+        let mut i = self.len;
+        // Shift later completions up by one (almost never: completions come in order).
+        while i > 0 && self.buf[(self.head + i - 1) & self.mask] > t {
+            self.buf[(self.head + i) & self.mask] = self.buf[(self.head + i - 1) & self.mask];
+            i -= 1;
+        }
+        self.buf[(self.head + i) & self.mask] = t;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn earliest(&self) -> Option<Ns> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len > 0 {
+            self.head = (self.head + 1) & self.mask;
+            self.len -= 1;
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 struct Phase {
     job: Job,
     start_ns: Ns,
-    outstanding: BinaryHeap<Reverse<Ns>>,
+    outstanding: Completions,
     last_submit: Ns,
     max_completion: Ns,
     cursor: u64,
@@ -101,6 +152,14 @@ struct Phase {
     /// Random addresses generated ahead, so their mapping entries can be prefetched.
     lookahead: [u64; LOOKAHEAD],
     la_pos: usize,
+    /// Random patterns: block-aligned positions in the span (`span_units / bs_units`).
+    span_blocks: u64,
+    /// Submission time at which the next snapshot is due (start + snapshots × interval).
+    next_snapshot_ns: Ns,
+    /// Series interval of the latest completion: its index and start time (`Ns::MAX` before
+    /// the first completion).
+    bin: usize,
+    bin_start_ns: Ns,
     ios: Vec<u64>,
     bytes: Vec<u64>,
     snapshots: Vec<Snapshot>,
@@ -202,7 +261,7 @@ impl Simulation {
         }
         let mut p = Phase {
             start_ns: self.now_ns,
-            outstanding: BinaryHeap::with_capacity(job.qd as usize + 1),
+            outstanding: Completions::new(job.qd as usize),
             last_submit: self.now_ns,
             max_completion: self.now_ns,
             cursor: 0,
@@ -210,6 +269,11 @@ impl Simulation {
             done: false,
             lookahead: [0; LOOKAHEAD],
             la_pos: 0,
+            span_blocks: job.span_units / job.bs_units,
+            next_snapshot_ns: self.now_ns.saturating_add(job.interval_ns),
+            bin: 0,
+            // No interval yet: the first completion takes the slow path.
+            bin_start_ns: Ns::MAX,
             ios: Vec::new(),
             bytes: Vec::new(),
             snapshots: vec![self.snapshot()],
@@ -221,7 +285,7 @@ impl Simulation {
         };
         if p.job.pattern.is_random() {
             for i in 0..LOOKAHEAD {
-                p.lookahead[i] = random_block(&mut self.rng, &p.job);
+                p.lookahead[i] = random_block(&mut self.rng, &p.job, p.span_blocks);
             }
         }
         self.phase = Some(p);
@@ -244,7 +308,7 @@ impl Simulation {
             let submit = if p.outstanding.len() < job.qd as usize {
                 p.last_submit
             } else {
-                p.outstanding.peek().unwrap().0
+                p.outstanding.earliest().unwrap()
             };
             if end_ns.is_some_and(|e| submit >= e) {
                 p.done = true;
@@ -253,14 +317,18 @@ impl Simulation {
             if p.outstanding.len() >= job.qd as usize {
                 p.outstanding.pop();
             }
-            // Snapshot internal counters at each interval boundary the clock has passed.
-            let k = ((submit - p.start_ns) / job.interval_ns) as usize;
-            while p.snapshots.len() <= k {
-                p.snapshots.push(self.snapshot());
+            // Snapshot internal counters at each interval boundary the clock has passed
+            // (`next_snapshot_ns` saves a division per command).
+            if submit >= p.next_snapshot_ns {
+                let k = ((submit - p.start_ns) / job.interval_ns) as usize;
+                while p.snapshots.len() <= k {
+                    p.snapshots.push(self.snapshot());
+                }
+                p.next_snapshot_ns = p.start_ns.saturating_add((p.snapshots.len() as u64).saturating_mul(job.interval_ns));
             }
             let lpn = match job.pattern {
                 Pattern::RandWrite | Pattern::RandRead => {
-                    let next = random_block(&mut self.rng, &job);
+                    let next = random_block(&mut self.rng, &job, p.span_blocks);
                     self.dev.ftl.prefetch(next);
                     self.dev.ftl.prefetch_old(p.lookahead[(p.la_pos + LOOKAHEAD / 2) % LOOKAHEAD]);
                     std::mem::replace(&mut p.lookahead[p.la_pos], next)
@@ -289,12 +357,18 @@ impl Simulation {
             p.units += nunits;
             p.last_submit = submit;
             p.max_completion = p.max_completion.max(done);
-            p.outstanding.push(Reverse(done));
-            let bin = ((done - p.start_ns) / job.interval_ns) as usize;
-            if bin >= p.ios.len() {
-                p.ios.resize(bin + 1, 0);
-                p.bytes.resize(bin + 1, 0);
+            p.outstanding.push(done);
+            // Count the completion in its interval; completions mostly fall in the interval
+            // of the previous one, which saves a division per command.
+            if done < p.bin_start_ns || done - p.bin_start_ns >= job.interval_ns {
+                p.bin = ((done - p.start_ns) / job.interval_ns) as usize;
+                p.bin_start_ns = p.start_ns + p.bin as u64 * job.interval_ns;
+                if p.bin >= p.ios.len() {
+                    p.ios.resize(p.bin + 1, 0);
+                    p.bytes.resize(p.bin + 1, 0);
+                }
             }
+            let bin = p.bin;
             p.ios[bin] += 1;
             p.bytes[bin] += if job.pattern == Pattern::Trim { 0 } else { bytes_per_io.min(nunits * UNIT_BYTES) };
             p.latency.record(done - submit);
@@ -366,7 +440,8 @@ impl Simulation {
     }
 }
 
+/// A random block-aligned start in the span; `span_blocks` = `span_units / bs_units`.
 #[inline]
-fn random_block(rng: &mut Rng, job: &Job) -> u64 {
-    job.start_unit + rng.below(job.span_units / job.bs_units) * job.bs_units
+fn random_block(rng: &mut Rng, job: &Job, span_blocks: u64) -> u64 {
+    job.start_unit + rng.below(span_blocks) * job.bs_units
 }
