@@ -44,20 +44,26 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, Linux {platform.release()}"
 
 
+def run_child(cmd: list[str]) -> tuple[float, float]:
+    """Runs ``cmd``; returns (wall time [s], peak resident memory of the child [GiB])."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, rusage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    stderr = proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
+    return wall, rusage.ru_maxrss / 2**20
+
+
 def run_once(drive: str, duration: float, profile: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{profile}",
                "--duration", str(duration), "--out", out, "--no-progress", *DRIVES[drive]]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, rusage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        stderr = proc.stderr.read().decode()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
+        wall, peak_gib = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())
     ios = summary["fill"]["ios"] + round(summary["iops_mean"] * summary["duration_s"])
-    return {"wall_s": wall, "peak_gib": rusage.ru_maxrss / 2**20, "ios": ios,
+    return {"wall_s": wall, "peak_gib": peak_gib, "ios": ios,
             "iops_median": summary["iops_median"], "wa": summary["write_amplification"]}
 
 

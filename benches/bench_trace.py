@@ -14,32 +14,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine  # noqa: E402
+from bench_consistency import DRIVES, machine, run_child  # noqa: E402
 
 
 def run_once(drive: str, profile: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--target", f"sim:{profile}",
                "--out", out, "--no-progress", *DRIVES[drive], *extra]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, rusage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        stderr = proc.stderr.read().decode()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
+        wall, peak_gib = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())
     rows = summary["variants"]
-    return {"wall_s": wall, "peak_gib": rusage.ru_maxrss / 2**20, "commands": sum(r["commands"] for r in rows),
+    return {"wall_s": wall, "peak_gib": peak_gib, "commands": sum(r["commands"] for r in rows),
             "written_bytes": sum(r["host_write_bytes"] for r in rows), "rows": rows}
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,42 @@ def run_cli(*args: str, check: bool = True, timeout: float = 300, env: dict | No
 @pytest.fixture
 def small_drive() -> list[str]:
     return list(SMALL_DRIVE)
+
+
+def loop_problem(tools: tuple[str, ...] = ("fio",)) -> str | None:
+    """Why real loop-device tests cannot run here (None if they can): ``tools`` missing, or
+    no loop device could be made (needs root and /dev/loop-control)."""
+    from ssdlab.targets.loop import LoopDevice, parse_size
+
+    for tool in tools:
+        if not shutil.which(tool):
+            return f"{tool} is not installed (apt-get install fio util-linux e2fsprogs mount)"
+    try:
+        with LoopDevice(parse_size("1M")):
+            pass
+    except Exception as e:  # noqa: BLE001 - report whatever went wrong
+        return str(e)
+    return None
+
+
+def require_loops(tools: tuple[str, ...] = ("fio",)) -> None:
+    """Skips with SSDLAB_NO_LOOP=1; otherwise FAILS when loop devices cannot be used, so a CI
+    machine that silently lost them is noticed."""
+    if os.environ.get("SSDLAB_NO_LOOP") == "1":
+        pytest.skip("SSDLAB_NO_LOOP=1: loop-device tests skipped")
+    problem = loop_problem(tools)
+    if problem:
+        pytest.fail(f"cannot run on loop devices: {problem}. These tests need root, /dev/loop-control and "
+                    f"{', '.join(tools)}; set SSDLAB_NO_LOOP=1 to skip them on a machine without loop devices.")
+
+
+@pytest.fixture(scope="module")
+def loops_ok():
+    """Loop devices and fio are usable (see :func:`require_loops`)."""
+    require_loops()
+
+
+@pytest.fixture
+def need_fio():
+    if not shutil.which("fio"):
+        pytest.fail("fio is not installed (apt-get install fio)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,37 +23,13 @@ from ssdlab.targets.base import OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, ReplayJob,
 from ssdlab.targets.fio import FioTarget, LoopTarget
 from ssdlab.targets.fio_replay import (BLKTRACE_DTYPE, Segment, SegmentWriter, WindowAccumulator, check_chunk,
                                        read_blktrace, segment_completions)
-from ssdlab.targets.loop import LoopDevice, _loop_backing_files, parse_size
+from ssdlab.targets.loop import _loop_backing_files
 
 KiB, MiB = 1 << 10, 1 << 20
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
 
-def _loop_problem() -> str | None:
-    if not shutil.which("fio"):
-        return "fio is not installed (apt-get install fio)"
-    try:
-        with LoopDevice(parse_size("1M")):
-            pass
-    except Exception as e:  # noqa: BLE001
-        return str(e)
-    return None
-
-
-@pytest.fixture(scope="module")
-def loops_ok():
-    if os.environ.get("SSDLAB_NO_LOOP") == "1":
-        pytest.skip("SSDLAB_NO_LOOP=1: loop-device tests skipped")
-    problem = _loop_problem()
-    if problem:
-        pytest.fail(f"cannot run fio on loop devices: {problem}. These tests need root, /dev/loop-control and fio; "
-                    f"set SSDLAB_NO_LOOP=1 to skip them on a machine without loop devices.")
-
-
-@pytest.fixture
-def need_fio():
-    if not shutil.which("fio"):
-        pytest.fail("fio is not installed (apt-get install fio)")
+# loops_ok and need_fio: fixtures in conftest.py
 
 
 def mixed_commands(n: int, span: int, seed: int = 1, p=(0.1, 0.7, 0.1, 0.1)):

@@ -6,38 +6,21 @@ machine that silently lost them is noticed); set SSDLAB_NO_LOOP=1 to skip them i
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import time
 
 import pytest
 
+from conftest import require_loops
 from ssdlab.targets.fio import FioTarget
 from ssdlab.targets.loop import LoopDevice, parse_size
 from ssdlab.targets.safety import UnsafeTargetError, check_device, check_file, device_reasons
 
 
-def _loop_problem() -> str | None:
-    try:
-        with LoopDevice(parse_size("1M")):
-            pass
-    except Exception as e:  # noqa: BLE001 - we report whatever went wrong
-        return str(e)
-    for tool in ("wipefs", "blkid", "mkfs.ext4", "mount", "umount"):
-        if not shutil.which(tool):
-            return f"{tool} is not installed (apt-get install util-linux e2fsprogs mount)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def loops_ok():
-    if os.environ.get("SSDLAB_NO_LOOP") == "1":
-        pytest.skip("SSDLAB_NO_LOOP=1: loop-device tests skipped")
-    problem = _loop_problem()
-    if problem:
-        pytest.fail(f"cannot create loop devices: {problem}. These tests need root and /dev/loop-control; "
-                    f"set SSDLAB_NO_LOOP=1 to skip them on a machine without loop devices.")
+    require_loops(("wipefs", "blkid", "mkfs.ext4", "mount", "umount"))
 
 
 @pytest.fixture
