@@ -16,6 +16,16 @@ class Interrupted(Exception):
         self.result = result
 
 
+def describe_target(summary: dict, target: Target) -> None:
+    """Adds the target's description to a summary: ``target_info`` and, for the simulator,
+    the resolved ``profile`` and derived ``geometry`` at the top level (what reports show)."""
+    desc = target.describe()
+    if "profile" in desc:
+        summary["profile"] = desc["profile"]
+        summary["geometry"] = desc.get("geometry")
+    summary["target_info"] = desc
+
+
 def span_bytes(capacity_bytes: int, span_pct: float, align_bytes: int = FILL_BS_BYTES) -> int:
     """The tested span: ``span_pct`` % of the capacity, rounded down to ``align_bytes``.
     A span below 100 % leaves the rest of the drive unwritten: extra spare area, exactly as

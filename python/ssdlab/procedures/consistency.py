@@ -15,7 +15,7 @@ import numpy as np
 from .. import __version__, analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, describe_target, run_phase, span_bytes
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,7 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
         "requested_duration_s": params.duration_s,
         **results.run_metadata(argv),
     }
-    desc = target.describe()
-    if "profile" in desc:
-        summary["profile"] = desc["profile"]
-        summary["geometry"] = desc.get("geometry")
-    summary["target_info"] = desc
+    describe_target(summary, target)
     summary["purge"] = target.purge()
     summary["preconditioning"] = (
         f"{summary['purge']['method']}; sequential fill of {span} bytes with 128 KiB writes at QD32"

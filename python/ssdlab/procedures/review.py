@@ -36,6 +36,7 @@ from .. import report, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
 from . import consistency, recovery, used
+from .common import describe_target
 
 #: Part names, in the order they run.
 PARTS = ("consistency", "consistency-spare25", "recovery", "used")
@@ -285,11 +286,7 @@ def _describe_target(summary: dict, target: Target) -> None:
         return
     summary["target"] = target.name
     summary["capacity_bytes"] = target.capacity_bytes
-    desc = target.describe()
-    if "profile" in desc:
-        summary["profile"] = desc["profile"]
-        summary["geometry"] = desc.get("geometry")
-    summary["target_info"] = desc
+    describe_target(summary, target)
     summary["title"] = f"ssdlab review: {target.name}"
 
 

@@ -37,7 +37,7 @@ from .. import plots, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
-from .common import Interrupted, span_bytes
+from .common import Interrupted, describe_target, span_bytes
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
@@ -234,11 +234,7 @@ def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, *
     profile and geometry (simulator), the target's own description."""
     summary: dict = {"test": test, "target": target.name, "seed": seed,
                      "capacity_bytes": target.capacity_bytes, **params, **results.run_metadata(argv)}
-    desc = target.describe()
-    if "profile" in desc:
-        summary["profile"] = desc["profile"]
-        summary["geometry"] = desc.get("geometry")
-    summary["target_info"] = desc
+    describe_target(summary, target)
     return summary
 
 

@@ -31,7 +31,7 @@ from .. import __version__, report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
-from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, describe_target, run_phase, span_bytes
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -235,11 +235,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
         "window_commands": params.window_commands,
         **results.run_metadata(argv),
     }
-    desc = target.describe()
-    if "profile" in desc:
-        summary["profile"] = desc["profile"]
-        summary["geometry"] = desc.get("geometry")
-    summary["target_info"] = desc
+    describe_target(summary, target)
     summary["preconditioning"] = f"purge, then sequential fill of {span} bytes with 128 KiB writes at QD32, before each variant"
     rows: list[dict] = []
     per_variant: dict[str, list[ReplayResult]] = {}
