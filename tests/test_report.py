@@ -383,3 +383,23 @@ def test_screenshot_is_not_blank(browser, runs, tmp_path):
     full = browser.get_screenshot_as_png()
     (_shot_dir(tmp_path) / "report_page.png").write_bytes(full)
     assert _png_pixels(full).std() > 0.05
+
+
+def test_trace_replay_report_renders(browser, tmp_path):
+    """The trace test's report (overlay series padded with NaN where one variant has fewer
+    windows) loads without errors or requests, and its chart draws both variants."""
+    from conftest import run_cli, set_args
+    from selenium.webdriver.common.by import By
+
+    out = tmp_path / "trace"
+    run_cli("trace", "run", "jedec-like", *set_args(), "--qd", "8", "--write-bytes", "2GiB", "--window", "10000",
+            "--out", str(out), "--no-progress")
+    logs, requests = _open(browser, out / "report.html")
+    assert not [e for e in logs if e["level"] in ("SEVERE", "ERROR")], logs
+    assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+    sec = "lines-0"
+    legend = [e.text for e in browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")]
+    assert legend == ["IOPS with trim", "IOPS without trim"], legend
+    before = _canvas(browser, sec)
+    browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")[0].click()
+    assert _canvas(browser, sec) != before
