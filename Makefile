@@ -27,7 +27,7 @@ test-python:
 bench: setup
 	cargo bench -p ssdsim --bench steady_state
 	cargo bench -p ssdtrace --bench parse
-	$(PY) benches/bench_consistency.py
+	$(PY) benches/bench_consistency.py --drives 256G,1T,4T
 	$(PY) benches/bench_trace.py
 	$(PY) benches/bench_fio_overhead.py
 
