@@ -147,7 +147,6 @@ MAX_LINES = 8
 #: Most points for the per-point bar plots.
 MAX_BARS = 40
 _RESERVED = ("point", "complete", "wall_s", "dir")
-INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
 
 
 # --------------------------------------------------------------------------- the grid file
@@ -959,6 +958,8 @@ def run_grid(spec: GridSpec, out: str | os.PathLike, *, workers: int | None = No
 
 def _finish(rd, spec: GridSpec, summary: dict, rows: list[dict], failed: list[dict], points: list[dict],
             interrupted: bool, shared_check: bool) -> None:
+    from .results import INTERRUPTED_REASON
+
     rows.sort(key=lambda r: r["point"])
     failed.sort(key=lambda r: r["point"])
     summary["points_done"] = len(rows)

@@ -349,6 +349,9 @@ def run_metadata(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- incomplete runs
 
+#: The reason recorded when a run is stopped by Ctrl-C or SIGTERM.
+INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
+
 def mark_incomplete(out_dir: str | os.PathLike, reason: str) -> Path:
     """Record that the run in ``out_dir`` did not finish, and why.
 

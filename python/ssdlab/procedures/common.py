@@ -1,6 +1,7 @@
 """Pieces shared by procedures: spans, phase runner with progress, results bookkeeping."""
 from __future__ import annotations
 
+from .. import results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
@@ -24,6 +25,33 @@ def describe_target(summary: dict, target: Target) -> None:
         summary["profile"] = desc["profile"]
         summary["geometry"] = desc.get("geometry")
     summary["target_info"] = desc
+
+
+def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, **params) -> dict:
+    """The head of every test's summary: test, target, capacity, seed, the test's parameters,
+    run metadata (versions, command line, time) and the target's description."""
+    summary: dict = {"test": test, "target": target.name, "seed": seed,
+                     "capacity_bytes": target.capacity_bytes, **params, **results.run_metadata(argv)}
+    describe_target(summary, target)
+    return summary
+
+
+def stop(rd: results.ResultsDir, summary: dict) -> None:
+    """Ctrl-C: mark the folder and the summary incomplete, keep what is there."""
+    rd.mark_incomplete(results.INTERRUPTED_REASON)
+    summary["complete"] = False
+    rd.write_summary(summary)
+
+
+def end_run(rd: results.ResultsDir, summary: dict, complete: bool) -> None:
+    """Writes the final summary: a complete run closes the folder; an interrupted one is
+    marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again."""
+    if not complete:
+        stop(rd, summary)
+        raise KeyboardInterrupt
+    summary["complete"] = True
+    rd.write_summary(summary)
+    rd.finish()
 
 
 def span_bytes(capacity_bytes: int, span_pct: float, align_bytes: int = FILL_BS_BYTES) -> int:

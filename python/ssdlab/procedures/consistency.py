@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, analysis, plots, report, results
+from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, describe_target, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, run_phase, span_bytes
 
 
 @dataclass(frozen=True)
@@ -56,19 +56,8 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
     rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
     fill, rand = plan(target, params)
     span = fill.span_bytes
-    summary: dict = {
-        "test": "consistency",
-        "target": target.name,
-        "ssdlab_version": __version__,
-        "seed": params.seed,
-        "span_pct": params.span_pct,
-        "span_bytes": span,
-        "qd": params.qd,
-        "bs_bytes": params.bs_bytes,
-        "requested_duration_s": params.duration_s,
-        **results.run_metadata(argv),
-    }
-    describe_target(summary, target)
+    summary = base_summary("consistency", target, params.seed, argv, span_pct=params.span_pct, span_bytes=span,
+                           qd=params.qd, bs_bytes=params.bs_bytes, requested_duration_s=params.duration_s)
     summary["purge"] = target.purge()
     summary["preconditioning"] = (
         f"{summary['purge']['method']}; sequential fill of {span} bytes with 128 KiB writes at QD32"
@@ -85,7 +74,7 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
     except (Interrupted, KeyboardInterrupt) as e:
         result = e.result if isinstance(e, Interrupted) else None
         complete = False
-        rd.mark_incomplete("interrupted (Ctrl-C or SIGTERM)")
+        rd.mark_incomplete(results.INTERRUPTED_REASON)
         if result is None or result.job.name != "randwrite":
             summary["complete"] = False
             rd.write_summary(summary)

@@ -33,9 +33,9 @@ from pathlib import Path
 
 from .. import plots, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
-from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, SweepInterrupted, ZoneLayout, base_summary,
-                    describe_sweep, edge_zones, fmt_mbps, stop, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
+from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, run_phase, span_bytes
+from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
+                    edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
 
 #: (id, label) of the four sweeps, in order.
@@ -190,12 +190,7 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
                 rd.write_series(key, e.result.series)
             summary[key] = {**_phase_totals(e.result), "complete": False}
     _finish(rd, target, summary, sweeps, done, p, layout)
-    if not complete:
-        stop(rd, summary)
-        raise KeyboardInterrupt
-    summary["complete"] = True
-    rd.write_summary(summary)
-    rd.finish()
+    end_run(rd, summary, complete)
     return summary
 
 

@@ -49,7 +49,6 @@ PART_TITLES = {
 }
 #: The span of the spare-area variant [% of capacity].
 SPARE_SPAN_PCT = 75.0
-INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
 
 
 @dataclass(frozen=True)
@@ -244,7 +243,7 @@ def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path 
                     s = part.module.run(target, part.params, part_rd, argv=argv, progress=progress)
                 except KeyboardInterrupt:
                     entry["status"] = "interrupted"
-                    results.mark_incomplete(part_dir, INTERRUPTED_REASON)
+                    results.mark_incomplete(part_dir, results.INTERRUPTED_REASON)
                     raise
                 entry["status"] = "done"
                 entry["complete"] = bool(s.get("complete", True))
@@ -271,7 +270,7 @@ def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path 
         if current is not None and current["status"] == "not run":
             current["status"] = "interrupted"
             if (rd.path / current["dir"]).exists():
-                results.mark_incomplete(rd.path / current["dir"], INTERRUPTED_REASON)
+                results.mark_incomplete(rd.path / current["dir"], results.INTERRUPTED_REASON)
         print(f"ssdlab review: interrupted during part {current['part'] if current else '?'}; "
               "the parts not started are marked 'not run'", file=sys.stderr, flush=True)
     summary["wall_s"] = round(time.perf_counter() - t_start, 3)
@@ -317,7 +316,7 @@ def _finish(rd: results.ResultsDir, summary: dict, interrupted: bool, say: Calla
     }]
     summary["report"] = report.REPORT_NAME
     if interrupted:
-        rd.mark_incomplete(INTERRUPTED_REASON)
+        rd.mark_incomplete(results.INTERRUPTED_REASON)
     elif failed:
         rd.mark_incomplete(f"part{'s' if len(failed) != 1 else ''} failed: {', '.join(failed)}")
     elif not complete:

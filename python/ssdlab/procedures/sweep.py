@@ -37,7 +37,7 @@ from .. import plots, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
-from .common import Interrupted, describe_target, span_bytes
+from .common import Interrupted, base_summary, end_run, span_bytes
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
@@ -49,7 +49,6 @@ MAX_ZONE_SAMPLE_BYTES = 64 * 2**20
 SWEEP_WRITE_FRACTION = 0.03
 #: The series columns a sweep returns, in order.
 COLUMNS = ("zone", "position_pct", "offset_bytes", "write_mbps", "read_mbps")
-INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM)"
 #: Longest TRIM request the suite sends.
 TRIM_BS_MAX = 2**20
 
@@ -229,22 +228,6 @@ def zone_shape(mbps: np.ndarray) -> dict[str, float | None]:
 
 # --------------------------------------------------------------------------- shared by the suite
 
-def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, **params) -> dict:
-    """The head of every suite summary: test, target, seed, parameters, run metadata,
-    profile and geometry (simulator), the target's own description."""
-    summary: dict = {"test": test, "target": target.name, "seed": seed,
-                     "capacity_bytes": target.capacity_bytes, **params, **results.run_metadata(argv)}
-    describe_target(summary, target)
-    return summary
-
-
-def stop(rd: results.ResultsDir, summary: dict) -> None:
-    """Ctrl-C: mark the folder and the summary incomplete, keep what is there."""
-    rd.mark_incomplete(INTERRUPTED_REASON)
-    summary["complete"] = False
-    rd.write_summary(summary)
-
-
 def trim_bs(span: int) -> int:
     """TRIM request size for a span: the largest power of two up to 1 MiB that divides it."""
     return math.gcd(span, TRIM_BS_MAX)
@@ -331,10 +314,5 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
                                                         "MB/s", title, formats=("png", "svg"))]
     if target.simulated:
         summary["counters"] = target.counters()
-    if not complete:
-        stop(rd, summary)
-        raise KeyboardInterrupt
-    summary["complete"] = True
-    rd.write_summary(summary)
-    rd.finish()
+    end_run(rd, summary, complete)
     return summary

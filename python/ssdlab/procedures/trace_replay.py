@@ -21,17 +21,17 @@ MB/s, write amplification per variant and pass) and ``trace_qd32.png/.svg`` per 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from .. import __version__, report, results, traces
+from .. import report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
-from .common import FILL_BS_BYTES, Interrupted, describe_target, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, run_phase, span_bytes
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -104,7 +104,6 @@ class TraceRunParams:
     seed: int = 1
     #: Records per chunk handed to the target.
     chunk_records: int = 1 << 20
-    extra: dict = field(default_factory=dict)
 
 
 def variant_name(qd: int, trim: bool) -> str:
@@ -217,25 +216,13 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     span = steps[0].span_bytes
     info = params.source.info(span)
     trace_span = int(info.get("max_end_bytes") or 0)
-    summary: dict = {
-        "test": "trace",
-        "target": target.name,
-        "ssdlab_version": __version__,
-        "seed": params.seed,
-        "span_pct": params.span_pct,
-        "span_bytes": span,
-        "trace": params.source.describe(span),
-        "trace_info": {k: v for k, v in info.items() if k != "ops"} | (
-            {"ops": {op: {"count": s["count"], "bytes": s["bytes"]} for op, s in info["ops"].items()}}
-            if "ops" in info else {}),
-        "passes": params.passes,
-        "qds": list(params.qds),
-        "keep_reads": params.keep_reads,
-        "remap": params.remap,
-        "window_commands": params.window_commands,
-        **results.run_metadata(argv),
-    }
-    describe_target(summary, target)
+    trace_info = {k: v for k, v in info.items() if k != "ops"}
+    if "ops" in info:
+        trace_info["ops"] = {op: {"count": s["count"], "bytes": s["bytes"]} for op, s in info["ops"].items()}
+    summary = base_summary("trace", target, params.seed, argv, span_pct=params.span_pct, span_bytes=span,
+                           trace=params.source.describe(span), trace_info=trace_info, passes=params.passes,
+                           qds=list(params.qds), keep_reads=params.keep_reads, remap=params.remap,
+                           window_commands=params.window_commands)
     summary["preconditioning"] = f"purge, then sequential fill of {span} bytes with 128 KiB writes at QD32, before each variant"
     rows: list[dict] = []
     per_variant: dict[str, list[ReplayResult]] = {}
@@ -258,7 +245,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
                 raise Interrupted(result)  # type: ignore[arg-type]
     except (Interrupted, KeyboardInterrupt):
         complete = False
-        rd.mark_incomplete("interrupted (Ctrl-C or SIGTERM)")
+        rd.mark_incomplete(results.INTERRUPTED_REASON)
     _finish(rd, target, summary, params, per_variant, complete)
     if not complete:
         raise KeyboardInterrupt

@@ -20,8 +20,8 @@ from pathlib import Path
 from .. import plots, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, run_phase, span_bytes
-from .sweep import base_summary, stop, trim_bs
+from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, run_phase, span_bytes
+from .sweep import trim_bs
 
 #: (id, label) of the three measurements, in order.
 STATES = (("new", "new (purged)"), ("used", "used (full, no TRIM)"), ("trimmed", "used after TRIM"))
@@ -140,12 +140,7 @@ def run(target: Target, p: UsedParams, out: str | Path | results.ResultsDir, *,
         if isinstance(e, Interrupted):
             _keep(e.result.job.name, e.result)
     _finish(rd, target, summary, p, what)
-    if not complete:
-        stop(rd, summary)
-        raise KeyboardInterrupt
-    summary["complete"] = True
-    rd.write_summary(summary)
-    rd.finish()
+    end_run(rd, summary, complete)
     return summary
 
 
