@@ -1,15 +1,19 @@
 """Shared fixtures. Tests use small simulated drives (a few GiB) so the suite stays fast."""
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+PYTHON_DIR = str(REPO / "python")
 SHARED = REPO.parent / "shared"
 
 #: A scaled-down default drive: same dies, planes, pages and timings, 64 blocks per plane
@@ -75,3 +79,33 @@ def loops_ok():
 def need_fio():
     if not shutil.which("fio"):
         pytest.fail("fio is not installed (apt-get install fio)")
+
+
+def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: float = 30,
+                        stop_timeout_s: float = 30) -> tuple[dict, str, str, float]:
+    """Runs ``child_source`` (a script that starts fio on a loop target in ``argv[1]``, prints
+    ``RUNNING DEV BACKING`` once fio runs and a JSON line at the end), sends ``sig`` 2.5 s
+    later and returns (that JSON, DEV, BACKING, seconds from the signal to the child's exit).
+    The child must exit 0: it caught the signal and kept what was measured."""
+    script = tmp_path / "child.py"
+    script.write_text(child_source)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "wd")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], start_timeout_s)
+        assert ready, f"child did not start fio within {start_timeout_s} s"
+        line = p.stdout.readline().split()
+        assert line and line[0] == "RUNNING", (line, p.stderr.read() if p.poll() is not None else "")
+        dev, backing = line[1], line[2]
+        time.sleep(2.5)
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=stop_timeout_s)
+        stop_s = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s

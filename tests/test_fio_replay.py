@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +20,13 @@ from ssdlab.targets.base import OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, ReplayJob,
 from ssdlab.targets.fio import FioTarget, LoopTarget
 from ssdlab.targets.fio_replay import (BLKTRACE_DTYPE, Segment, SegmentWriter, WindowAccumulator, check_chunk,
                                        read_blktrace, segment_completions)
+from conftest import interrupt_fio_child
 from ssdlab.targets.loop import _loop_backing_files
 
 KiB, MiB = 1 << 10, 1 << 20
-PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
 
-# loops_ok and need_fio: fixtures in conftest.py
+# loops_ok, need_fio (fixtures) and interrupt_fio_child: conftest.py
 
 
 def mixed_commands(n: int, span: int, seed: int = 1, p=(0.1, 0.7, 0.1, 0.1)):
@@ -311,28 +308,7 @@ _CHILD = textwrap.dedent("""
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_replay_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
-    script = tmp_path / "child.py"
-    script.write_text(_CHILD)
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "wd")], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        ready, _, _ = select.select([p.stdout], [], [], 60)
-        assert ready, "child did not start fio within 60 s"
-        line = p.stdout.readline().split()
-        assert line and line[0] == "RUNNING", (line, p.stderr.read() if p.poll() is not None else "")
-        backing = line[2]
-        time.sleep(2.5)
-        t0 = time.monotonic()
-        p.send_signal(sig)
-        out, err = p.communicate(timeout=60)
-        stop_s = time.monotonic() - t0
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0, err
-    res = json.loads(out.strip().splitlines()[-1])
+    res, _, backing, stop_s = interrupt_fio_child(tmp_path, _CHILD, sig, start_timeout_s=60, stop_timeout_s=60)
     assert res["complete"] is False
     n = res["totals"]["commands"]
     assert 0 < n < 1_000_000, res["totals"]

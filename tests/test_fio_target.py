@@ -8,10 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import select
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -19,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import interrupt_fio_child
 from ssdlab.targets.base import JobSpec, PhaseResult
 from ssdlab.targets.fio import (FioError, FioTarget, LoopTarget, _add_tail, open_target, parse_fio_json,
                                 parse_iops_log)
@@ -26,10 +25,9 @@ from ssdlab.targets.loop import LoopDevice, _loop_backing_files, format_size, pa
 from ssdlab.targets.safety import UnsafeTargetError
 
 MiB = 1 << 20
-PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
 
-# loops_ok and need_fio: fixtures in conftest.py
+# loops_ok, need_fio (fixtures) and interrupt_fio_child: conftest.py
 
 
 # ============================================================================ pure parsing
@@ -258,34 +256,9 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _interrupt_child(tmp_path, sig) -> tuple[dict, str, str, float]:
-    script = tmp_path / "child.py"
-    script.write_text(_CHILD)
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "wd")], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        ready, _, _ = select.select([p.stdout], [], [], 30)
-        assert ready, "child did not start fio within 30 s"
-        line = p.stdout.readline().split()
-        assert line and line[0] == "RUNNING", (line, p.stderr.read() if p.poll() is not None else "")
-        dev, backing = line[1], line[2]
-        time.sleep(2.5)
-        t0 = time.monotonic()
-        p.send_signal(sig)
-        out, err = p.communicate(timeout=30)
-        stop_s = time.monotonic() - t0
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0, err
-    return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
-    res, dev, backing, stop_s = _interrupt_child(tmp_path, sig)
+    res, dev, backing, stop_s = interrupt_fio_child(tmp_path, _CHILD, sig)
     assert res["complete"] is False
     assert res["rows"] > 0 and res["ios"] > 0 and max(res["iops"]) > 0
     assert any("interrupted" in n for n in res["notes"])

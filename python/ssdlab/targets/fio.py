@@ -36,6 +36,7 @@ device passes first. ``dry_run=True`` writes and returns the job files and runs 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import json
@@ -83,6 +84,25 @@ class FioError(RuntimeError):
 
 class _Terminate(BaseException):
     """Raised in the main thread by our SIGTERM handler while a phase runs."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """While inside, SIGTERM raises :class:`_Terminate` in the main thread (so a phase can stop
+    fio cleanly and keep its logs, as on Ctrl-C); the previous handler is restored on exit.
+    Outside the main thread (signals cannot be handled there) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _on_term(signum, frame):
+        raise _Terminate()
+
+    old = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
 
 # ============================================================================ log parsing
@@ -536,13 +556,7 @@ class FioTarget:
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
         notes: list[str] = []
         drop_reason = self._trim_unsupported()
-        main = threading.current_thread() is threading.main_thread()
-        old = None
-        if main:
-            def _on_term(signum, frame):
-                raise _Terminate()
-            old = signal.signal(signal.SIGTERM, _on_term)
-        try:
+        with _sigterm_raises():
             writer = _rp.SegmentWriter(self.workdir, stem, capacity_bytes=self.capacity_bytes,
                                        device=self._replay_device_number(),
                                        segment_commands=self.replay_segment_commands, drop_trims=drop_reason is not None)
@@ -583,9 +597,6 @@ class FioTarget:
                                     totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
                                     notes=notes + ["no commands to replay: fio was not run"])
             return self._replay_run(job, segments, total, notes, progress)
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
     def _replay_run(self, job: ReplayJob, segments: list, total: int, notes: list[str],
                     progress: Progress | None) -> ReplayResult:
@@ -775,17 +786,11 @@ class FioTarget:
         duration or the bytes the device moved."""
         interrupted: str | None = None
         notes: list[str] = []
-        main = threading.current_thread() is threading.main_thread()
-        old = None
-        if main:
-            def _on_term(signum, frame):
-                raise _Terminate()
-            old = signal.signal(signal.SIGTERM, _on_term)
         proc = None
         t0 = time.monotonic()
         if status is None:
             status = self._phase_status(job)
-        try:
+        with _sigterm_raises():
             try:
                 with open(err_path, "w") as err:
                     proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
@@ -806,9 +811,6 @@ class FioTarget:
                 if proc is None:
                     return interrupted, -1, notes
                 rc = self._stop_fio(proc, signal.SIGINT if "SIGINT" in interrupted else signal.SIGTERM, notes)
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
         return interrupted, rc, notes
 
     @staticmethod
@@ -842,15 +844,9 @@ class FioTarget:
         """Wait ``duration_s`` (wall time) with no I/O; Ctrl-C/SIGTERM end it early."""
         if job.duration_s is None:
             raise ValueError(f"job {job.name!r}: an idle phase needs duration_s")
-        main = threading.current_thread() is threading.main_thread()
-        old = None
         interrupted = None
-        if main:
-            def _on_term(signum, frame):
-                raise _Terminate()
-            old = signal.signal(signal.SIGTERM, _on_term)
         t0 = time.monotonic()
-        try:
+        with _sigterm_raises():
             try:
                 while True:
                     el = time.monotonic() - t0
@@ -863,9 +859,6 @@ class FioTarget:
                 interrupted = "Ctrl-C (SIGINT)"
             except _Terminate:
                 interrupted = "SIGTERM"
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
         el = min(time.monotonic() - t0, job.duration_s)
         n = int(np.ceil(el / job.interval_s - 1e-9)) if el > 0 else 0
         t = np.arange(n, dtype=np.float64) * job.interval_s
