@@ -31,17 +31,24 @@ DRIVES = {
 }
 
 
-def machine() -> str:
+def machine_info() -> dict:
+    """This machine: CPU model, CPU count, memory [GiB], kernel."""
     cpu = "unknown CPU"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, Linux {platform.release()}"
+    return {"nproc": os.cpu_count(), "cpu": cpu, "mem_gib": round(mem_gib), "kernel": platform.release()}
+
+
+def machine() -> str:
+    m = machine_info()
+    return f"{m['cpu']}, {m['nproc']} cores, {m['mem_gib']} GiB, Linux {m['kernel']}"
 
 
 def run_child(cmd: list[str]) -> tuple[float, float]:

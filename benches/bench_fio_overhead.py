@@ -27,7 +27,6 @@ import argparse
 import glob
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -38,24 +37,16 @@ import time
 from pathlib import Path
 
 from ssdlab.targets.fio import fio_version, parse_fio_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_consistency import machine_info  # noqa: E402
 from ssdlab.targets.loop import LoopDevice, parse_size
 
 BUDGET = 0.03  # ssdlab may cost at most 3 % of fio's IOPS
 
 
 def machine() -> dict:
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"nproc": os.cpu_count(), "cpu": cpu, "mem_gib": round(mem_gib), "kernel": platform.release(),
-            "fio": fio_version()}
+    return {**machine_info(), "fio": fio_version()}
 
 
 def run_ssdlab(dev: str, duration: float, out: Path) -> dict:
