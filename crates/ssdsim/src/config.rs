@@ -265,6 +265,8 @@ config_keys! {
     gc_idle_delay_ms: f64 = 1000.0;
     /// Idle GC reclaims until each plane has this many free blocks; 0 = no idle GC [blocks].
     gc_idle_free_blocks: u64 = 0;
+    /// Idle GC sorts by LBA: it copies each unit into the open block of its LBA region (the user span cut into this many equal regions, each spread over all planes), so that after idle time no block mixes distant LBAs and a later sequential overwrite empties whole blocks; it also moves fully valid blocks that mix regions. 0 = idle GC copies within the plane like foreground GC [regions].
+    gc_idle_sort_regions: u64 = 0;
     /// Controller time per TRIM command [µs].
     trim_cmd_us: f64 = 0.0;
     /// Controller time per GiB deallocated by TRIM (mapping-table updates) [µs/GiB].
@@ -357,6 +359,8 @@ pub struct Geometry {
     pub gc_bg_stop_free_blocks: usize,
     pub gc_bg_copies_per_write: f64,
     pub gc_bg_reclaim_ratio: f64,
+    /// Idle GC sorts data into this many LBA regions (0 = off).
+    pub gc_idle_sort_regions: usize,
     /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
     pub nand_bytes_per_unit: f64,
 }
@@ -478,6 +482,19 @@ impl Config {
                 return Err(ConfigError::new(key, format!("{v} free blocks per plane is impossible: a plane has {blocks_per_pool} blocks")));
             }
         }
+        let sort_regions = self.gc_idle_sort_regions as usize;
+        if sort_regions != 0 {
+            if self.gc_idle_free_blocks == 0 {
+                return Err(ConfigError::new("gc_idle_sort_regions", "needs idle GC: set gc_idle_free_blocks > 0 too"));
+            }
+            // Each region keeps one open block somewhere in the drive.
+            if sort_regions > blocks / 8 || sort_regions as u64 > user_units {
+                return Err(ConfigError::new(
+                    "gc_idle_sort_regions",
+                    format!("{sort_regions} regions need as many open blocks; this drive allows at most {} (1/8 of its {blocks} blocks)", blocks / 8),
+                ));
+            }
+        }
         let usable_units = (blocks - reserved_blocks) as u64 * slots_per_block as u64;
         // One spare block per plane beyond the reserve, so every plane always has a GC victim
         // with invalid pages.
@@ -528,6 +545,7 @@ impl Config {
             gc_bg_stop_free_blocks: bg_stop as usize,
             gc_bg_copies_per_write: self.gc_bg_copies_per_write,
             gc_bg_reclaim_ratio: self.gc_bg_reclaim_ratio,
+            gc_idle_sort_regions: sort_regions,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
         })
     }
@@ -599,6 +617,9 @@ mod tests {
         assert_eq!(bad(&[("gc_fg_stall", "host")]), "gc_fg_stall");
         assert_eq!(bad(&[("compression_ratio", "0.5")]), "compression_ratio");
         assert_eq!(bad(&[("gc_idle_delay_ms", "-1")]), "gc_idle_delay_ms");
+        // Idle sorting needs idle GC, and one open block per region.
+        assert_eq!(bad(&[("gc_idle_sort_regions", "32")]), "gc_idle_sort_regions");
+        assert_eq!(bad(&[("gc_idle_free_blocks", "32"), ("gc_idle_sort_regions", "9000")]), "gc_idle_sort_regions");
     }
 
     #[test]

@@ -264,10 +264,13 @@ impl Device {
     /// The host has been idle from `from` for `duration`: after `gc_idle_delay_ms`, each
     /// die collects victims in its planes (round-robin) until every plane has
     /// `gc_idle_free_blocks` free blocks or the idle period is over. Returns the number of
-    /// victims collected.
+    /// victims collected. With `gc_idle_sort_regions`, see [`Device::idle_sorting`].
     pub fn idle(&mut self, from: Ns, duration: Ns) -> u64 {
         if self.idle_free_blocks == 0 || duration <= self.idle_delay {
             return 0;
+        }
+        if self.geo.gc_idle_sort_regions != 0 {
+            return self.idle_sorting(from, duration);
         }
         let end = from + duration;
         let planes = self.geo.planes_per_die;
@@ -291,6 +294,59 @@ impl Device {
                 t = self.die_free[die];
             }
         }
+        collected
+    }
+
+    /// Idle GC that sorts by LBA region ([`Ftl::sort_for_idle`]). Copies cross planes, so
+    /// the dies are served in time order: the die free earliest (among those with a plane
+    /// that still has work) collects its next victim, reading and erasing on its own die
+    /// while the copies are programmed on the dies that hold the region blocks. Open region
+    /// blocks are closed at the end. Returns the number of victims collected.
+    ///
+    /// Time: reads and erase on the victim's die; programs on each destination die, no
+    /// earlier than the victim's time.
+    fn idle_sorting(&mut self, from: Ns, duration: Ns) -> u64 {
+        let end = from + duration;
+        let start = from + self.idle_delay;
+        let planes = self.geo.planes_per_die;
+        let mut has_work = vec![true; self.geo.pools];
+        let mut next_plane = vec![0; self.geo.dies];
+        let mut collected = 0;
+        loop {
+            let mut pick: Option<(Ns, usize)> = None;
+            for die in 0..self.geo.dies {
+                if has_work[die * planes..(die + 1) * planes].iter().any(|&w| w) {
+                    let t = self.die_free[die].max(start);
+                    if pick.is_none_or(|(best, _)| t < best) {
+                        pick = Some((t, die));
+                    }
+                }
+            }
+            let Some((t, die)) = pick else { break };
+            // Copies land on every die: stop once any die is booked to the end of the idle
+            // period (each die overruns it by at most one victim's work, as without sorting).
+            if t >= end || self.die_free.iter().any(|&f| f >= end) {
+                break;
+            }
+            let plane = (0..planes).map(|k| (next_plane[die] + k) % planes).find(|&p| has_work[die * planes + p]).expect("die has work");
+            next_plane[die] = (plane + 1) % planes;
+            let pool = die * planes + plane;
+            if !self.ftl.sort_for_idle(pool, self.idle_free_blocks) {
+                has_work[pool] = false;
+                continue;
+            }
+            collected += 1;
+            self.die_free[die] = t;
+            let work = self.ftl.take_gc_work(pool);
+            self.charge_gc(pool, work, t);
+            for q in (0..self.geo.pools).filter(|&q| q != pool) {
+                let work = self.ftl.take_gc_work(q);
+                if work != GcWork::default() {
+                    self.charge_gc(q, work, t);
+                }
+            }
+        }
+        self.ftl.close_sort_streams();
         collected
     }
 

@@ -10,7 +10,9 @@
 //! - active (background): below `gc_bg_start_free_blocks`, each host unit written to the
 //!   plane pays `gc_bg_copies_per_write` relocations of an incrementally collected victim,
 //!   until the plane is back at `gc_bg_stop_free_blocks`;
-//! - idle: [`Ftl::collect_for_idle`], called by the timing model when the host is idle.
+//! - idle: [`Ftl::collect_for_idle`], called by the timing model when the host is idle;
+//!   with `gc_idle_sort_regions`, [`Ftl::sort_for_idle`] instead, which copies data into
+//!   per-LBA-region blocks so that idle time also undoes the LBA mixing GC causes.
 //!
 //! The FTL only counts work (page reads, unit copies, erases); [`crate::device`] turns the
 //! counts into die time. State is compact: 4 bytes per logical unit (L2P), 4 bytes per
@@ -246,6 +248,9 @@ struct BlockMeta {
     pos: u32,
     /// Cost-benefit: host-write clock when the block last changed (closed or invalidated).
     mtime: u64,
+    /// Idle sorting: the block holds data of one LBA region (written by a sort stream, or
+    /// found to be LBA-local), so idle GC leaves it alone unless it holds invalid data.
+    sorted: bool,
 }
 
 /// One plane: its blocks are `first_block .. first_block + blocks_per_pool`.
@@ -359,6 +364,12 @@ pub struct Ftl {
     /// Random choices of the d-choices policy.
     rng: Rng,
     free_blocks_total: u64,
+    /// Idle sorting: the open block of each LBA region (NONE if none), and per plane the
+    /// next block (offset in the plane) to examine for fully valid blocks that mix regions.
+    sort_open: Vec<u32>,
+    sort_scan: Vec<u32>,
+    /// Idle sorting: the plane each region takes its next block from.
+    sort_next_pool: Vec<u32>,
 }
 
 impl Ftl {
@@ -374,7 +385,7 @@ impl Ftl {
             Block { valid: 0, prev: NONE, next: NONE, state: BlockState::Free };
             geo.blocks
         ];
-        let meta = vec![BlockMeta { write_ptr: 0, erase_count: 0, pos: NONE, mtime: 0 }; geo.blocks];
+        let meta = vec![BlockMeta { write_ptr: 0, erase_count: 0, pos: NONE, mtime: 0, sorted: false }; geo.blocks];
         let mut pools = Vec::with_capacity(geo.pools);
         for p in 0..geo.pools {
             let first = (p * geo.blocks_per_pool) as u32;
@@ -415,6 +426,9 @@ impl Ftl {
                 .then(|| (0..64).step_by(geo.units_per_page).fold(0u64, |m, b| m | 1 << b)),
             rng: Rng::new(seed ^ 0x6763_2d63_686f_6963),
             free_blocks_total: geo.blocks as u64,
+            sort_open: vec![NONE; geo.gc_idle_sort_regions],
+            sort_scan: vec![0; if geo.gc_idle_sort_regions != 0 { geo.pools } else { 0 }],
+            sort_next_pool: (0..geo.gc_idle_sort_regions).map(|r| (r * geo.pools / geo.gc_idle_sort_regions) as u32).collect(),
         };
         for p in 0..geo.pools {
             let b = ftl.pop_free(p);
@@ -457,6 +471,9 @@ impl Ftl {
             + self.pending.capacity() * size_of::<GcWork>()
             + self.scratch.capacity() * 4
             + self.scratch_slots.capacity() * 4
+            + self.sort_open.capacity() * 4
+            + self.sort_scan.capacity() * 4
+            + self.sort_next_pool.capacity() * 4
     }
 
     /// Free (erased, unallocated) blocks in the whole drive.
@@ -743,14 +760,8 @@ impl Ftl {
         if self.pools[pool].free.len() >= target_free {
             return false;
         }
-        if self.pools[pool].bg_victim != NONE {
-            // Finish the active-GC victim: unlimited credit, until it is erased.
-            let mut credit = f64::INFINITY;
-            let (stop, work) = self.active_gc_steps(pool, &mut credit);
-            let pending = &mut self.pending[pool];
-            pending.units_copied += work.copied;
-            pending.page_reads += work.page_reads;
-            return stop == BgStop::VictimDone;
+        if let Some(done) = self.finish_active_victim(pool) {
+            return done;
         }
         if self.has_victim(pool) && self.victim_has_invalid(pool) {
             self.collect_one(pool);
@@ -759,10 +770,223 @@ impl Ftl {
         false
     }
 
+    /// If active GC has a victim in `pool`, collects it to the end (unlimited credit) and
+    /// returns whether it was erased; None if there is no such victim.
+    fn finish_active_victim(&mut self, pool: usize) -> Option<bool> {
+        if self.pools[pool].bg_victim == NONE {
+            return None;
+        }
+        let mut credit = f64::INFINITY;
+        let (stop, work) = self.active_gc_steps(pool, &mut credit);
+        let pending = &mut self.pending[pool];
+        pending.units_copied += work.copied;
+        pending.page_reads += work.page_reads;
+        Some(stop == BgStop::VictimDone)
+    }
+
+    /// Idle GC that sorts by LBA (`gc_idle_sort_regions` > 0): one victim of `pool`, its
+    /// valid units copied into the open blocks of their LBA regions. The victim is the
+    /// policy's choice while the plane has fewer than `target_free` free blocks and some
+    /// block holds invalid data; then a fully valid closed block whose data spans more than
+    /// one region (data that a sequential overwrite would free only at the end). Returns
+    /// whether it did anything; the work is in [`Ftl::take_gc_work`] of the victim's plane
+    /// (page reads, erase) and of the planes copied into (copies).
+    ///
+    /// Region blocks are spread over the planes (see `sort_block_with_room`). While the drive
+    /// has too few free blocks to give every region a new block, victims are collected the
+    /// ordinary way (into the plane's GC block), which frees space.
+    pub fn sort_for_idle(&mut self, pool: usize, target_free: usize) -> bool {
+        assert!(!self.sort_open.is_empty(), "sort_for_idle without gc_idle_sort_regions");
+        if self.pools[pool].free.len() < target_free {
+            if let Some(done) = self.finish_active_victim(pool) {
+                return done;
+            }
+            if self.has_victim(pool) && self.victim_has_invalid(pool) {
+                if !self.sort_has_room() {
+                    self.collect_one(pool);
+                    return true;
+                }
+                let victim = self.select_victim(pool);
+                self.relocate_sorted(pool, victim);
+                return true;
+            }
+        }
+        if !self.sort_has_room() {
+            return false;
+        }
+        match self.next_unsorted(pool) {
+            Some(b) => {
+                self.take_closed(pool, b);
+                self.relocate_sorted(pool, b);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes the open region blocks (partly written ones too: their unwritten slots are
+    /// space GC gets back when it collects them). Called when an idle period ends.
+    pub fn close_sort_streams(&mut self) {
+        for r in 0..self.sort_open.len() {
+            let b = std::mem::replace(&mut self.sort_open[r], NONE);
+            if b != NONE {
+                self.meta[b as usize].sorted = true;
+                self.close_block(self.div_bpp.div(b) as usize, b);
+            }
+        }
+    }
+
+    /// LBA region of a logical unit for idle sorting.
+    #[inline]
+    fn sort_region(&self, lpn: u32) -> usize {
+        (lpn as u64 * self.sort_open.len() as u64 / self.geo.user_units) as usize
+    }
+
+    /// Whether every region could take a new block without eating into any plane's
+    /// foreground-GC reserve (on average over the planes).
+    fn sort_has_room(&self) -> bool {
+        let reserve = (self.geo.pools * (self.geo.gc_fg_free_blocks + 1)) as u64;
+        self.free_blocks_total >= reserve + self.sort_open.len() as u64
+    }
+
+    /// The next closed, fully valid block of `pool` whose data spans more than one region.
+    /// Blocks found to hold one region's data are marked sorted on the way.
+    fn next_unsorted(&mut self, pool: usize) -> Option<u32> {
+        let bpp = self.geo.blocks_per_pool;
+        let spb = self.geo.slots_per_block;
+        let first = pool * bpp;
+        for _ in 0..bpp {
+            let off = self.sort_scan[pool] as usize;
+            self.sort_scan[pool] = ((off + 1) % bpp) as u32;
+            let b = first + off;
+            if self.blocks[b].state != BlockState::Closed || self.meta[b].sorted {
+                continue;
+            }
+            let (mut lo, mut hi) = (u32::MAX, 0);
+            for s in self.valid.iter_set(b * spb, (b + 1) * spb) {
+                let lpn = self.p2l[s];
+                lo = lo.min(lpn);
+                hi = hi.max(lpn);
+            }
+            if lo == u32::MAX || self.sort_region(lo) == self.sort_region(hi) {
+                self.meta[b].sorted = true;
+                continue;
+            }
+            return Some(b as u32);
+        }
+        None
+    }
+
+    /// Takes closed block `b` out of the GC policy's structure (to collect it).
+    fn take_closed(&mut self, pool: usize, b: u32) {
+        match self.geo.gc_policy {
+            GcPolicy::Greedy => self.bucket_remove(pool, b, self.blocks[b as usize].valid as usize),
+            GcPolicy::Fifo => {
+                let q = &mut self.pools[pool].closed_fifo;
+                let i = q.iter().position(|&x| x == b).expect("closed block is in the FIFO");
+                q.remove(i);
+            }
+            GcPolicy::CostBenefit | GcPolicy::DChoices(_) => self.closed_remove(pool, b),
+        }
+    }
+
+    /// The open block of region `r`, first closed and replaced if it is full. A region's
+    /// blocks go round-robin over the planes (each region starting at a different one), so
+    /// that every plane holds an even share of every region: when a sequential overwrite
+    /// passes a region, every plane gets its share of emptied blocks back, as it takes its
+    /// share of the writes. Planes with fewer free blocks than the drive's average are
+    /// skipped, so that sorting leaves the planes with even free space (a plane left short
+    /// would soon have to collect nearly full sorted blocks in the foreground).
+    fn sort_block_with_room(&mut self, r: usize) -> u32 {
+        let b = self.sort_open[r];
+        if b != NONE && (self.meta[b as usize].write_ptr as usize) < self.geo.slots_per_block {
+            return b;
+        }
+        if b != NONE {
+            self.meta[b as usize].sorted = true;
+            self.close_block(self.div_bpp.div(b) as usize, b);
+        }
+        let pools = self.geo.pools;
+        let from = self.sort_next_pool[r] as usize;
+        let at_least = (self.free_blocks_total as usize / pools).max(self.geo.gc_fg_free_blocks + 2);
+        let q = (0..pools)
+            .map(|k| (from + k) % pools)
+            .find(|&q| self.pools[q].free.len() >= at_least)
+            .unwrap_or_else(|| (0..pools).max_by_key(|&q| (self.pools[q].free.len(), std::cmp::Reverse(q))).expect("a drive has planes"));
+        self.sort_next_pool[r] = ((q + 1) % pools) as u32;
+        let b = self.pop_free(q);
+        self.sort_open[r] = b;
+        b
+    }
+
+    /// Copies the valid units of `victim` (out of the GC structure) into their regions'
+    /// open blocks, then erases it.
+    fn relocate_sorted(&mut self, pool: usize, victim: u32) {
+        let spb = self.geo.slots_per_block;
+        let base = victim as usize * spb;
+        let mut lpns = std::mem::take(&mut self.scratch);
+        let mut slots = std::mem::take(&mut self.scratch_slots);
+        lpns.clear();
+        slots.clear();
+        let mut page_reads = 0;
+        let mut last_page = u32::MAX;
+        for s in self.valid.iter_set(base, base + spb) {
+            lpns.push(self.p2l[s]);
+            slots.push(s as u32);
+            let page = self.div_upp.div((s - base) as u32);
+            page_reads += u64::from(page != last_page);
+            last_page = page;
+        }
+        for (&lpn, &src) in lpns.iter().zip(&slots) {
+            let b = self.sort_block_with_room(self.sort_region(lpn));
+            let meta = &mut self.meta[b as usize];
+            let dst = b * spb as u32 + meta.write_ptr;
+            meta.write_ptr += 1;
+            self.blocks[b as usize].valid += 1;
+            self.p2l[dst as usize] = lpn;
+            self.valid.set(dst as usize);
+            self.l2p[lpn as usize] = dst;
+            if let Some(p) = self.payload.as_mut() {
+                p[dst as usize] = p[src as usize];
+            }
+            self.pending[self.div_bpp.div(b) as usize].units_copied += 1;
+        }
+        let n = lpns.len();
+        self.blocks[victim as usize].valid -= n as u32;
+        self.valid.fill(base, base + spb, false);
+        self.scratch = lpns;
+        self.scratch_slots = slots;
+        self.erase(pool, victim);
+        self.counters.gc_units += n as u64;
+        self.counters.gc_runs += 1;
+        self.pending[pool].page_reads += page_reads;
+    }
+
     /// Whether collecting in `pool` can gain space: some closed block holds invalid data.
     /// O(1) for greedy; a scan of the closed blocks for the other policies.
     fn victim_has_invalid(&self, pool: usize) -> bool {
         self.peek_victim_valid(pool).is_some_and(|v| (v as usize) < self.geo.slots_per_block)
+    }
+
+    /// How mixed the data is by LBA: the user span is cut into `regions` equal regions;
+    /// returns (blocks holding valid data, of which those whose valid units fall in more
+    /// than one region). O(drive size); for tests and reports.
+    pub fn region_mixing(&self, regions: u64) -> (u64, u64) {
+        let spb = self.geo.slots_per_block;
+        let region = |lpn: u32| lpn as u64 * regions / self.geo.user_units;
+        let (mut holding, mut mixed) = (0, 0);
+        for b in 0..self.geo.blocks {
+            let (mut lo, mut hi) = (u32::MAX, 0);
+            for s in self.valid.iter_set(b * spb, (b + 1) * spb) {
+                lo = lo.min(self.p2l[s]);
+                hi = hi.max(self.p2l[s]);
+            }
+            if lo != u32::MAX {
+                holding += 1;
+                mixed += u64::from(region(lo) != region(hi));
+            }
+        }
+        (holding, mixed)
     }
 
     /// Free blocks in one plane.
@@ -824,6 +1048,10 @@ impl Ftl {
             // Keep gc_fg_free_blocks free after taking one (GC always has a block to copy
             // into); once started, foreground GC reclaims up to its target.
             if self.pools[pool].free.len() <= self.geo.gc_fg_free_blocks {
+                if !self.sort_open.is_empty() {
+                    // Region blocks left open by idle sorting become victims too.
+                    self.close_sort_streams();
+                }
                 while self.pools[pool].free.len() <= self.geo.gc_fg_target_free_blocks && self.has_victim(pool) {
                     // Beyond the minimum reserve, stop the batch once nothing can be gained.
                     if self.pools[pool].free.len() > self.geo.gc_fg_free_blocks && !self.victim_has_invalid(pool) {
@@ -1087,6 +1315,7 @@ impl Ftl {
         let meta = &mut self.meta[victim as usize];
         meta.write_ptr = 0;
         meta.erase_count += 1;
+        meta.sorted = false;
         self.pools[pool].free.push_back(victim);
         self.free_blocks_total += 1;
         self.counters.erases += 1;
@@ -1124,7 +1353,8 @@ impl Ftl {
     /// Checks every invariant of the mapping (O(drive size); for tests):
     /// L2P and P2L are inverse over the valid slots (valid bits), valid counts equal the valid
     /// slots in each block, slots at or past a block's write pointer are invalid, free-block
-    /// accounting and GC structures agree with block states.
+    /// accounting and GC structures agree with block states, idle sorting's open blocks hold
+    /// only their region's data.
     pub fn check_invariants(&self) -> Result<(), String> {
         let spb = self.geo.slots_per_block;
         for (lpn, &slot) in self.l2p.iter().enumerate() {
@@ -1158,6 +1388,19 @@ impl Ftl {
                 if meta.write_ptr != 0 {
                     return Err(format!("free block {b} has write pointer {}", meta.write_ptr));
                 }
+            }
+        }
+        for (r, &b) in self.sort_open.iter().enumerate() {
+            if b == NONE {
+                continue;
+            }
+            let pool = self.div_bpp.div(b) as usize;
+            if self.blocks[b as usize].state != BlockState::Open || self.pools[pool].host_open == b || self.pools[pool].gc_open == b {
+                return Err(format!("region {r}: open block {b} is not an open sort block"));
+            }
+            let lpns = self.valid.iter_set(b as usize * spb, (b as usize + 1) * spb).map(|s| self.p2l[s]);
+            if let Some(lpn) = lpns.into_iter().find(|&l| self.sort_region(l) != r) {
+                return Err(format!("region {r}: open block {b} holds LPN {lpn} of region {}", self.sort_region(lpn)));
             }
         }
         if free_total != self.free_blocks_total {

@@ -18,7 +18,9 @@
 //! Scenarios cover every GC policy and trigger used by the built-in profiles (`default`:
 //! active GC with reclaim ratio + idle GC; `active-gc`: fixed-rate active GC, 8 channels;
 //! `cleanup-later`: drive-scope foreground stalls; `stalling`: 400 copies per write;
-//! `recovery`: foreground + idle GC only; idle targets scaled to the small drive), the plain
+//! `recovery`: foreground + idle GC only; idle targets scaled to the small drive; and
+//! `recovery-sorted`, the same with idle GC sorting by LBA region, recorded when that was
+//! added), the plain
 //! foreground-greedy configuration of the steady-state benchmark, foreground batching
 //! (`gc_fg_target_free_blocks`), compression, the other victim policies (fifo, cost-benefit,
 //! d-choices), and active GC held back by the foreground reserve (`active-gc-reserve`).
@@ -105,6 +107,7 @@ fn drive(keys: &[(&str, &str)]) -> Config {
     let geo = {
         let mut c = cfg.clone();
         c.set("user_capacity_bytes", "4096").unwrap();
+        c.set("gc_idle_sort_regions", "0").unwrap();
         c.validate().unwrap()
     };
     let user_units = geo.physical_units * 93 / 100;
@@ -302,6 +305,20 @@ fn scenarios() -> Vec<(&'static str, Vec<(&'static str, &'static str)>, u64)> {
             vec![("gc_policy", "greedy"), ("gc_fg_free_blocks", "2"), ("gc_idle_delay_ms", "1000.0"), ("gc_idle_free_blocks", "24"), ("t_prog_us", "1500.0")],
             6,
         ),
+        // The recovery profile with idle GC sorting by LBA region (added with that feature,
+        // after the issue-7 recording: pins its behaviour from then on).
+        (
+            "recovery-sorted",
+            vec![
+                ("gc_policy", "greedy"),
+                ("gc_fg_free_blocks", "2"),
+                ("gc_idle_delay_ms", "1000.0"),
+                ("gc_idle_free_blocks", "24"),
+                ("gc_idle_sort_regions", "16"),
+                ("t_prog_us", "1500.0"),
+            ],
+            16,
+        ),
         // Foreground batching to a higher target, drive-scope stall, small buffer.
         ("fg-batch-drive-stall", vec![("gc_fg_target_free_blocks", "6"), ("gc_fg_stall", "drive"), ("write_buffer_bytes", "1MiB")], 7),
         ("compression", vec![("compression_ratio", "1.5"), ("gc_idle_free_blocks", "8")], 8),
@@ -329,6 +346,8 @@ const EXPECTED: &[(&str, u64)] = &[
     ("cleanup-later", 0x37bb76f1dd3674af),
     ("stalling", 0x6cabd7d913cc2c75),
     ("recovery", 0xe67dad81b21a88d7),
+    // Recorded when idle sorting was added (not part of the issue-7 recording).
+    ("recovery-sorted", 0x2887ad825734e63a),
     ("fg-batch-drive-stall", 0x02a9879653825e36),
     ("compression", 0x91ef267184123464),
     ("fifo-active", 0xf4a96ccc764fa148),
