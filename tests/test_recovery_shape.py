@@ -5,43 +5,39 @@ idle it is back within ~10 % of clean on average; after TRIM within 3 % of clean
 The profile is scaled down 8x in capacity (256 blocks per plane instead of 2048: 32 GiB of NAND,
 the same 6.9 % spare fraction, dies, planes, pages and timings) and so are the times: the 20 min
 torture writes ~14 % of the 256 GB drive (WA ~5.4), 2.5 min writes the same share of the 32 GB
-one (WA ~6.2); 40 min of idle GC compact the 256 GB drive, 5 min the small one; idle GC's
-target, 256 free blocks per plane (unreachable there too, so idle GC compacts what it can), is
-scaled to 32.
+one (WA ~6.2); 40 min of idle GC sort the 256 GB drive by LBA region once, 5 min the small
+one; idle GC's target, 256 free blocks per plane (unreachable there too, so idle GC works
+while anything is left to do), is scaled to 32. The 32 LBA regions are not scaled: a region
+stays 3 % of the span, less than half the spare area.
 
 What the simulator shows (sequential write MB/s: mean; first / last 10 % of the zones; Spearman
 trend; this scale, 50 zones, and full size via ``ssdlab recovery --target sim:recovery``, 100 zones):
 
 =====================  ===============================  ===============================
-stage                  default sweep (3 % sample)       whole-zone sweep (full pass)
+stage                  default: whole-zone passes       ``--zone-bytes sample`` (3 %)
 =====================  ===============================  ===============================
-clean, 1/8             340.1                            331.6
-after torture, 1/8     147.7; 240.6 / 215.5; -0.01      124.1; 64.2 / 298.1; +0.96
-after idle, 1/8        340.1 (100 %)                    135.7 (41 %)
-after TRIM, 1/8        340.1 (100 %)                    326.0 (98.3 %)
-clean, full size       332.5                            331.4
-after torture, full    73.8; 57.2 / 80.5; +0.08         134.4; 67.0 / 310.7; +0.99
-after idle, full       332.5 (100 %)                    140.6 (42 %)
-after TRIM, full       332.5 (100 %)                    324.7 (98.0 %)
+clean, 1/8             331.6                            340.1
+after torture, 1/8     124.1; 64.2 / 298.1; +0.96       147.7; 240.6 / 215.5; -0.01
+after idle, 1/8        323.3 (97.5 %)                   340.1 (100 %)
+after TRIM, 1/8        326.0 (98.3 %)                   338.6 (99.6 %)
+clean, full size       331.4                            332.5
+after torture, full    134.3; 63.8 / 310.4; +1.00       73.8; 57.2 / 80.5; +0.08
+after idle, full       325.2 (98.1 %)                   332.5 (100 %)
+after TRIM, full       324.7 (98.0 %)                   332.5 (100 %)
 =====================  ===============================  ===============================
 
 (The seed's M3: clean 329; after 20 min torture ~163 on average, ~50 at the first LBAs, peaks
 over 300; after idle ~25 MB/s short of clean; after TRIM as new.)
 
-* With the default sweep (a 3 % sample of the span, so a sweep barely changes the drive it
-  measures) idle and TRIM recovery are as in the seed, but the after-torture pass is low and
-  flat (no rise): the sweep writes too little to clean the drive as it goes, and nothing else
-  makes the drive faster during the pass (idle GC needs host idle time; a QD1 sweep leaves
-  none). That part of the acceptance is an expected failure.
-* With whole-zone sweeps (``--zone-bytes full``: the write pass rewrites the whole span, as
-  HD Tach's full write pass does) the after-torture pass rises from the first zones to the last,
-  as in the seed (the pass's own writes make old blocks empty and GC cheap) and TRIM is within
-  3 % of clean, but after idle the full pass is as slow as after torture: idle GC can compact
-  the drive but does not put the randomly written data back in LBA order, so a full sequential
-  rewrite still has to collect blocks full of valid data. That part is an expected failure.
-
-Both expected failures are ``strict``: they turn into errors once the simulator does what the
-seed shows, so the marks are removed then.
+* The default passes rewrite the whole span, as HD Tach's write test: after the torture the
+  pass starts slow (GC has packed valid data of unrelated LBAs into the same blocks, so the
+  first writes need nearly full victims copied) and rises as its own writes empty whole blocks.
+  After idle it is close to clean because the profile's idle GC sorts data by LBA region
+  (``gc_idle_sort_regions``): without that, idle compaction leaves the data mixed and the
+  after-idle pass is as slow as the after-torture one (41 % of clean at this scale), which
+  ``test_without_idle_sorting_the_full_pass_does_not_recover`` keeps checking.
+* Sampled sweeps write ~3 % of the span and barely change the drive: idle and TRIM recovery
+  show, the rise after the torture cannot (nothing cleans the drive during a QD1 sweep).
 """
 from __future__ import annotations
 
@@ -61,14 +57,6 @@ RECOVERY_SMALL = ["blocks_per_plane=256", "user_capacity_bytes=32000000000", "gc
 TIMES = ["--torture-min", "2.5", "--idle-min", "5"]
 ZONES = 50
 
-NO_RISE = ("sampled sweeps (3 % of the span) write too little to clean the drive as they go, and the "
-           "simulator's GC does not recover during a QD1 sweep (idle GC needs host idle time); needs a "
-           "simulator change (GC on idle dies while the host is busy), see the module docstring")
-NO_IDLE_WITH_FULL_PASS = ("idle GC compacts but does not restore LBA order, so a full sequential rewrite after "
-                          "idle is as slow as after torture; needs a simulator change (an idle GC that relocates "
-                          "valid data in LBA order), see the module docstring")
-
-
 def _run(tmp_path_factory, name: str, *extra: str) -> dict:
     out = tmp_path_factory.mktemp(name) / "r"
     run_cli("recovery", "--target", "sim:recovery", *set_args(RECOVERY_SMALL), *TIMES, "--zones", str(ZONES),
@@ -80,15 +68,15 @@ def _run(tmp_path_factory, name: str, *extra: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def sampled(tmp_path_factory) -> dict:
-    """The default recovery test: sweeps sample 3 % of the span."""
-    return _run(tmp_path_factory, "sampled")
+def default(tmp_path_factory) -> dict:
+    """The default recovery test: whole-zone passes (each write pass rewrites the span)."""
+    return _run(tmp_path_factory, "default")
 
 
 @pytest.fixture(scope="module")
-def full_pass(tmp_path_factory) -> dict:
-    """Whole-zone sweeps: each write pass rewrites the whole span (HD Tach's full pass)."""
-    return _run(tmp_path_factory, "full", "--zone-bytes", "full")
+def sampled(tmp_path_factory) -> dict:
+    """Sampled sweeps: ~3 % of the span per pass."""
+    return _run(tmp_path_factory, "sampled", "--zone-bytes", "sample")
 
 
 def check_rises(write: np.ndarray) -> None:
@@ -107,31 +95,42 @@ def check_idle_and_trim(stages: dict) -> None:
     assert abs(stages["after_trim"]["write_mbps_mean"] / clean - 1) <= 0.03, stages["after_trim"]["write_mbps_mean"]
 
 
-def test_torture_hurts(sampled, full_pass):
-    for run in (sampled, full_pass):
+def test_torture_hurts(default, sampled):
+    for run in (default, sampled):
         st = run["stages"]
         assert st["clean"]["write_mbps_mean"] > 300  # the M3: 329 MB/s
         assert st["after_torture"]["write_mbps_mean"] < 0.5 * st["clean"]["write_mbps_mean"]
 
 
-def test_after_idle_within_10_pct_and_after_trim_within_3_pct_of_clean(sampled):
-    check_idle_and_trim(sampled["stages"])
-
-
-@pytest.mark.xfail(strict=True, reason=NO_RISE)
-def test_after_torture_lowest_first_and_rising_across_the_pass(sampled):
-    check_rises(sampled["write"]["after_torture"])
-
-
-def test_full_pass_after_torture_rises_across_the_pass_and_trim_restores_it(full_pass):
-    check_rises(full_pass["write"]["after_torture"])
-    st = full_pass["stages"]
+def test_after_torture_lowest_first_and_rising_across_the_pass(default):
+    check_rises(default["write"]["after_torture"])
+    st = default["stages"]
     # The table shows the rise in numbers.
     assert st["after_torture"]["write_mbps_first_zones"] < 0.5 * st["after_torture"]["write_mbps_last_zones"]
     assert st["after_torture"]["write_trend"] > 0.5
-    assert abs(st["after_trim"]["write_mbps_mean"] / st["clean"]["write_mbps_mean"] - 1) <= 0.03
 
 
-@pytest.mark.xfail(strict=True, reason=NO_IDLE_WITH_FULL_PASS)
-def test_full_pass_after_idle_within_10_pct_of_clean(full_pass):
-    check_idle_and_trim(full_pass["stages"])
+def test_after_idle_within_10_pct_and_after_trim_within_3_pct_of_clean(default):
+    check_idle_and_trim(default["stages"])
+
+
+def test_sampled_sweeps_show_idle_and_trim_recovery(sampled):
+    check_idle_and_trim(sampled["stages"])
+
+
+def test_without_idle_sorting_the_full_pass_does_not_recover(tmp_path_factory, default):
+    """Idle sorting is what brings the full pass back: with plain compaction (same drive,
+    same torture) the after-idle pass stays far below clean."""
+    plain = _run(tmp_path_factory, "plain", "--set", "gc_idle_sort_regions=0")
+    st = plain["stages"]
+    assert st["after_idle"]["write_mbps_mean"] < 0.6 * st["clean"]["write_mbps_mean"], st["after_idle"]
+    # Everything before the idle step is the same drive doing the same work.
+    assert st["after_torture"]["write_mbps_mean"] == default["stages"]["after_torture"]["write_mbps_mean"]
+
+
+def test_default_passes_rewrite_the_whole_span_and_sampled_ones_little(default, sampled):
+    s = default["summary"]
+    assert s["zone_bytes"] == s["zone_size_bytes"]
+    assert s["sweep_write_bytes"] >= 0.99 * s["span_bytes"]
+    q = sampled["summary"]
+    assert 0 < q["sweep_write_bytes"] <= 0.031 * q["span_bytes"]

@@ -265,7 +265,7 @@ config_keys! {
     gc_idle_delay_ms: f64 = 1000.0;
     /// Idle GC reclaims until each plane has this many free blocks; 0 = no idle GC [blocks].
     gc_idle_free_blocks: u64 = 0;
-    /// Idle GC sorts by LBA: it copies each unit into the open block of its LBA region (the user span cut into this many equal regions, each spread over all planes), so that after idle time no block mixes distant LBAs and a later sequential overwrite empties whole blocks; it also moves fully valid blocks that mix regions. 0 = idle GC copies within the plane like foreground GC [regions].
+    /// Idle GC sorts by LBA: it copies each unit into the open block of its LBA region (the user span cut into this many equal regions, each spread over all planes), so that after idle time no block mixes distant LBAs and a later sequential overwrite empties whole blocks; it also moves fully valid blocks that mix regions. 0 = idle GC copies within the plane like foreground GC; no effect without idle GC (gc_idle_free_blocks = 0) [regions].
     gc_idle_sort_regions: u64 = 0;
     /// Controller time per TRIM command [µs].
     trim_cmd_us: f64 = 0.0;
@@ -484,9 +484,6 @@ impl Config {
         }
         let sort_regions = self.gc_idle_sort_regions as usize;
         if sort_regions != 0 {
-            if self.gc_idle_free_blocks == 0 {
-                return Err(ConfigError::new("gc_idle_sort_regions", "needs idle GC: set gc_idle_free_blocks > 0 too"));
-            }
             // Each region keeps one open block somewhere in the drive.
             if sort_regions > blocks / 8 || sort_regions as u64 > user_units {
                 return Err(ConfigError::new(
@@ -617,8 +614,7 @@ mod tests {
         assert_eq!(bad(&[("gc_fg_stall", "host")]), "gc_fg_stall");
         assert_eq!(bad(&[("compression_ratio", "0.5")]), "compression_ratio");
         assert_eq!(bad(&[("gc_idle_delay_ms", "-1")]), "gc_idle_delay_ms");
-        // Idle sorting needs idle GC, and one open block per region.
-        assert_eq!(bad(&[("gc_idle_sort_regions", "32")]), "gc_idle_sort_regions");
+        // Idle sorting keeps one open block per region.
         assert_eq!(bad(&[("gc_idle_free_blocks", "32"), ("gc_idle_sort_regions", "9000")]), "gc_idle_sort_regions");
     }
 

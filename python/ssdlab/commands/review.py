@@ -32,7 +32,8 @@ def _parts_list(text: str) -> list[str]:
 
 def register(subparsers, add_target_args) -> None:
     from ..procedures.review import PART_TITLES, PARTS
-    from .suite import _dirty, _zone_bytes
+    from ..procedures.sweep import WHOLE_ZONES
+    from .suite import FULL_DEFAULT, ZONE_BYTES_HELP, _dirty, _zone_bytes
 
     parts_help = "; ".join(f"{n}: {t}" for n, t in PART_TITLES.items())
     r = subparsers.add_parser(
@@ -69,9 +70,8 @@ def register(subparsers, add_target_args) -> None:
                         f"--quick: {QUICK['idle_min']:g})")
     v.add_argument("--zones", type=int, default=100, metavar="N",
                    help="zones per sweep, one measurement per zone and direction (default: %(default)s)")
-    v.add_argument("--zone-bytes", type=_zone_bytes, default=None, metavar="SIZE",
-                   help="bytes written and read at the start of each zone, or 'full' for whole zones "
-                        "(default: min(64 MiB, zone size, 3%% of the span / zones))")
+    v.add_argument("--zone-bytes", type=_zone_bytes, default=WHOLE_ZONES, metavar="SIZE",
+                   help=ZONE_BYTES_HELP + FULL_DEFAULT)
     u = r.add_argument_group("used part")
     u.add_argument("--used-duration", type=float, default=None, metavar="S",
                    help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM "

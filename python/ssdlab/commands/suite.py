@@ -18,8 +18,14 @@ def _size(text: str) -> int:
 
 
 def _zone_bytes(text: str) -> int:
-    """``--zone-bytes``: a size, or ``full`` (-1) for the whole zone."""
-    return -1 if text.strip().lower() == "full" else _size(text)
+    """``--zone-bytes``: a size, ``full`` (WHOLE_ZONES) for the whole zone, or ``sample``
+    (None) for the sweep's default sample."""
+    from ..procedures.sweep import WHOLE_ZONES
+
+    word = text.strip().lower()
+    if word == "sample":
+        return None
+    return WHOLE_ZONES if word == "full" else _size(text)
 
 
 def _dirty(text: str) -> tuple[str, float]:
@@ -41,14 +47,24 @@ def _add_span(p: argparse.ArgumentParser) -> None:
                    help="percent of the capacity to test; 75 emulates 25%% extra spare area (default: %(default)s)")
 
 
-def _add_sweep_args(p: argparse.ArgumentParser, what: str) -> None:
+#: --zone-bytes help: the choice, then each command's default.
+ZONE_BYTES_HELP = ("bytes transferred at the start of each zone, a multiple of --bs; 'full' for whole zones; "
+                   "'sample' for min(64 MiB, zone size, 3%% of the span / zones), so that a sweep writes at most "
+                   "~3%% of the span ")
+SAMPLE_DEFAULT = "(default: sample: a sweep changes the drive it measures little; 'full' rewrites the whole span)"
+FULL_DEFAULT = ("(default: full: each write pass rewrites the whole span, as HD Tach's write test, which is what "
+                "shows a dirty drive cleaning itself across the pass; 'sample' writes ~3%% of the span and cannot)")
+
+
+def _add_sweep_args(p: argparse.ArgumentParser, what: str, full: bool = False) -> None:
+    """--zones, --zone-bytes (default: the sweep's sample, or whole zones if ``full``), --bs, --qd."""
+    from ..procedures.sweep import WHOLE_ZONES
+
     g = p.add_argument_group(f"sweep ({what})")
     g.add_argument("--zones", type=int, default=100, metavar="N",
                    help="zones across the span, one measurement per zone and direction (default: %(default)s)")
-    g.add_argument("--zone-bytes", type=_zone_bytes, default=None, metavar="SIZE",
-                   help="bytes transferred at the start of each zone, a multiple of --bs, or 'full' for whole zones "
-                        "(default: min(64 MiB, zone size, 3%% of the span / zones): a sweep writes at most ~3%% of the "
-                        "span, so it changes the drive it measures little; 'full' rewrites the whole span)")
+    g.add_argument("--zone-bytes", type=_zone_bytes, default=WHOLE_ZONES if full else None, metavar="SIZE",
+                   help=ZONE_BYTES_HELP + (FULL_DEFAULT if full else SAMPLE_DEFAULT))
     g.add_argument("--bs", dest="sweep_bs", type=_size, default=128 * 1024, metavar="SIZE",
                    help="sequential request size (default: 128KiB = 131072 bytes)")
     g.add_argument("--qd", dest="sweep_qd", type=int, default=1, metavar="N",
@@ -131,7 +147,7 @@ def register(subparsers, add_target_args) -> None:
                         "first as the review did (saves a fill and --torture-min; but the after-idle sweep then "
                         "rewrites what the previous sweep wrote, which a drive frees cheaply, and overstates "
                         "idle recovery)")
-    _add_sweep_args(r, "each of the four")
+    _add_sweep_args(r, "each of the four", full=True)
     r.add_argument("--no-read", dest="read", action="store_false", help="sweeps measure writes only")
     r.set_defaults(func=cmd_recovery)
 

@@ -10,7 +10,14 @@ clean drive, after a random-write torture, after idle time, and after TRIM.
    sweep;
 4. TRIM of the whole span, then the **after TRIM** sweep.
 
-Each sweep is :func:`ssdlab.procedures.sweep.sweep` (write pass, then read pass).
+Each sweep is :func:`ssdlab.procedures.sweep.sweep` (write pass, then read pass) over whole
+zones by default: the write pass rewrites the whole span, as HD Tach's write test does. That
+is what makes the seed's after-torture curve: the pass starts on a drive whose blocks are
+full of scattered valid data (slow, foreground GC copies them) and, as its own writes empty
+whole blocks, speeds up towards the last LBAs. A sampled sweep (``zone_bytes`` = a size or
+None for the sweep's default sample, ``--zone-bytes``) writes a few percent of the span and
+changes the drive little, but it cannot show that rise; on a real drive it saves the time
+of four full writes of the span.
 
 **Why the drive is tortured twice.** A sweep writes the zones it measures, as HD Tach does, and
 a second sweep at the same positions rewrites exactly the LBAs the first one wrote
@@ -23,8 +30,7 @@ after-torture sweep it purges, fills and tortures again, then idles. ``retorture
 (``--no-retorture``) idles right after the after-torture sweep instead (one fill and one
 torture less; on a real drive that saves the fill time plus ``torture_min``), and then "after
 idle" includes that self-cleaning. The TRIM step follows the after-idle sweep: TRIM unmaps the
-whole span, so no earlier sweep leaves a trace there. Each sweep writes at most ~3 % of the
-span by default (see :mod:`~ssdlab.procedures.sweep`).
+whole span, so no earlier sweep leaves a trace there.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from pathlib import Path
 from .. import plots, results
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, run_phase, span_bytes
-from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
+from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
 
@@ -51,8 +57,9 @@ class RecoveryParams:
     torture_qd: int = 32
     torture_bs_bytes: int = 4096
     zones: int = SWEEP_ZONES
-    #: Sweep bytes per zone; None: default sample; -1: whole zone.
-    zone_bytes: int | None = None
+    #: Sweep bytes per zone; WHOLE_ZONES (-1, the default): full passes, as HD Tach's write
+    #: test; None: the sweep's default sample.
+    zone_bytes: int | None = WHOLE_ZONES
     sweep_bs_bytes: int = SWEEP_BS_BYTES
     sweep_qd: int = SWEEP_QD
     read: bool = True

@@ -37,6 +37,7 @@ from ..errors import UserError
 from ..targets.base import JobSpec, Target
 from . import consistency, recovery, used
 from .common import describe_target
+from .sweep import WHOLE_ZONES
 
 #: Part names, in the order they run.
 PARTS = ("consistency", "consistency-spare25", "recovery", "used")
@@ -60,9 +61,10 @@ class ReviewParams:
     #: Recovery: minutes of torture and of idle time.
     torture_min: float = 20.0
     idle_min: float = 40.0
-    #: Recovery sweeps: zones, and bytes per zone (None: the sweep's default sample; -1: whole zones).
+    #: Recovery sweeps: zones, and bytes per zone (-1, the default: whole zones; None: the
+    #: sweep's default sample).
     zones: int = 100
-    zone_bytes: int | None = None
+    zone_bytes: int | None = WHOLE_ZONES
     #: Used: seconds of random writes per state; random-write bytes that make the drive used
     #: (None: ``dirty_spans`` times the span).
     used_duration_s: float = 60.0
@@ -126,7 +128,7 @@ def describe_part(part: Part) -> str:
         return (f"span {q.span_pct:g} %: sequential fill, then {q.bs_bytes // 1024} KiB random write QD{q.qd} "
                 f"for {q.duration_s:g} s")
     if part.module is recovery:
-        zb = "whole zones" if q.zone_bytes == -1 else "default sample" if q.zone_bytes is None else f"{q.zone_bytes} bytes"
+        zb = "whole zones" if q.zone_bytes == WHOLE_ZONES else "default sample" if q.zone_bytes is None else f"{q.zone_bytes} bytes"
         return (f"sweeps of {q.zones} zones ({zb}); torture {q.torture_min:g} min; idle {q.idle_min:g} min; "
                 f"{'re-torture before idle; ' if q.retorture else ''}TRIM")
     dirty = f"{q.dirty_bytes} bytes" if q.dirty_bytes is not None else f"{q.dirty_spans:g}x the span"

@@ -82,6 +82,10 @@ class ZoneLayout:
         return self.zones * self.sample_bytes
 
 
+#: ``zone_bytes`` value for whole zones: the write pass rewrites the whole span.
+WHOLE_ZONES = -1
+
+
 def zone_layout(span: int, zones: int = SWEEP_ZONES, zone_bytes: int | None = None,
                 bs_bytes: int = SWEEP_BS_BYTES, offset_bytes: int = 0) -> ZoneLayout:
     """Cuts ``span`` bytes into ``zones`` zones aligned to ``bs_bytes``; ``zone_bytes`` is the
@@ -98,7 +102,7 @@ def zone_layout(span: int, zones: int = SWEEP_ZONES, zone_bytes: int | None = No
     if zone_bytes is None:
         budget = int(span * SWEEP_WRITE_FRACTION) // zones
         sample = max(bs_bytes, min(MAX_ZONE_SAMPLE_BYTES, zone_size, budget) // bs_bytes * bs_bytes)
-    elif zone_bytes == -1:
+    elif zone_bytes == WHOLE_ZONES:
         sample = zone_size
     else:
         if zone_bytes < bs_bytes or zone_bytes % bs_bytes:
