@@ -126,6 +126,13 @@ def test_without_idle_sorting_the_full_pass_does_not_recover(tmp_path_factory, d
     assert st["after_idle"]["write_mbps_mean"] < 0.6 * st["clean"]["write_mbps_mean"], st["after_idle"]
     # Everything before the idle step is the same drive doing the same work.
     assert st["after_torture"]["write_mbps_mean"] == default["stages"]["after_torture"]["write_mbps_mean"]
+    # Why: compaction leaves the blocks as mixed as the torture left them; sorting unmixes them.
+    sorted_idle, plain_idle = default["summary"]["idle"], plain["summary"]["idle"]
+    assert sorted_idle["mixed_blocks_before"] == plain_idle["mixed_blocks_before"]
+    assert sorted_idle["mixed_blocks_before"] > 0.5 * sorted_idle["blocks_with_data_before"]
+    assert plain_idle["mixed_blocks_after"] > 0.5 * plain_idle["blocks_with_data_after"]
+    assert sorted_idle["mixed_blocks_after"] < 0.02 * sorted_idle["blocks_with_data_after"]
+    assert "blocks holding data of more than 1/32 of the LBA span" in default["summary"]["tables"][0]["note"]
 
 
 def test_default_passes_rewrite_the_whole_span_and_sampled_ones_little(default, sampled):

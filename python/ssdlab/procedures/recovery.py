@@ -234,6 +234,15 @@ def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p:
                               None if t is None else round(t, 2)])
         summary[f"{s}_write_mbps_first_zones"] = first
         summary[f"{s}_write_mbps_last_zones"] = last
+    idle = summary.get("idle") or {}
+    if "mixed_blocks_before" in idle:
+        k = idle["mixing_regions"]
+        note = (f"Idle {p.idle_min:g} min: GC wrote {idle['nand_write_bytes'] / 1e9:.1f} GB; blocks holding data "
+                f"of more than 1/{k} of the LBA span: {idle['mixed_blocks_before']:,} of "
+                f"{idle['blocks_with_data_before']:,} before, {idle['mixed_blocks_after']:,} of "
+                f"{idle['blocks_with_data_after']:,} after (a full write pass empties such blocks only at its end, "
+                "so they make it slow).")
+        table["note"] = f"{table['note']} {note}" if table.get("note") else note
     summary["tables"] = [table, shape]
     summary["plot"] = {"series": "sweeps", "x": "position_pct",
                        "y": [f"write_mbps_{s}" for s in done] + ([f"read_mbps_{s}" for s in done] if p.read else [])}

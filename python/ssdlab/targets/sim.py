@@ -17,6 +17,9 @@ from ..profiles import Profile
 from .base import CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
+#: An idle phase reports how many blocks hold data of more than one of this many equal LBA
+#: regions, before and after (``mixed_blocks_before`` / ``_after``).
+MIXING_REGIONS = 32
 
 
 class SimTarget:
@@ -125,8 +128,10 @@ class SimTarget:
     # -- helpers -----------------------------------------------------------------------
     def _idle(self, job: JobSpec) -> PhaseResult:
         before = self._sim.counters()
+        holding_before, mixed_before = self._sim.region_mixing(MIXING_REGIONS)
         collected = self._sim.idle(float(job.duration_s or 0.0))
         after = self._sim.counters()
+        holding_after, mixed_after = self._sim.region_mixing(MIXING_REGIONS)
         n = int(np.ceil((job.duration_s or 0.0) / job.interval_s))
         zeros = np.zeros(n)
         series = {"t_s": np.arange(n) * job.interval_s, "iops": zeros, "mbps": zeros.copy()}
@@ -135,6 +140,11 @@ class SimTarget:
             "nand_write_bytes": after["nand_write_bytes"] - before["nand_write_bytes"],
             "erases": after["erases"] - before["erases"],
             "idle_gc_blocks": int(collected),
+            # Why a full write pass is slow or fast afterwards: blocks whose data spans more
+            # than 1/MIXING_REGIONS of the LBA space empty only at the end of such a pass.
+            "mixing_regions": MIXING_REGIONS,
+            "blocks_with_data_before": int(holding_before), "mixed_blocks_before": int(mixed_before),
+            "blocks_with_data_after": int(holding_after), "mixed_blocks_after": int(mixed_after),
         }
         return PhaseResult(job=job, series=series, totals=totals)
 
