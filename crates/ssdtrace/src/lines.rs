@@ -108,10 +108,7 @@ impl<R: BufRead, P: LineParser> Iterator for LineReader<R, P> {
                     let fatal = bad.fatal;
                     let err = bad.into_error(&self.file, self.line_no);
                     if self.skip_bad && !fatal {
-                        self.stats.skipped_bad += 1;
-                        if self.stats.first_bad.is_none() {
-                            self.stats.first_bad = Some(err);
-                        }
+                        self.stats.skip_bad(err);
                         continue;
                     }
                     self.done = true;

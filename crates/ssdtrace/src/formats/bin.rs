@@ -131,8 +131,7 @@ impl<R: BufRead> Iterator for BinReader<R> {
                     let at = HEADER_BYTES as u64 + (self.record_no - 1) * RECORD_BYTES as u64;
                     let err = TraceError::at(&self.file, self.record_no, format!("record at byte offset {at}: {msg}"));
                     if self.skip_bad {
-                        self.stats.skipped_bad += 1;
-                        self.stats.first_bad.get_or_insert(err);
+                        self.stats.skip_bad(err);
                         continue;
                     }
                     self.done = true;

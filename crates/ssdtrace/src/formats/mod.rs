@@ -60,6 +60,14 @@ pub struct ReadStats {
     pub first_bad: Option<TraceError>,
 }
 
+impl ReadStats {
+    /// Counts a malformed line skipped under [`ReadOptions::skip_bad`], keeping the first error.
+    pub(crate) fn skip_bad(&mut self, err: TraceError) {
+        self.skipped_bad += 1;
+        self.first_bad.get_or_insert(err);
+    }
+}
+
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {

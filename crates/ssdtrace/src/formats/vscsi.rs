@@ -184,8 +184,7 @@ impl<R: BufRead> Iterator for VscsiReader<R> {
                     let mut err = bad.into_error(&self.file, self.record_no);
                     err.message = format!("record at byte offset {at}: {}", err.message);
                     if self.skip_bad {
-                        self.stats.skipped_bad += 1;
-                        self.stats.first_bad.get_or_insert(err);
+                        self.stats.skip_bad(err);
                         continue;
                     }
                     self.done = true;
