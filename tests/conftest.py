@@ -37,6 +37,30 @@ def run_cli(*args: str, check: bool = True, timeout: float = 300, env: dict | No
     return proc
 
 
+def interrupt_cli(*args: str, ready=None, ready_timeout_s: float = 60, settle_s: float = 1.0,
+                  exit_timeout_s: float = 60, **popen) -> tuple[str, str]:
+    """Starts ``python -m ssdlab.cli ARGS``, waits until ``ready()`` is true (at most
+    ``ready_timeout_s``; no wait without it), ``settle_s`` more, then sends SIGINT (Ctrl-C).
+    Asserts the command exits 130 (interrupted, results kept) and returns (stdout, stderr)."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **popen)
+    try:
+        deadline = time.time() + ready_timeout_s
+        while ready is not None and not ready() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(settle_s)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=exit_timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    return stdout, stderr
+
+
 @pytest.fixture
 def small_drive() -> list[str]:
     return list(SMALL_DRIVE)

@@ -13,7 +13,7 @@ import pytest
 
 from ssdlab.results import read_series
 
-from conftest import run_cli, set_args
+from conftest import interrupt_cli, run_cli, set_args
 
 REQUIRED = ["iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min", "zero_iops_seconds",
             "steady_state_onset_s", "write_amplification", "steady_state_write_amplification",
@@ -92,15 +92,8 @@ def test_span_below_100_adds_spare_area_and_lowers_write_amplification(tmp_path,
 
 def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "10000000",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not (out / "fill.parquet").exists() and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    stdout, stderr = interrupt_cli("consistency", *set_args(), "--duration", "10000000", "--out", str(out),
+                                   ready=(out / "fill.parquet").exists, settle_s=1.5)
     assert "partial results kept" in stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] is False

@@ -4,11 +4,8 @@ issue 7 part 3: the same small grid on the local process pool, serially, and thr
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +14,7 @@ import pytest
 from ssdlab import grid
 from ssdlab.errors import UserError
 
-from conftest import SMALL_DRIVE, run_cli
+from conftest import SMALL_DRIVE, interrupt_cli, run_cli
 
 GRID_TOML = f"""\
 [grid]
@@ -280,17 +277,11 @@ set = {json.dumps(SMALL_DRIVE)}
 duration_s = [30, 10000000, 20000000, 30000000]
 """)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "grid", str(path), "--out", str(out), "--workers", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = out / "points" / "000_duration_s=30"
-    deadline = time.time() + 60
-    while not ((first / "summary.json").exists() and not (first / "INCOMPLETE").exists()) and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)  # the long point is under way
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    interrupt_cli("grid", str(path), "--out", str(out), "--workers", "2",
+                  ready=lambda: (first / "summary.json").exists() and not (first / "INCOMPLETE").exists(),
+                  settle_s=1.0,  # the long point is under way
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] is False and s["points_done"] == 1
     assert [p["point"] for p in s["interrupted_points"]] == [1, 2]

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +13,7 @@ from ssdlab.procedures import review
 from ssdlab.results import read_series
 from ssdlab.targets import open_target
 
-from conftest import SMALL_DRIVE, run_cli, set_args
+from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
 from test_report import _open as open_page
 from test_report import browser  # noqa: F401 - the headless Chromium fixture
 
@@ -171,16 +167,9 @@ def test_a_part_that_fails_is_reported_and_the_others_run(tmp_path):
 
 def test_ctrl_c_keeps_finished_parts_and_marks_the_interrupted_one(tmp_path):
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "review", *set_args(), "--duration", "10",
-                             "--torture-min", "1000000", "--zones", "10", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while not (out / "recovery" / "fill.parquet").exists() and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr
+    stdout, stderr = interrupt_cli("review", *set_args(), "--duration", "10", "--torture-min", "1000000", "--zones", "10",
+                                   "--out", str(out), ready=(out / "recovery" / "fill.parquet").exists,
+                                   ready_timeout_s=120, exit_timeout_s=120)
     assert "partial results kept" in stderr and "Traceback" not in stderr
     assert "[3/4] recovery" in stdout and "[4/4]" not in stdout
     s = summary_of(out)

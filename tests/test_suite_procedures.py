@@ -5,10 +5,6 @@ Ctrl-C, bad options."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -18,7 +14,7 @@ from ssdlab.results import read_series
 from ssdlab.targets import open_target
 from ssdlab.targets.sim import SimTarget
 
-from conftest import SMALL_DRIVE, run_cli, set_args
+from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
 
 ZONES = 20
 CAPACITY = 7 * 2**30
@@ -241,16 +237,8 @@ def test_recovery_idle_time_lets_the_drive_recover(recovery_dir):
 
 def test_recovery_ctrl_c_keeps_the_stages_measured(tmp_path):
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "recovery", *set_args(), "--zones", "10",
-                             "--torture-min", "1000000", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not (out / "fill.parquet").exists() and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "1000000", "--out", str(out),
+                              ready=(out / "fill.parquet").exists)
     assert "partial results kept" in stderr and "Traceback" not in stderr
     assert (out / "INCOMPLETE").exists()
     s = summary_of(out)

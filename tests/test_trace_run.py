@@ -2,15 +2,11 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 
-from conftest import SHARED, run_cli, set_args
+from conftest import SHARED, interrupt_cli, run_cli, set_args
 from ssdlab import results
 from ssdlab.procedures import trace_replay
 from ssdlab.profiles import load_profile
@@ -132,14 +128,9 @@ def test_remap_wrap_and_scale_keep_commands_inside_the_span():
 
 def test_ctrl_c_keeps_what_was_replayed(tmp_path):
     out = tmp_path / "int"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", *set_args(),
-                             "--write-bytes", "2TiB", "--qd", "32", "--trim", "with", "--window", "10000",
-                             "--out", str(out), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8.0)  # past the fill (about a second), into the replay
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    interrupt_cli("trace", "run", "jedec-like", *set_args(), "--write-bytes", "2TiB", "--qd", "32", "--trim", "with",
+                  "--window", "10000", "--out", str(out), "--no-progress",
+                  settle_s=8.0, exit_timeout_s=120)  # past the fill (about a second), into the replay
     s = summary_of(out)
     assert s["complete"] is False and (out / "INCOMPLETE").exists()
     (row,) = s["variants"]
