@@ -31,6 +31,12 @@ use crate::config::{GcPolicy, Geometry};
 use crate::mem::big_vec;
 use crate::rng::Rng;
 
+/// Region (0..regions) of logical unit `lpn` when `user_units` are cut into `regions` equal parts.
+#[inline]
+fn region_of(lpn: u32, regions: u64, user_units: u64) -> usize {
+    (lpn as u64 * regions / user_units) as usize
+}
+
 /// Asks the CPU to bring the cache line holding `p` closer (a hint; never faults).
 #[inline(always)]
 fn prefetch_ptr<T>(p: *const T) {
@@ -839,7 +845,16 @@ impl Ftl {
     /// LBA region of a logical unit for idle sorting.
     #[inline]
     fn sort_region(&self, lpn: u32) -> usize {
-        (lpn as u64 * self.sort_open.len() as u64 / self.geo.user_units) as usize
+        region_of(lpn, self.sort_open.len() as u64, self.geo.user_units)
+    }
+
+    /// Lowest and highest LPN of the valid units in block `b` (None if it holds none).
+    fn valid_lpn_range(&self, b: usize) -> Option<(u32, u32)> {
+        let spb = self.geo.slots_per_block;
+        self.valid.iter_set(b * spb, (b + 1) * spb).map(|s| self.p2l[s]).fold(None, |range, lpn| match range {
+            None => Some((lpn, lpn)),
+            Some((lo, hi)) => Some((lo.min(lpn), hi.max(lpn))),
+        })
     }
 
     /// Whether every region could take a new block without eating into any plane's
@@ -853,7 +868,6 @@ impl Ftl {
     /// Blocks found to hold one region's data are marked sorted on the way.
     fn next_unsorted(&mut self, pool: usize) -> Option<u32> {
         let bpp = self.geo.blocks_per_pool;
-        let spb = self.geo.slots_per_block;
         let first = pool * bpp;
         for _ in 0..bpp {
             let off = self.sort_scan[pool] as usize;
@@ -862,17 +876,10 @@ impl Ftl {
             if self.blocks[b].state != BlockState::Closed || self.meta[b].sorted {
                 continue;
             }
-            let (mut lo, mut hi) = (u32::MAX, 0);
-            for s in self.valid.iter_set(b * spb, (b + 1) * spb) {
-                let lpn = self.p2l[s];
-                lo = lo.min(lpn);
-                hi = hi.max(lpn);
+            match self.valid_lpn_range(b) {
+                Some((lo, hi)) if self.sort_region(lo) != self.sort_region(hi) => return Some(b as u32),
+                _ => self.meta[b].sorted = true,
             }
-            if lo == u32::MAX || self.sort_region(lo) == self.sort_region(hi) {
-                self.meta[b].sorted = true;
-                continue;
-            }
-            return Some(b as u32);
         }
         None
     }
@@ -972,19 +979,11 @@ impl Ftl {
     /// returns (blocks holding valid data, of which those whose valid units fall in more
     /// than one region). O(drive size); for tests and reports.
     pub fn region_mixing(&self, regions: u64) -> (u64, u64) {
-        let spb = self.geo.slots_per_block;
-        let region = |lpn: u32| lpn as u64 * regions / self.geo.user_units;
+        let region = |lpn| region_of(lpn, regions, self.geo.user_units);
         let (mut holding, mut mixed) = (0, 0);
-        for b in 0..self.geo.blocks {
-            let (mut lo, mut hi) = (u32::MAX, 0);
-            for s in self.valid.iter_set(b * spb, (b + 1) * spb) {
-                lo = lo.min(self.p2l[s]);
-                hi = hi.max(self.p2l[s]);
-            }
-            if lo != u32::MAX {
-                holding += 1;
-                mixed += u64::from(region(lo) != region(hi));
-            }
+        for (lo, hi) in (0..self.geo.blocks).filter_map(|b| self.valid_lpn_range(b)) {
+            holding += 1;
+            mixed += u64::from(region(lo) != region(hi));
         }
         (holding, mixed)
     }
@@ -1398,8 +1397,8 @@ impl Ftl {
             if self.blocks[b as usize].state != BlockState::Open || self.pools[pool].host_open == b || self.pools[pool].gc_open == b {
                 return Err(format!("region {r}: open block {b} is not an open sort block"));
             }
-            let lpns = self.valid.iter_set(b as usize * spb, (b as usize + 1) * spb).map(|s| self.p2l[s]);
-            if let Some(lpn) = lpns.into_iter().find(|&l| self.sort_region(l) != r) {
+            let mut lpns = self.valid.iter_set(b as usize * spb, (b as usize + 1) * spb).map(|s| self.p2l[s]);
+            if let Some(lpn) = lpns.find(|&l| self.sort_region(l) != r) {
                 return Err(format!("region {r}: open block {b} holds LPN {lpn} of region {}", self.sort_region(lpn)));
             }
         }
