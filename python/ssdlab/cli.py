@@ -73,12 +73,18 @@ def open_cli_target(args, out_dir=None):
                        dry_run=args.dry_run, purge_method=args.purge_method)
 
 
-def print_plan(target, jobs) -> None:
-    """``--dry-run``: what would run, and the fio job files for real targets."""
-    print(f"# dry run: {target.name} ({target.capacity_bytes} bytes); nothing is written")
+def print_plan(target, jobs, what: str = "") -> None:
+    """``--dry-run``: what would run (``what``: e.g. "review of "), and the fio job files for
+    real targets."""
+    print(f"# dry run: {what}{target.name} ({target.capacity_bytes} bytes); nothing is written")
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
+    print_jobs(target, jobs)
+
+
+def print_jobs(target, jobs) -> None:
+    """One line per phase, and its fio job file on real targets."""
     for job in jobs:
         print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
               f"span={job.span_bytes} duration_s={job.duration_s}")

@@ -144,22 +144,18 @@ def plan(target: Target, p: ReviewParams) -> list[tuple[Part, list[JobSpec]]]:
 
 def print_plan(target: Target, p: ReviewParams, out: str | Path) -> None:
     """``--dry-run``: the parts, their folders and every phase (and fio job files)."""
+    from ..cli import print_jobs
+    from ..cli import print_plan as print_header
+
     planned = plan(target, p)
-    print(f"# dry run: review of {target.name} ({target.capacity_bytes} bytes); nothing is written")
-    refused = getattr(target, "refused", None)
-    if refused:
-        print(f"# WARNING: a real run would be refused: {refused}")
+    print_header(target, [], what="review of ")
     skipped = [n for n in PARTS if n not in p.parts]
     print(f"# {len(planned)} part{'s' if len(planned) != 1 else ''}: " + ", ".join(part.name for part, _ in planned)
           + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
     for i, (part, jobs) in enumerate(planned, 1):
         print(f"# part {i}/{len(planned)} {part.name} -> {Path(out) / part.name}/: {part.title}")
         print(f"#   {describe_part(part)}; purge first")
-        for job in jobs:
-            print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
-                  f"span={job.span_bytes} duration_s={job.duration_s}")
-            if hasattr(target, "job_text"):
-                print(target.job_text(job))
+        print_jobs(target, jobs)
     print(f"# then {Path(out) / 'summary.json'} and {Path(out) / report.REPORT_NAME} (all parts in one report)")
 
 

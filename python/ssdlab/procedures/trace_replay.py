@@ -140,11 +140,11 @@ def plan(target: Target, params: TraceRunParams) -> list:
 
 
 def print_plan(target: Target, params: TraceRunParams) -> None:
-    from ..cli import print_plan as print_jobs
+    from ..cli import print_plan as print_header
 
     steps = plan(target, params)
     span = steps[0].span_bytes
-    print_jobs(target, [s for s in steps[:1]])
+    print_header(target, steps[:1])
     print(f"# trace: {params.source.describe(span)}; reads {'kept' if params.keep_reads else 'dropped'}; "
           f"remap {params.remap}; IOPS averaged every {params.window_commands} commands")
     for s in steps:
