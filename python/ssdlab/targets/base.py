@@ -19,6 +19,27 @@ import numpy as np
 #: Patterns a JobSpec may ask for (fio ``rw=`` names).
 PATTERNS = ("write", "randwrite", "read", "randread", "trim", "idle")
 
+#: Data directions, in fio's order (its log files code them 0, 1, 2).
+DIRECTIONS = ("read", "write", "trim")
+
+#: Per-interval latency statistics a phase's series carries for each direction that ran:
+#: (label, percentile); ``max`` is the largest latency of the interval.
+LATENCY_STATS = (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9), ("max", 100.0))
+
+
+def latency_column(direction: str, label: str) -> str:
+    """Series column of one per-interval latency statistic [us]: ``write_lat_p99_us``,
+    ``read_lat_p99_9_us``, ``write_lat_max_us``. NaN in an interval where that direction
+    completed nothing."""
+    return f"{direction}_lat_{label.replace('.', '_')}_us"
+
+
+def pattern_direction(pattern: str) -> str | None:
+    """The data direction of a JobSpec pattern ("randwrite" -> "write"); None for idle."""
+    if pattern == "idle":
+        return None
+    return "trim" if pattern == "trim" else ("read" if pattern.endswith("read") else "write")
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -55,8 +76,11 @@ class JobSpec:
 class PhaseResult:
     """What a target measured for one JobSpec.
 
-    ``series`` maps column name -> 1-D numpy array, one row per interval. Always present:
-    ``t_s`` (interval start, seconds from phase start), ``iops``, ``mbps``. Targets add their
+    ``series`` maps column name -> 1-D numpy array, one row per interval of ``job.interval_s``
+    (a regular grid: ``t_s`` = k x interval, the interval start in seconds from phase start;
+    an interval in which nothing completed is a row with 0 IOPS). Always present: ``t_s``,
+    ``iops``, ``mbps``; for each direction that ran, the per-interval latency statistics
+    named by :func:`latency_column` (us). Targets add their
     own columns (the simulator: ``free_blocks``, ``gc_copies``, ``erases``, ``nand_write_bytes``
     per interval...). ``totals`` holds scalars: ``host_write_bytes``, ``host_read_bytes``,
     ``ios``, ``duration_s`` and, where known, ``nand_write_bytes``. ``latency_us`` maps
