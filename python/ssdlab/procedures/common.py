@@ -1,7 +1,9 @@
 """Pieces shared by procedures: spans, phase runner with progress, results bookkeeping."""
 from __future__ import annotations
 
-from .. import results
+import sys
+
+from .. import report, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
@@ -36,21 +38,37 @@ def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, *
     return summary
 
 
+def write_report(rd: results.ResultsDir, summary: dict) -> None:
+    """``report.html`` of the folder, from what is on disk (an interrupted run shows what was
+    measured, marked incomplete). A report that cannot be built costs the run nothing: the
+    error goes to stderr and into the summary as ``report_error``."""
+    try:
+        report.write_report([rd.path], rd.path / report.REPORT_NAME)
+    except Exception as e:  # noqa: BLE001 - the measurements are on disk already
+        summary["report_error"] = f"{type(e).__name__}: {e}"
+        rd.write_summary(summary)
+        print(f"ssdlab: could not write {rd.path / report.REPORT_NAME}: {summary['report_error']}",
+              file=sys.stderr, flush=True)
+
+
 def stop(rd: results.ResultsDir, summary: dict) -> None:
-    """Ctrl-C: mark the folder and the summary incomplete, keep what is there."""
+    """Ctrl-C: mark the folder and the summary incomplete, keep what is there, and write
+    report.html of it."""
     rd.mark_incomplete(results.INTERRUPTED_REASON)
     summary["complete"] = False
     rd.write_summary(summary)
+    write_report(rd, summary)
 
 
 def end_run(rd: results.ResultsDir, summary: dict, complete: bool) -> None:
-    """Writes the final summary: a complete run closes the folder; an interrupted one is
-    marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again."""
+    """Writes the final summary and report.html: a complete run closes the folder; an
+    interrupted one is marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again."""
     if not complete:
         stop(rd, summary)
         raise KeyboardInterrupt
     summary["complete"] = True
     rd.write_summary(summary)
+    write_report(rd, summary)
     rd.finish()
 
 
