@@ -13,7 +13,7 @@ use crate::device::{Device, TimingCounters};
 use crate::ftl::FtlCounters;
 use crate::replay::ReplayState;
 use crate::rng::Rng;
-use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
+use crate::stats::{IntervalLatency, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
 
 /// Access pattern of a phase (fio `rw=` names).
@@ -84,6 +84,27 @@ pub struct Progress {
     pub units: u64,
     /// Completed fraction (by time or by units, whichever limits the job), 0..1.
     pub fraction: f64,
+}
+
+/// Figures of the running phase over its final intervals (those the submission clock has
+/// passed, so no completion can land in them any more).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseLive {
+    /// Series interval [ns].
+    pub interval_ns: Ns,
+    /// Final intervals (the first `intervals_done` of the series).
+    pub intervals_done: u64,
+    /// IOs and bytes completed in the last final interval (None before the first).
+    pub last_ios: Option<u64>,
+    pub last_bytes: Option<u64>,
+    /// Fewest IOs completed in one final interval (None before the first).
+    pub min_ios: Option<u64>,
+    /// Final intervals in which nothing completed.
+    pub zero_intervals: u64,
+    /// Simulated time since the phase started [ns] (time of the latest submission).
+    pub elapsed_ns: Ns,
+    /// Simulated time left until a timed phase's end [ns]; None for a phase limited by bytes.
+    pub remaining_ns: Option<Ns>,
 }
 
 /// Completion times of the outstanding commands, earliest first (a min-priority queue, as
@@ -157,19 +178,88 @@ struct Phase {
     /// Submission time at which the next snapshot is due (start + snapshots × interval).
     next_snapshot_ns: Ns,
     /// Series interval of the latest completion: its index and start time (`Ns::MAX` before
-    /// the first completion).
+    /// the first completion and after intervals close, so the next completion looks its
+    /// interval and `slot` up again).
     bin: usize,
     bin_start_ns: Ns,
     ios: Vec<u64>,
     bytes: Vec<u64>,
     snapshots: Vec<Snapshot>,
+    /// Latency histograms of the open intervals (completions may still land there: the
+    /// submission clock has not passed their end), as (interval index, histogram) by index;
+    /// usually one or two, more when a drive stall pushes completions several intervals
+    /// ahead of the submissions.
+    open: Vec<(usize, LatencyHistogram)>,
+    /// Position in `open` of interval `bin`'s histogram.
+    slot: usize,
+    /// Emptied histograms, reused for the next open intervals.
+    spare: Vec<LatencyHistogram>,
+    /// Every closed interval's histogram merged: the whole phase once all are closed.
     latency: LatencyHistogram,
+    interval_latency: Vec<Option<IntervalLatency>>,
+    /// Intervals `0..final_bins` are final (the submission clock is past their end).
+    final_bins: usize,
+    /// Over the final intervals: IOs and bytes of the last one, fewest IOs (`u64::MAX`
+    /// before the first), intervals with no completion.
+    last_final_ios: u64,
+    last_final_bytes: u64,
+    min_final_ios: u64,
+    zero_final: u64,
     total_ios: u64,
     write_bytes: u64,
     read_bytes: u64,
 }
 
 const LOOKAHEAD: usize = 16;
+
+impl Phase {
+    /// Position in `open` of interval `bin`'s histogram, opening one if needed.
+    fn open_slot(&mut self, bin: usize) -> usize {
+        debug_assert!(bin >= self.final_bins, "completion in final interval {bin}");
+        match self.open.binary_search_by_key(&bin, |(b, _)| *b) {
+            Ok(i) => i,
+            Err(i) => {
+                let h = self.spare.pop().unwrap_or_default();
+                self.open.insert(i, (bin, h));
+                i
+            }
+        }
+    }
+
+    /// The submission clock has reached interval `k`: intervals before it are final. Closes
+    /// their histograms and updates the live figures.
+    fn finalize_until(&mut self, k: usize) {
+        while self.final_bins < k {
+            let b = self.final_bins;
+            let ios = self.ios.get(b).copied().unwrap_or(0);
+            self.last_final_ios = ios;
+            self.last_final_bytes = self.bytes.get(b).copied().unwrap_or(0);
+            self.min_final_ios = self.min_final_ios.min(ios);
+            self.zero_final += (ios == 0) as u64;
+            self.final_bins += 1;
+        }
+        let n = self.open.iter().take_while(|(b, _)| *b < k).count();
+        if n > 0 {
+            self.close_first(n);
+            // `slot` may have moved: the next completion looks its interval up again.
+            self.bin_start_ns = Ns::MAX;
+        }
+    }
+
+    /// Closes the first `n` open intervals: records their figures and merges their
+    /// histograms into the phase's.
+    fn close_first(&mut self, n: usize) {
+        for (b, mut h) in self.open.drain(..n) {
+            if self.interval_latency.len() <= b {
+                self.interval_latency.resize(b + 1, None);
+            }
+            self.interval_latency[b] = IntervalLatency::of(&h);
+            self.latency.merge(&h);
+            h.clear();
+            self.spare.push(h);
+        }
+    }
+}
 
 /// A simulated drive with a host attached.
 pub struct Simulation {
@@ -277,7 +367,16 @@ impl Simulation {
             ios: Vec::new(),
             bytes: Vec::new(),
             snapshots: vec![self.snapshot()],
+            open: Vec::new(),
+            slot: 0,
+            spare: Vec::new(),
             latency: LatencyHistogram::default(),
+            interval_latency: Vec::new(),
+            final_bins: 0,
+            last_final_ios: 0,
+            last_final_bytes: 0,
+            min_final_ios: u64::MAX,
+            zero_final: 0,
             total_ios: 0,
             write_bytes: 0,
             read_bytes: 0,
@@ -325,6 +424,8 @@ impl Simulation {
                     p.snapshots.push(self.snapshot());
                 }
                 p.next_snapshot_ns = p.start_ns.saturating_add((p.snapshots.len() as u64).saturating_mul(job.interval_ns));
+                // Every later completion is at or after `submit`, in interval k or later.
+                p.finalize_until(k);
             }
             let lpn = match job.pattern {
                 Pattern::RandWrite | Pattern::RandRead => {
@@ -367,11 +468,12 @@ impl Simulation {
                     p.ios.resize(p.bin + 1, 0);
                     p.bytes.resize(p.bin + 1, 0);
                 }
+                p.slot = p.open_slot(p.bin);
             }
             let bin = p.bin;
             p.ios[bin] += 1;
             p.bytes[bin] += if job.pattern == Pattern::Trim { 0 } else { bytes_per_io.min(nunits * UNIT_BYTES) };
-            p.latency.record(done - submit);
+            p.open[p.slot].1.record(done - submit);
             p.total_ios += 1;
             n += 1;
         }
@@ -388,6 +490,23 @@ impl Simulation {
         progress
     }
 
+    /// Figures of the running phase over its final intervals (O(1)); None without a phase.
+    pub fn phase_live(&self) -> Option<PhaseLive> {
+        let p = self.phase.as_ref()?;
+        let any = p.final_bins > 0;
+        let elapsed_ns = p.last_submit - p.start_ns;
+        Some(PhaseLive {
+            interval_ns: p.job.interval_ns,
+            intervals_done: p.final_bins as u64,
+            last_ios: any.then_some(p.last_final_ios),
+            last_bytes: any.then_some(p.last_final_bytes),
+            min_ios: any.then_some(p.min_final_ios),
+            zero_intervals: p.zero_final,
+            elapsed_ns,
+            remaining_ns: p.job.duration_ns.map(|d| d.saturating_sub(elapsed_ns)),
+        })
+    }
+
     /// Runs the current phase to its end.
     pub fn run_to_end(&mut self) {
         while !self.advance(1 << 20).done {}
@@ -396,7 +515,8 @@ impl Simulation {
     /// Ends the current phase (complete or not), waits for outstanding commands, and
     /// returns its report. The drive's clock moves to the last completion.
     pub fn finish_phase(&mut self) -> PhaseReport {
-        let p = self.phase.take().expect("finish_phase() without a phase");
+        let mut p = self.phase.take().expect("finish_phase() without a phase");
+        p.close_first(p.open.len());
         let job = &p.job;
         let end_ns = if p.done { job.duration_ns.map(|d| p.start_ns + d) } else { None };
         let duration_ns = end_ns.unwrap_or(p.max_completion.max(p.last_submit)) - p.start_ns;
@@ -408,8 +528,10 @@ impl Simulation {
         };
         let mut ios = p.ios;
         let mut bytes = p.bytes;
+        let mut interval_latency = p.interval_latency;
         ios.resize(intervals, 0);
         bytes.resize(intervals, 0);
+        interval_latency.resize(intervals, None);
         let mut snapshots = p.snapshots;
         let last = self.snapshot();
         snapshots.truncate(intervals);
@@ -425,6 +547,7 @@ impl Simulation {
             bytes,
             snapshots,
             latency: p.latency,
+            interval_latency,
             total_ios: p.total_ios,
             host_write_bytes: p.write_bytes,
             host_read_bytes: p.read_bytes,

@@ -10,6 +10,9 @@ use crate::time::Ns;
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     total: u64,
+    /// Smallest and largest latency recorded [ns] (`min_ns` = `Ns::MAX` while empty): they
+    /// bound the buckets in use, so quantiles, merging and clearing scan only those.
+    min_ns: Ns,
     max_ns: Ns,
 }
 
@@ -18,7 +21,7 @@ const SUB: u64 = 1 << SUB_BITS;
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram { counts: vec![0; (64 - SUB_BITS as usize + 1) * SUB as usize], total: 0, max_ns: 0 }
+        LatencyHistogram { counts: vec![0; (64 - SUB_BITS as usize + 1) * SUB as usize], total: 0, min_ns: Ns::MAX, max_ns: 0 }
     }
 }
 
@@ -48,7 +51,36 @@ impl LatencyHistogram {
     pub fn record(&mut self, latency_ns: Ns) {
         self.counts[Self::index(latency_ns)] += 1;
         self.total += 1;
+        self.min_ns = self.min_ns.min(latency_ns);
         self.max_ns = self.max_ns.max(latency_ns);
+    }
+
+    /// Buckets that may hold counts (empty range when nothing was recorded).
+    fn used(&self) -> std::ops::Range<usize> {
+        if self.total == 0 {
+            return 0..0;
+        }
+        Self::index(self.min_ns)..Self::index(self.max_ns) + 1
+    }
+
+    /// Adds every latency recorded in `other` (scans only `other`'s buckets in use).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        let used = other.used();
+        for (a, b) in self.counts[used.clone()].iter_mut().zip(&other.counts[used]) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// Empties the histogram, keeping its buffer (zeroes only the buckets in use).
+    pub fn clear(&mut self) {
+        let used = self.used();
+        self.counts[used].fill(0);
+        self.total = 0;
+        self.min_ns = Ns::MAX;
+        self.max_ns = 0;
     }
 
     pub fn count(&self) -> u64 {
@@ -62,23 +94,59 @@ impl LatencyHistogram {
     /// The `q`-quantile (0 ≤ q ≤ 1) [ns]: the middle of the bucket holding it (the exact
     /// maximum for q = 1). None if empty.
     pub fn quantile_ns(&self, q: f64) -> Option<Ns> {
+        self.quantiles_ns([q]).map(|[v]| v)
+    }
+
+    /// Several quantiles in one pass over the buckets in use; `qs` must be nondecreasing.
+    /// Each value is exactly what [`LatencyHistogram::quantile_ns`] gives [ns]. None if empty.
+    pub fn quantiles_ns<const N: usize>(&self, qs: [f64; N]) -> Option<[Ns; N]> {
         if self.total == 0 {
             return None;
         }
-        if q >= 1.0 {
-            return Some(self.max_ns);
-        }
-        let rank = ((q * self.total as f64).ceil() as u64).max(1);
+        debug_assert!(qs.windows(2).all(|w| w[0] <= w[1]), "quantiles must be nondecreasing");
+        let mut out = [self.max_ns; N];
+        let used = self.used();
+        let mut i = used.start;
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                let lo = Self::lower_bound(i);
-                let hi = Self::lower_bound(i + 1);
-                return Some(((lo + hi) / 2).min(self.max_ns));
+        for (k, &q) in qs.iter().enumerate() {
+            if q >= 1.0 {
+                break; // this and every later one: the exact maximum
+            }
+            let rank = ((q * self.total as f64).ceil() as u64).max(1);
+            // Buckets before `i` hold `seen` < rank values; move on to the one holding `rank`.
+            while i < used.end {
+                if seen + self.counts[i] >= rank {
+                    let lo = Self::lower_bound(i);
+                    let hi = Self::lower_bound(i + 1);
+                    out[k] = ((lo + hi) / 2).min(self.max_ns);
+                    break;
+                }
+                seen += self.counts[i];
+                i += 1;
             }
         }
-        Some(self.max_ns)
+        Some(out)
+    }
+}
+
+/// Latency of the IOs that completed in one series interval [ns].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntervalLatency {
+    /// IOs that completed in the interval (= the interval's entry in `PhaseReport::ios`).
+    pub ios: u64,
+    /// Median, 99th and 99.9th percentile (bucket middles, within 1/32) and the exact
+    /// maximum, of completion − submission [ns].
+    pub p50_ns: Ns,
+    pub p99_ns: Ns,
+    pub p999_ns: Ns,
+    pub max_ns: Ns,
+}
+
+impl IntervalLatency {
+    /// The interval's figures from its histogram; None if nothing completed.
+    pub fn of(h: &LatencyHistogram) -> Option<Self> {
+        let [p50_ns, p99_ns, p999_ns] = h.quantiles_ns([0.5, 0.99, 0.999])?;
+        Some(IntervalLatency { ios: h.count(), p50_ns, p99_ns, p999_ns, max_ns: h.max_ns() })
     }
 }
 
@@ -114,8 +182,12 @@ pub struct PhaseReport {
     pub bytes: Vec<u64>,
     /// Counters at the start of each interval, plus one at the end (len = intervals + 1).
     pub snapshots: Vec<Snapshot>,
-    /// Per-IO latency (completion − submission).
+    /// Per-IO latency (completion − submission), every IO of the phase (including those a
+    /// timed phase completed after its end, which `ios` leaves out).
     pub latency: LatencyHistogram,
+    /// Latency per interval, by completion time (len = `ios.len()`; None where nothing
+    /// completed).
+    pub interval_latency: Vec<Option<IntervalLatency>>,
     /// IOs submitted and completed in the phase.
     pub total_ios: u64,
     /// Host bytes written / read in the phase.
