@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod trace;
+use ssdsim::stats::IntervalLatency;
 use ssdsim::time::{s_to_ns, NS_PER_S};
 use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
 
@@ -232,10 +233,34 @@ impl Simulator {
         (p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction)
     }
 
+    /// Figures of the running phase over its final intervals (those no completion can land
+    /// in any more), as a dict: `interval_s`, `intervals_done`, `last_iops` and `last_mbps`
+    /// (of the last final interval), `min_iops` (fewest over the final intervals; these three
+    /// None before the first), `zero_intervals` (final intervals with no completion),
+    /// `elapsed_s` (simulated time since the phase started), `remaining_s` (simulated time
+    /// to a timed phase's end; None for a phase limited by bytes). O(1).
+    fn phase_live<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let l = self.sim.phase_live().ok_or_else(|| PyValueError::new_err("phase_live() without a running phase"))?;
+        let s = |ns: u64| ns as f64 / NS_PER_S as f64;
+        let interval_s = s(l.interval_ns);
+        let d = PyDict::new(py);
+        d.set_item("interval_s", interval_s)?;
+        d.set_item("intervals_done", l.intervals_done)?;
+        d.set_item("last_iops", l.last_ios.map(|n| n as f64 / interval_s))?;
+        d.set_item("last_mbps", l.last_bytes.map(|b| b as f64 / interval_s / 1e6))?;
+        d.set_item("min_iops", l.min_ios.map(|n| n as f64 / interval_s))?;
+        d.set_item("zero_intervals", l.zero_intervals)?;
+        d.set_item("elapsed_s", s(l.elapsed_ns))?;
+        d.set_item("remaining_s", l.remaining_ns.map(s))?;
+        Ok(d)
+    }
+
     /// Ends the phase (complete or interrupted) and returns its results as a dict:
     /// per-interval lists (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
     /// `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
-    /// intervals + 1), `latency_ns` quantiles, and totals.
+    /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
+    /// ({"p50", "p99", "p99.9", "max"}: a list per statistic, one value per interval of the
+    /// IOs that completed in it, None where none did), and totals.
     fn finish_phase<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.sim.finish_phase();
         let d = PyDict::new(py);
@@ -256,6 +281,13 @@ impl Simulator {
             lat.set_item(label, r.latency.quantile_ns(q))?;
         }
         d.set_item("latency_ns", lat)?;
+        let per = PyDict::new(py);
+        let stats: [(&str, fn(&IntervalLatency) -> u64); 4] =
+            [("p50", |l| l.p50_ns), ("p99", |l| l.p99_ns), ("p99.9", |l| l.p999_ns), ("max", |l| l.max_ns)];
+        for (label, f) in stats {
+            per.set_item(label, r.interval_latency.iter().map(|l| l.as_ref().map(f)).collect::<Vec<Option<u64>>>())?;
+        }
+        d.set_item("latency_intervals_ns", per)?;
         d.set_item("total_ios", r.total_ios)?;
         d.set_item("host_write_bytes", r.host_write_bytes)?;
         d.set_item("host_read_bytes", r.host_read_bytes)?;
