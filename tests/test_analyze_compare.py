@@ -126,7 +126,7 @@ def test_analyze_errors_are_messages_not_tracebacks(tmp_path):
     proc = run_cli("analyze", str(bw), check=False)
     assert proc.returncode == 2 and "not an IOPS log" in proc.stderr
     proc = run_cli("analyze", str(tmp_path / "missing"), check=False)
-    assert proc.returncode == 2 and "no fio iops logs" in proc.stderr
+    assert proc.returncode == 2 and "no such file, and no fio logs" in proc.stderr
 
 
 def test_analyze_real_fio_run(tmp_path):

@@ -44,12 +44,13 @@ def test_windowed_log_with_jitter_and_a_stall(tmp_path):
     assert detect_window_ms(read_log(p)) == 1000
 
 
-def test_windowed_rows_landing_in_one_window_are_averaged(tmp_path):
-    # fio catching up after a stall writes rows ~500 ms apart: the rows stamped 5500 and 6000
-    # both describe second 5 (5000..6000 ms)
+def test_windowed_rows_after_a_stall_keep_their_ios(tmp_path):
+    # After a stall the row stamped 5500 is a window's rate (30 IOs over 4500..5500, placed by
+    # its middle in second 5); fio catching up writes the next row 500 ms later: 50 IO/s over
+    # 5500..6000 = 25 IOs, also second 5. Seconds 2..4 had no IO.
     p = write(tmp_path / "a_iops.log", ["1000, 10, 1, 0", "2000, 10, 1, 0", "5500, 30, 1, 0",
                                         "6000, 50, 1, 0", "7000, 10, 1, 0"])
-    assert read_iops_log(p, log_avg_msec=1000)["iops"].tolist() == [10, 10, 0, 0, 0, 40, 10]
+    assert read_iops_log(p, log_avg_msec=1000)["iops"].tolist() == [10, 10, 0, 0, 0, 55, 10]
 
 
 def test_windowed_500ms_rebinned_to_seconds(tmp_path):

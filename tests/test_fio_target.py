@@ -19,8 +19,8 @@ import pytest
 
 from conftest import interrupt_fio_child
 from ssdlab.targets.base import JobSpec, PhaseResult
-from ssdlab.targets.fio import (FioError, FioTarget, LoopTarget, _add_tail, open_target, parse_fio_json,
-                                parse_iops_log)
+from ssdlab import fio_logs
+from ssdlab.targets.fio import FioError, FioTarget, LoopTarget, open_target, parse_fio_json
 from ssdlab.targets.loop import LoopDevice, _loop_backing_files, format_size, parse_size
 from ssdlab.targets.safety import UnsafeTargetError
 
@@ -31,40 +31,6 @@ MiB = 1 << 20
 
 
 # ============================================================================ pure parsing
-
-
-def test_parse_iops_log_windows_and_directions(tmp_path):
-    p = tmp_path / "x_iops.1.log"
-    p.write_text("1000, 100, 1, 0, 0\n2000, 200, 0, 0, 0\n2000, 50, 1, 0, 0\n3005, 300, 1, 0, 0\n\n")
-    s = parse_iops_log(p)
-    assert s["t_s"].tolist() == [0.0, 1.0, 2.0]
-    assert np.allclose(s["dt_s"], [1.0, 1.0, 1.005])
-    assert s["iops"].tolist() == [100.0, 250.0, 300.0]  # directions of one window are summed
-    empty = tmp_path / "e.log"
-    empty.write_text("")
-    assert len(parse_iops_log(empty)["t_s"]) == 0
-
-
-def test_parse_iops_log_bad_line_names_file_and_line(tmp_path):
-    p = tmp_path / "bad.log"
-    p.write_text("1000, 5, 1, 0, 0\nhello world\n")
-    with pytest.raises(ValueError, match=r"bad.log:2: not a fio log line"):
-        parse_iops_log(p)
-    p.write_text("2000, 5, 1, 0, 0\n1000, 5, 1, 0, 0\n")
-    with pytest.raises(ValueError, match=r"bad.log:2: time 1000 ms goes backwards"):
-        parse_iops_log(p)
-
-
-def test_tail_window_comes_from_fio_totals():
-    log = {"t_s": np.array([0.0, 1.0]), "dt_s": np.array([1.0, 1.0]), "iops": np.array([100.0, 300.0])}
-    out, note = _add_tail(log, total_ios=900, runtime_s=3.0, interval_s=1.0)
-    assert out["t_s"].tolist() == [0.0, 1.0, 2.0] and out["iops"].tolist() == [100.0, 300.0, 500.0]
-    assert "final window" in note
-    same, note = _add_tail(log, total_ios=440, runtime_s=2.1, interval_s=1.0)  # 0.1 s tail: dropped
-    assert len(same["t_s"]) == 2 and "last 0.100 s (40 IOs)" in note
-    short = {k: np.zeros(0) for k in log}
-    out, _ = _add_tail(short, total_ios=50, runtime_s=0.25, interval_s=1.0)  # short job: one row
-    assert out["iops"].tolist() == [200.0] and out["dt_s"].tolist() == [0.25]
 
 
 def test_parse_fio_json_skips_preamble():
@@ -106,8 +72,8 @@ def test_dry_run_job_file_has_the_review_options(tmp_path):
     assert isinstance(r, PhaseResult) and not r.complete and len(r.series["t_s"]) == 0
     text = r.notes[-1]
     for opt in ("filename=/dev/loopN", "direct=1", "ioengine=", "refill_buffers=1", "randrepeat=0",
-                "norandommap=1", "random_generator=tausworthe64", "write_iops_log=001_torture",
-                "log_avg_msec=1000", "rw=randwrite", "bs=4096", "iodepth=32", "offset=0",
+                "norandommap=1", "random_generator=tausworthe64", "write_hist_log=001_torture",
+                "log_hist_msec=1000", "log_hist_coarseness=1", "rw=randwrite", "bs=4096", "iodepth=32", "offset=0",
                 f"size={1 << 30}", "time_based=1", "runtime=2000000ms"):
         assert opt in text, opt
     assert (tmp_path / "001_torture.fio").read_text() == text
@@ -161,10 +127,15 @@ def test_consistency_like_run_on_loop(loops_ok, tmp_path):
         mean = float(np.sum(s["iops"] * s["dt_s"]) / np.sum(s["dt_s"]))
         assert abs(mean - fio_iops) / fio_iops < 0.02, (mean, fio_iops)
         assert abs(float(np.mean(s["iops"])) - fio_iops) / fio_iops < 0.02
-        # every row but the (reconstructed) last one is straight from fio's IOPS log
-        logged = parse_iops_log(tmp_path / "002_torture_iops.1.log")
-        assert np.array_equal(logged["iops"], s["iops"][: len(logged["iops"])])
-        assert len(logged["iops"]) >= n - 1
+        # the series holds every IO fio counted: its histogram log plus the final window
+        assert float(np.sum(s["iops"] * s["dt_s"])) == pytest.approx(data["jobs"][0]["write"]["total_ios"])
+        hist = fio_logs.read_hist_log(tmp_path / "002_torture_clat_hist.1.log")
+        assert hist.counts.sum() <= data["jobs"][0]["write"]["total_ios"]
+        # per-interval latency percentiles, ordered, and bracketing fio's whole-job figures
+        p50, p99, mx = s["write_lat_p50_us"], s["write_lat_p99_us"], s["write_lat_max_us"]
+        assert np.isfinite(p99).all() and (p50 <= p99).all() and (p99 <= mx).all()
+        assert np.nanmin(p50) <= r.latency_us["p50"] * 1.05 and np.nanmax(p50) >= r.latency_us["p50"] * 0.95
+        assert np.nanmax(mx) == pytest.approx(r.latency_us["max"], rel=0.04)
         tot = r.totals
         assert tot["host_write_bytes"] == data["jobs"][0]["write"]["io_bytes"] > 0
         assert tot["host_read_bytes"] == 0 and tot["ios"] * 4096 == tot["host_write_bytes"]
@@ -172,7 +143,7 @@ def test_consistency_like_run_on_loop(loops_ok, tmp_path):
         lat = r.latency_us
         assert set(lat) == {"p50", "p99", "p99.9", "max"}
         assert 0 < lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["max"] * 1.01
-        for f in ("002_torture.fio", "002_torture.json", "002_torture_iops.1.log", "002_torture.stderr"):
+        for f in ("002_torture.fio", "002_torture.json", "002_torture_clat_hist.1.log", "002_torture.stderr"):
             assert (tmp_path / f).exists(), f
         d = t.describe()
         assert d["kind"] == "loop" and d["fio_version"].startswith("fio-") and d["ioengine"] in ("io_uring", "libaio")
@@ -263,6 +234,6 @@ def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
     assert res["rows"] > 0 and res["ios"] > 0 and max(res["iops"]) > 0
     assert any("interrupted" in n for n in res["notes"])
     assert stop_s < 15  # fio stopped, it did not run its 60 s
-    assert (tmp_path / "wd" / "001_torture_iops.1.log").exists()  # fio wrote its log on exit
+    assert (tmp_path / "wd" / "001_torture_clat_hist.1.log").exists()  # fio wrote its log on exit
     assert not os.path.exists(backing)  # the loop device was cleaned up
     assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout

@@ -154,7 +154,12 @@ def run_procedure(args, module, params, printer) -> int:
         except UserError as e:
             rd.mark_incomplete(f"not started: {e}")
             raise
-        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+        try:
+            summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+        except UserError as e:  # a failure the procedure did not mark (e.g. the target failed to purge)
+            if rd.incomplete is None:
+                rd.mark_incomplete(f"failed: {e}")
+            raise
     finally:
         target.close()
     printer(summary)

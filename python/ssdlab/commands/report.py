@@ -3,11 +3,12 @@
 * ``ssdlab report DIR... [--out report.html]``: one self-contained interactive page
   (:mod:`ssdlab.report`) for one or more results folders (or folders of results folders).
 * ``ssdlab analyze LOG... [--interval S] [--bs SIZE] [--out DIR]``: the consistency
-  metrics (:func:`ssdlab.analysis.analyze_iops`) of fio ``write_iops_log`` files. The logs
-  given are the jobs of one run (``numjobs``), summed second by second; a folder or a
-  ``write_iops_log`` prefix stands for every ``*_iops[.N].log`` in it. With ``--out`` a
-  results folder is written: summary.json (``"test": "analyze"``), series.parquet/.csv,
-  the three review scatter plots and report.html.
+  metrics (:func:`ssdlab.analysis.analyze_iops`) of a run's fio logs, read by the one fio
+  log reader (:mod:`ssdlab.fio_logs`) onto a regular grid. The logs given are the jobs of
+  one run (``numjobs``), summed interval by interval; a folder or a ``write_*_log`` prefix
+  stands for every log in it. With ``--out`` a results folder is written: summary.json
+  (``"test": "analyze"``), series.parquet/.csv, the three review scatter plots and
+  report.html.
 * ``ssdlab compare DIR... [--out DIR]``: the main metrics of several runs side by side as
   a text table; with ``--out`` also compare.csv (one row per run), the overlay scatter
   plots (``compare_log``, ``compare_steady_log``, ``compare_steady_linear``), summary.json
@@ -50,23 +51,26 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
     r.set_defaults(func=cmd_report)
 
     a = subparsers.add_parser(
-        "analyze", help="consistency metrics of existing fio write_iops_log files",
-        description="Read fio IOPS logs (write_iops_log; windowed with log_avg_msec or per-IO) and compute the "
-                    "consistency metrics: IOPS mean/median/p1/p99/min, zero-IOPS seconds, longest stall, "
-                    "fresh-out-of-box level, steady-state onset (SNIA rule), bimodality. Several logs are the jobs "
-                    "of one run and are summed.",
+        "analyze", help="consistency metrics of existing fio logs (iops, histogram, latency, bw)",
+        description="Read the fio logs of a run (write_hist_log histograms, write_lat_log per-IO latencies, "
+                    "write_iops_log windowed or per-IO, write_bw_log) onto a regular grid of intervals (an "
+                    "interval in which nothing completed is 0 IOPS) and compute the consistency metrics: IOPS "
+                    "mean/median/p1/p99/min, zero-IOPS seconds, longest stall, fresh-out-of-box level, steady-state "
+                    "onset (SNIA rule), bimodality; and latency percentiles per interval where the logs hold them. "
+                    "Several logs of one kind are the jobs of one run and are summed.",
         epilog=EPILOG)
     a.add_argument("logs", nargs="+", metavar="LOG",
-                   help="fio *_iops.N.log file, or a folder / write_iops_log prefix (all its *_iops logs)")
-    a.add_argument("--interval", type=float, default=1.0, metavar="S",
-                   help="analysis interval in whole seconds: the 1-s IOPS from the logs are averaged over S-second "
-                        "intervals (default: %(default)s)")
+                   help="fio log file (*_iops.N.log, *_clat_hist.N.log, *_clat.N.log, *_lat.N.log, *_bw.N.log), "
+                        "or a folder / write_*_log prefix (all its logs)")
+    a.add_argument("--interval", type=float, default=None, metavar="S",
+                   help="series interval in seconds, at least the logs' own window (default: the logs' window, "
+                        "detected from their time stamps; 1 s for per-IO logs)")
     a.add_argument("--bs", type=_size, default=4096, metavar="SIZE",
                    help="block size of the IOs, for MB/s (default: 4KiB = 4096 bytes)")
     a.add_argument("--direction", choices=["read", "write", "trim"], default=None,
                    help="only this direction (default: every direction in the logs, summed)")
     a.add_argument("--log-avg-msec", type=int, default=None, metavar="MS",
-                   help="fio's log_avg_msec for these logs, 0 for per-IO logs (default: detected)")
+                   help="fio's log_avg_msec (or log_hist_msec) for these logs, 0 for per-IO logs (default: detected)")
     a.add_argument("--round", dest="round_s", type=float, default=60.0, metavar="S",
                    help="steady-state round length in seconds (SNIA rule, default: %(default)s)")
     a.add_argument("--label", default=None, help="the drive's name in the results and report")
@@ -117,62 +121,65 @@ def cmd_report(args) -> int:
 
 # --------------------------------------------------------------------------- analyze
 
-def _iops_files(items) -> list[Path]:
+#: Log kinds ``analyze`` reads, in the order it prefers them (see fio_logs.grid_from_files).
+ANALYZE_KINDS = ("clat_hist", "hist", "clat", "lat", "iops", "slat", "bw")
+
+
+def _log_files(items) -> list[Path]:
+    """The fio log files named on the command line: files as given; a folder or a
+    ``write_*_log`` prefix stands for every log of the kinds :data:`ANALYZE_KINDS` in it."""
     from .. import fio_logs
 
     files: list[Path] = []
     for item in items:
         p = Path(item)
         if p.is_file():
-            name = fio_logs.parse_log_name(p)
-            if name is not None and name.kind != "iops":
-                raise UserError(f"{p}: a fio {name.kind} log, not an IOPS log (write_iops_log writes *_iops.N.log)")
             files.append(p)
             continue
-        try:
-            files += fio_logs.find_logs(p, "iops")
-        except FileNotFoundError as e:
-            raise UserError(f"{item}: no such file, and {e}") from None
+        found = []
+        for kind in ANALYZE_KINDS:
+            try:
+                found += fio_logs.find_logs(p, kind)
+            except FileNotFoundError:
+                pass
+        if not found:
+            raise UserError(f"{item}: no such file, and no fio logs (*_iops.N.log, *_clat_hist.N.log, *_clat.N.log, "
+                            "*_lat.N.log, *_bw.N.log) in it")
+        files += found
     return files
 
 
-def rebin(iops: np.ndarray, interval_s: float) -> tuple[np.ndarray, float]:
-    """1-s IOPS averaged over whole ``interval_s``-second intervals (a trailing partial interval
-    is dropped). Returns the series and the interval."""
-    k = int(round(interval_s))
-    if k < 1 or abs(k - interval_s) > 1e-9:
-        raise UserError(f"--interval {interval_s:g}: must be a whole number of seconds >= 1 "
-                        "(fio logs are read as 1-s intervals)")
-    if k == 1:
-        return iops, 1.0
-    n = iops.size // k
-    if n == 0:
-        raise UserError(f"--interval {interval_s:g}: the logs cover only {iops.size} s")
-    return iops[: n * k].reshape(n, k).mean(axis=1), float(k)
-
-
-def analyze_logs(files, *, interval_s: float = 1.0, bs_bytes: int = 4096, direction=None,
-                 log_avg_msec=None, round_s: float = 60.0) -> tuple[dict, dict]:
-    """(series, metrics) of fio IOPS logs: series ``t_s``, ``iops``, ``mbps``; metrics from
-    :func:`ssdlab.analysis.analyze_iops` (plus ``round_s``)."""
+def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int = 4096, direction=None,
+                 log_avg_msec=None, round_s: float = 60.0) -> tuple[dict, dict, "fio_logs.Grid"]:
+    """(series, metrics, grid) of the fio logs of one run (:func:`ssdlab.fio_logs.grid_from_files`):
+    series on a regular grid of ``interval_s`` (default: the logs' own window, 1 s for per-IO
+    logs) with ``t_s``, ``iops``, ``mbps`` and per-interval latency where the logs hold it;
+    metrics from :func:`ssdlab.analysis.analyze_iops` (plus ``round_s``, ``log_window_ms``)."""
     from .. import analysis, fio_logs
 
-    try:
-        s = fio_logs.read_iops_logs([Path(f) for f in files], direction, log_avg_msec=log_avg_msec)
-    except (ValueError, FileNotFoundError) as e:
-        raise UserError(str(e)) from None
-    iops, interval = rebin(np.asarray(s["iops"], dtype=np.float64), interval_s)
+    if interval_s is not None and not interval_s > 0:
+        raise UserError(f"--interval {interval_s:g}: must be > 0 seconds")
     if round_s <= 0:
         raise UserError(f"--round {round_s:g}: must be > 0 seconds")
+    kinds = {(fio_logs.parse_log_name(f) or fio_logs.LogName("", "iops", None)).kind for f in files}
+    if kinds == {"bw"}:
+        raise UserError(f"{files[0]}: a fio bw log, not an IOPS log: it holds bytes, not IO counts; give the run's "
+                        "iops, histogram (clat_hist) or latency logs too")
+    try:
+        grid = fio_logs.grid_from_files(files, interval_s=interval_s, log_avg_msec=log_avg_msec, direction=direction)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e) if "--interval" in str(e) or interval_s is None else f"{e} (--interval {interval_s:g})") from None
+    series = grid.series(bs_bytes)
+    interval = grid.interval_s
     if abs(round_s / interval - round(round_s / interval)) > 1e-9:
         round_s = interval * math.ceil(round_s / interval)  # rounds must hold whole intervals
     try:
-        metrics = analysis.analyze_iops(iops, interval, round_s=round_s, bs_bytes=bs_bytes)
+        metrics = analysis.analyze_iops(series["iops"], interval, round_s=round_s, bs_bytes=bs_bytes)
     except ValueError as e:
         raise UserError(f"cannot analyze these logs: {e}") from None
-    series = {"t_s": np.arange(iops.size, dtype=np.float64) * interval, "iops": iops,
-              "mbps": iops * bs_bytes / 1e6}
-    return series, {**metrics, "round_s": float(round_s)}
+    if grid.bytes:  # per-IO or bandwidth logs: MB/s from the bytes, not from IOPS x --bs
+        metrics["mbps_mean"] = float(np.nanmean(series["mbps"]))
+    return series, {**metrics, "round_s": float(round_s), "log_window_ms": grid.window_ms}, grid
 
 
 def _fmt(v, spec=",.0f"):
@@ -199,16 +206,17 @@ def print_metrics(m: dict, what: str) -> None:
 def cmd_analyze(args) -> int:
     from .. import __version__, fio_logs, plots, report, results
 
-    files = _iops_files(args.logs)
+    files = _log_files(args.logs)
     if args.bs <= 0:
         raise UserError(f"--bs {args.bs}: must be > 0 bytes")
     if args.span is not None and not 0 < args.span <= 100:
         raise UserError(f"--span {args.span:g}: must be a percentage in (0, 100]")
-    series, metrics = analyze_logs(files, interval_s=args.interval, bs_bytes=args.bs, direction=args.direction,
-                                   log_avg_msec=args.log_avg_msec, round_s=args.round_s)
+    series, metrics, grid = analyze_logs(files, interval_s=args.interval, bs_bytes=args.bs,
+                                          direction=args.direction, log_avg_msec=args.log_avg_msec,
+                                          round_s=args.round_s)
     job = fio_logs.parse_log_name(files[0])
     source = f"fio:{job.job}" if job else f"fio:{files[0].name}"
-    what = f"{args.label or source}: {len(files)} fio IOPS log{'s' if len(files) != 1 else ''}"
+    what = f"{args.label or source}: {len(files)} fio log{'s' if len(files) != 1 else ''}"
     if args.json:
         print(json.dumps(results.to_jsonable(metrics), indent=2))
     else:
@@ -222,7 +230,8 @@ def cmd_analyze(args) -> int:
     if args.span is not None:
         summary["span_pct"] = args.span
     summary.update({
-        "logs": [str(f.resolve()) for f in files],
+        "logs": [str(f.resolve()) for f in grid.sources],
+        "notes": grid.notes,
         "direction": args.direction or "all",
         "log_avg_msec": args.log_avg_msec,
         "bs_bytes": args.bs,

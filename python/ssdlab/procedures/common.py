@@ -12,11 +12,23 @@ FILL_BS_BYTES = 128 * 1024
 
 
 class Interrupted(Exception):
-    """A phase was interrupted (Ctrl-C / SIGTERM); partial results were kept."""
+    """A phase was cut short, by Ctrl-C / SIGTERM or because the target failed (``error``,
+    from :attr:`PhaseResult.error`); partial results were kept."""
 
     def __init__(self, result: PhaseResult):
-        super().__init__(f"phase {result.job.name!r} interrupted")
+        super().__init__(f"phase {result.job.name!r} " + ("failed" if result.error else "interrupted"))
         self.result = result
+        self.error: str | None = result.error
+
+
+class PhaseFailed(UserError):
+    """A run stopped because its target failed; what was measured is kept, marked incomplete.
+    The message is the target's (target, phase, job file, the tool's own error line)."""
+
+
+def failure_of(e: BaseException) -> str | None:
+    """Why a run stopped: the target's error for a failed phase, None for Ctrl-C/SIGTERM."""
+    return getattr(e, "error", None)
 
 
 def describe_target(summary: dict, target: Target) -> None:
@@ -51,21 +63,37 @@ def write_report(rd: results.ResultsDir, summary: dict) -> None:
               file=sys.stderr, flush=True)
 
 
-def stop(rd: results.ResultsDir, summary: dict) -> None:
-    """Ctrl-C: mark the folder and the summary incomplete, keep what is there, and write
-    report.html of it."""
-    rd.mark_incomplete(results.INTERRUPTED_REASON)
+def mark_stopped(rd: results.ResultsDir, summary: dict, error: str | None = None) -> None:
+    """Marks the folder and the summary incomplete, saying why: Ctrl-C/SIGTERM, or the
+    target failed (``error``)."""
+    rd.mark_incomplete(f"failed: {error}" if error else results.INTERRUPTED_REASON)
     summary["complete"] = False
+    if error:
+        summary["error"] = error
+
+
+def raise_stopped(error: str | None) -> None:
+    """Ends a stopped run: :class:`PhaseFailed` for a failure, else KeyboardInterrupt."""
+    if error:
+        raise PhaseFailed(error)
+    raise KeyboardInterrupt
+
+
+def stop(rd: results.ResultsDir, summary: dict, error: str | None = None) -> None:
+    """Ctrl-C, or the target failed (``error``): mark the folder and the summary incomplete
+    (:func:`mark_stopped`), keep what is there, and write report.html of it."""
+    mark_stopped(rd, summary, error)
     rd.write_summary(summary)
     write_report(rd, summary)
 
 
-def end_run(rd: results.ResultsDir, summary: dict, complete: bool) -> None:
+def end_run(rd: results.ResultsDir, summary: dict, complete: bool, error: str | None = None) -> None:
     """Writes the final summary and report.html: a complete run closes the folder; an
-    interrupted one is marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again."""
+    interrupted one is marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again,
+    a failed one (``error``) raises :class:`PhaseFailed` with the error."""
     if not complete:
-        stop(rd, summary)
-        raise KeyboardInterrupt
+        stop(rd, summary, error)
+        raise_stopped(error)
     summary["complete"] = True
     rd.write_summary(summary)
     write_report(rd, summary)

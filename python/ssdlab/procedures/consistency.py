@@ -15,7 +15,8 @@ import numpy as np
 from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, run_phase, span_bytes
+from .common import (FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, mark_stopped, raise_stopped,
+                     run_phase, span_bytes)
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,15 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
         complete = True
     except (Interrupted, KeyboardInterrupt) as e:
         result = e.result if isinstance(e, Interrupted) else None
-        complete = False
-        rd.mark_incomplete(results.INTERRUPTED_REASON)
-        if result is None or result.job.name != "randwrite":
-            summary["complete"] = False
-            rd.write_summary(summary)
-            raise KeyboardInterrupt from None
+        complete, error = False, failure_of(e)
+        if result is None or result.job.name != "randwrite" or not len(result.series["t_s"]):
+            if result is not None:
+                rd.write_series(result.job.name, result.series)
+            end_run(rd, summary, False, error)  # raises
+        mark_stopped(rd, summary, error)
     _finish(rd, target, summary, result, params)
     if not complete:
-        raise KeyboardInterrupt
+        raise_stopped(error)
     return summary
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .. import plots, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
 from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
@@ -185,9 +185,9 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
                 summary["purge_before_idle"] = target.purge()
             else:
                 step(name)
-        complete = True
+        complete, error = True, None
     except (Interrupted, KeyboardInterrupt) as e:
-        complete = False
+        complete, error = False, failure_of(e)
         if isinstance(e, SweepInterrupted):
             stage = next(s for s, _ in STAGES if s not in done)
             _store(stage, stages[stage] + " (interrupted)", e.sweep)
@@ -197,7 +197,7 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
                 rd.write_series(key, e.result.series)
             summary[key] = {**_phase_totals(e.result), "complete": False}
     _finish(rd, target, summary, sweeps, done, p, layout)
-    end_run(rd, summary, complete)
+    end_run(rd, summary, complete, error)
     return summary
 
 

@@ -37,7 +37,7 @@ from .. import plots, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
-from .common import Interrupted, base_summary, end_run, span_bytes
+from .common import Interrupted, base_summary, end_run, failure_of, span_bytes
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
@@ -121,6 +121,7 @@ class SweepInterrupted(Interrupted):
         Exception.__init__(self, f"sweep {label!r} interrupted")
         self.result = result
         self.sweep = sweep
+        self.error = result.error if result is not None and not result.complete else None
 
 
 def sweep_jobs(layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, read: bool = True,
@@ -302,9 +303,9 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
     try:
         s = sweep(target, layout, qd=params.qd, write=params.write, read=params.read, label="sweep",
                   seed=params.seed, progress=progress)
-        complete = True
+        complete, error = True, None
     except SweepInterrupted as e:
-        s, complete = e.sweep, False
+        s, complete, error = e.sweep, False, failure_of(e)
     rd.write_series("sweep", s)
     stats = sweep_stats(s)
     summary.update(stats)
@@ -318,5 +319,5 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
                                                         "MB/s", title, formats=("png", "svg"))]
     if target.simulated:
         summary["counters"] = target.counters()
-    end_run(rd, summary, complete)
+    end_run(rd, summary, complete, error)
     return summary

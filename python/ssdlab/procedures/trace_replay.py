@@ -31,7 +31,7 @@ from .. import report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, raise_stopped, run_phase, span_bytes
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -227,7 +227,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     rows: list[dict] = []
     per_variant: dict[str, list[ReplayResult]] = {}
     summary["variants"] = rows
-    complete = True
+    complete, error = True, None
     try:
         for step in steps:
             if isinstance(step, JobSpec):
@@ -243,12 +243,12 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
             rows.append(_row(v, int(pass_name[4:]), step.qd, trim, result, counts))
             if not result.complete:
                 raise Interrupted(result)  # type: ignore[arg-type]
-    except (Interrupted, KeyboardInterrupt):
-        complete = False
-        rd.mark_incomplete(results.INTERRUPTED_REASON)
+    except (Interrupted, KeyboardInterrupt) as e:
+        complete, error = False, failure_of(e)
+        mark_stopped(rd, summary, error)
     _finish(rd, target, summary, params, per_variant, complete)
     if not complete:
-        raise KeyboardInterrupt
+        raise_stopped(error)
     return summary
 
 

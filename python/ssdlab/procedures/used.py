@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import plots, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
 from .sweep import trim_bs
 
 #: (id, label) of the three measurements, in order.
@@ -120,7 +120,7 @@ def run(target: Target, p: UsedParams, out: str | Path | results.ResultsDir, *,
             summary[key] = dict(result.totals)
         rd.write_summary(summary)
 
-    complete = True
+    complete, error = True, None
     try:
         summary["purge"] = target.purge()
         step("new", f"new: {what}")
@@ -136,11 +136,11 @@ def run(target: Target, p: UsedParams, out: str | Path | results.ResultsDir, *,
         step("trim", "TRIM span")
         step("trimmed", f"trimmed: {what}")
     except (Interrupted, KeyboardInterrupt) as e:
-        complete = False
+        complete, error = False, failure_of(e)
         if isinstance(e, Interrupted):
             _keep(e.result.job.name, e.result)
     _finish(rd, target, summary, p, what)
-    end_run(rd, summary, complete)
+    end_run(rd, summary, complete, error)
     return summary
 
 

@@ -85,8 +85,9 @@ class PhaseResult:
     per interval...). ``totals`` holds scalars: ``host_write_bytes``, ``host_read_bytes``,
     ``ios``, ``duration_s`` and, where known, ``nand_write_bytes``. ``latency_us`` maps
     percentile labels ("p50", "p99", "p99.9", "max") to microseconds when per-IO data exists.
-    ``complete`` is False when the phase was interrupted (Ctrl-C, SIGTERM): what was measured
-    up to then is kept.
+    ``complete`` is False when the phase was interrupted (Ctrl-C, SIGTERM) or failed: what
+    was measured up to then is kept. ``error`` says why a phase failed (the target's message
+    for the user: target, phase, job file and the tool's own error line), None otherwise.
     """
 
     job: JobSpec
@@ -95,6 +96,7 @@ class PhaseResult:
     latency_us: dict[str, float] = field(default_factory=dict)
     complete: bool = True
     notes: list[str] = field(default_factory=list)
+    error: str | None = None
 
 
 #: Progress callback: (done_fraction 0..1, human text) -> None.
@@ -183,6 +185,8 @@ class ReplayResult:
     totals: dict[str, float | int | None] = field(default_factory=dict)
     complete: bool = True
     notes: list[str] = field(default_factory=list)
+    #: Why the replay failed (as :attr:`PhaseResult.error`), None otherwise.
+    error: str | None = None
 
 
 def window_series(completion_s: np.ndarray, nbytes: np.ndarray, window_commands: int) -> dict[str, np.ndarray]:

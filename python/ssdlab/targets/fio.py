@@ -5,17 +5,20 @@ and throwaway loop devices (``loop:SIZE``).
 runs ``fio --output-format=json`` on it and returns a
 :class:`~ssdlab.targets.base.PhaseResult` in the same names and units as the simulator:
 
-- ``series``: one row per ``job.interval_s`` from fio's windowed IOPS log
-  (``write_iops_log`` + ``log_avg_msec``): ``t_s`` (interval start, s from phase start),
-  ``iops`` (IO/s), ``mbps`` (10^6 bytes/s = iops * bs) and ``dt_s`` (interval length, s:
-  the last one may be shorter). fio never logs the final window of a job; ssdlab adds it,
-  computed from fio's own IO count in the JSON summary, and says so in ``notes``.
+- ``series``: one row per ``job.interval_s`` (a regular grid, see :mod:`ssdlab.fio_logs`)
+  from fio's completion-latency histogram log (``write_hist_log`` with ``log_hist_msec`` =
+  the interval): ``t_s`` (interval start, s from phase start), ``iops`` (IO/s), ``mbps``
+  (10^6 bytes/s = iops * bs), ``dt_s`` (interval length, s: the last one may be shorter) and
+  the per-interval latency percentiles of the phase's direction (``write_lat_p99_us``...).
+  An interval in which the drive completed nothing is 0 IOPS. fio never logs the final
+  window of a job; ssdlab adds it from fio's own IO count and latency histogram in its JSON
+  summary (``--output-format=json+``), and says so in ``notes``.
 - ``totals``: ``host_write_bytes``, ``host_read_bytes``, ``host_trim_bytes`` (bytes),
   ``ios``, ``duration_s`` (s), ``fio_iops`` (fio's whole-job IO/s).
 - ``latency_us``: completion-latency percentiles ``p50``, ``p99``, ``p99.9`` and ``max`` (us).
 
 Every job file is kept in the target's ``workdir`` next to its logs
-(``NNN_phase.fio``, ``NNN_phase_iops.1.log``, ``NNN_phase.json``, ``NNN_phase.stderr``), so a
+(``NNN_phase.fio``, ``NNN_phase_clat_hist.1.log``, ``NNN_phase.json``, ``NNN_phase.stderr``), so a
 user can rerun any phase by hand: ``cd WORKDIR && fio --output-format=json NNN_phase.fio``.
 
 Jobs use ``direct=1``, ``ioengine=io_uring`` (ssdlab probes io_uring once with a 4 KiB read
@@ -23,7 +26,10 @@ and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-r
 offsets (``randrepeat=0``, ``norandommap=1``, ``random_generator=tausworthe64``).
 TRIM is ``rw=trim`` on block devices and fio's ``falloc`` engine (hole punching) on files.
 ``idle`` phases just wait. Ctrl-C or SIGTERM during a phase stops fio cleanly (fio writes its
-logs on exit) and the phase comes back with what was measured and ``complete=False``.
+logs on exit) and the phase comes back with what was measured and ``complete=False``. When
+fio fails (exits non-zero, is killed, reports an IO error or writes no log) the phase comes
+back the same way with ``error`` set: one message naming the target, phase, job file and
+fio's own error line.
 
 Trace replay (:meth:`FioTarget.replay`, the ``003_*`` trace test) writes the prepared commands
 as fio replay files (``NNN_name.blktrace``: blktrace binary, because fio 3.33, Debian 12's, cannot
@@ -53,8 +59,11 @@ from typing import Iterable
 
 import numpy as np
 
+from .. import fio_logs
+from ..errors import UserError
 from . import fio_replay as _rp
-from .base import CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult
+from .base import (DIRECTIONS, CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult,
+                   pattern_direction)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
 from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
@@ -64,7 +73,6 @@ __all__ = [
     "FioTarget",
     "LoopTarget",
     "open_target",
-    "parse_iops_log",
     "parse_fio_json",
     "probe_ioengine",
     "PURGE_METHODS",
@@ -78,7 +86,7 @@ _ENGINE_CACHE: dict[str, str] = {}  # fio binary -> engine that works on this ma
 _VERSION_CACHE: dict[str, str] = {}
 
 
-class FioError(RuntimeError):
+class FioError(UserError):
     """fio (or a purge tool) failed; the message names the target, the job and what to do."""
 
 
@@ -106,59 +114,6 @@ def _sigterm_raises():
 
 
 # ============================================================================ log parsing
-
-
-def parse_iops_log(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Read one fio IOPS log written with ``log_avg_msec`` (windowed averages).
-
-    Each line is ``time_ms, iops, direction, bs, offset[, prio]`` where ``time_ms`` is the end
-    of the window. Rows of the same window (one per direction: 0 read, 1 write, 2 trim) are
-    summed. Returns ``t_s`` (window start, s), ``dt_s`` (window length, s), ``iops``;
-    empty arrays for an empty log. Raises ValueError naming the file and line on bad input.
-    """
-    path = os.fspath(path)
-    ends: list[int] = []
-    vals: list[float] = []
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            parts = [p.strip() for p in line.split(",")]
-            try:
-                t_ms, v = int(parts[0]), float(parts[1])
-            except (ValueError, IndexError):
-                raise ValueError(f"{path}:{lineno}: not a fio log line (want 'time_ms, value, dir, bs, offset'): {line[:80]!r}") from None
-            if ends and t_ms == ends[-1]:
-                vals[-1] += v
-            elif ends and t_ms < ends[-1]:
-                raise ValueError(f"{path}:{lineno}: time {t_ms} ms goes backwards (previous {ends[-1]} ms); is this a per-IO log or several logs concatenated?")
-            else:
-                ends.append(t_ms)
-                vals.append(v)
-    end_s = np.asarray(ends, dtype=np.float64) / 1000.0
-    start_s = np.concatenate([[0.0], end_s[:-1]]) if len(end_s) else end_s
-    return {"t_s": start_s, "dt_s": end_s - start_s, "iops": np.asarray(vals, dtype=np.float64)}
-
-
-def _add_tail(log: dict[str, np.ndarray], total_ios: int | None, runtime_s: float | None,
-              interval_s: float) -> tuple[dict[str, np.ndarray], str | None]:
-    """Append the final window fio does not log, from fio's JSON IO count and runtime."""
-    if total_ios is None or not runtime_s:
-        return log, None
-    last_end = float(log["t_s"][-1] + log["dt_s"][-1]) if len(log["t_s"]) else 0.0
-    tail = runtime_s - last_end
-    logged = float(np.sum(log["iops"] * log["dt_s"]))
-    if tail <= 0:
-        return log, None
-    if tail < 0.25 * interval_s and len(log["t_s"]):
-        return log, (f"the last {tail:.3f} s ({max(0, total_ios - round(logged))} IOs) are in the totals "
-                     f"but not in the series (shorter than a quarter interval)")
-    iops = max(0.0, total_ios - logged) / tail
-    out = {"t_s": np.append(log["t_s"], last_end), "dt_s": np.append(log["dt_s"], tail),
-           "iops": np.append(log["iops"], iops)}
-    return out, (f"last interval ({last_end:.3f}-{runtime_s:.3f} s) computed from fio's total IO count "
-                 f"(fio does not log a job's final window)")
 
 
 def parse_fio_json(text: str) -> dict:
@@ -258,6 +213,11 @@ def probe_ioengine(filename: str, fio: str = "fio") -> str:
             errors.append(f"{eng}: {(r.stderr or r.stdout).strip()[-300:]}")
     raise FioError(f"fio cannot read {filename} with io_uring or libaio and direct I/O: " + " | ".join(errors)
                    + ". Check that you are root and that the filesystem supports O_DIRECT (tmpfs does not).")
+
+
+def _interval_ms(job: JobSpec) -> int:
+    """The phase's series interval in whole ms (fio's log windows are whole ms)."""
+    return max(1, int(round(job.interval_s * 1000)))
 
 
 def _safe_stem(name: str) -> str:
@@ -423,7 +383,8 @@ class FioTarget:
             if self.dry_run and self._engine is None:
                 g.append("; (ssdlab probes io_uring before a real run and falls back to libaio if it fails)")
         g += ["refill_buffers=1", "randrepeat=0", "norandommap=1", "random_generator=tausworthe64",
-              f"write_iops_log={log_prefix}", f"log_avg_msec={max(1, int(round(job.interval_s * 1000)))}"]
+              "; per-interval IO counts and completion-latency histograms (log_hist_coarseness=1: 1/32 resolution)",
+              f"write_hist_log={log_prefix}", f"log_hist_msec={_interval_ms(job)}", "log_hist_coarseness=1"]
         j = [f"[{_safe_stem(job.name)}]", f"rw={job.pattern}", f"bs={job.bs_bytes}",
              f"iodepth={1 if trim_file else job.qd}", f"offset={off}", f"size={span}"]
         if job.duration_s is not None:
@@ -434,7 +395,8 @@ class FioTarget:
 
     # -- running ---------------------------------------------------------------------------
     def run_phase(self, job: JobSpec, progress: Progress | None = None) -> PhaseResult:
-        """Run one phase through fio (or wait, for ``idle``); see the module docstring."""
+        """Run one phase through fio (or wait, for ``idle``); see the module docstring. fio
+        failing is not raised: the result has ``error`` set and keeps what was measured."""
         self._counter += 1
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
         text = self.job_text(job, log_prefix=stem)
@@ -445,42 +407,71 @@ class FioTarget:
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
         if job.pattern == "idle":
             return self._idle(job, progress)
-        for old in glob.glob(str(self.workdir / f"{stem}_iops*.log")):
+        for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
             os.unlink(old)
         out_json = self.workdir / f"{stem}.json"
         err_path = self.workdir / f"{stem}.stderr"
-        cmd = [_find_fio(self.fio), "--output-format=json", f"--output={out_json.name}", jobfile.name]
+        out_json.unlink(missing_ok=True)
+        cmd = [_find_fio(self.fio), "--output-format=json+", f"--output={out_json.name}", jobfile.name]
         interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress)
         notes = [f"job file: {jobfile}"] + stop_notes
         if interrupted:
             notes.insert(0, f"interrupted by {interrupted}: partial results")
+        failure: str | None = None
         data = None
         try:
             data = parse_fio_json(out_json.read_text())
         except (OSError, ValueError) as e:
             if not interrupted:
-                raise FioError(self._fail_msg(job, jobfile, err_path, rc, f"no JSON summary ({e})")) from None
-            notes.append(f"fio's JSON summary is missing ({e}); totals come from the IOPS log")
+                failure = f"no JSON summary ({e})"
+            notes.append(f"fio's JSON summary is missing ({e}); totals come from its log")
         totals, lat, ferr = _summarize(data) if data else ({}, {}, 0)
-        if not interrupted and (rc != 0 or ferr):
-            raise FioError(self._fail_msg(job, jobfile, err_path, rc, f"fio error {ferr}" if ferr else ""))
-        logs = sorted(glob.glob(str(self.workdir / f"{stem}_iops*.log")))
-        log = parse_iops_log(logs[0]) if logs else {k: np.zeros(0) for k in ("t_s", "dt_s", "iops")}
-        log, tail_note = _add_tail(log, totals.get("ios"), totals.get("duration_s"), job.interval_s)
-        if tail_note:
-            notes.append(tail_note)
+        if not interrupted and failure is None and (rc != 0 or ferr):
+            failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+        series, log_note = self._phase_series(job, stem, data, totals)
+        if log_note:
+            notes.append(log_note)
+            if not interrupted and failure is None and not len(series["t_s"]) and totals.get("ios"):
+                failure = log_note
+        error = None
+        if failure is not None:
+            error = self._fail_msg(job, jobfile, err_path, rc, failure)
+            notes.insert(0, f"failed: {error}")
         if not data:
-            ios = float(np.sum(log["iops"] * log["dt_s"]))
-            dur = float(np.sum(log["dt_s"]))
-            is_w = job.pattern in ("write", "randwrite")
-            is_r = job.pattern in ("read", "randread")
-            totals = {"host_write_bytes": int(ios * job.bs_bytes) if is_w else 0,
-                      "host_read_bytes": int(ios * job.bs_bytes) if is_r else 0,
-                      "host_trim_bytes": int(ios * job.bs_bytes) if job.pattern == "trim" else 0,
-                      "ios": int(ios), "duration_s": dur, "fio_iops": ios / dur if dur else 0.0}
-        series = {"t_s": log["t_s"], "iops": log["iops"], "mbps": log["iops"] * job.bs_bytes / 1e6, "dt_s": log["dt_s"]}
+            ios = float(np.sum(series["iops"] * series["dt_s"]))
+            dur = float(np.sum(series["dt_s"]))
+            direction = pattern_direction(job.pattern)
+            totals = {f"host_{d}_bytes": int(ios * job.bs_bytes) if d == direction else 0 for d in DIRECTIONS}
+            totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
-                           complete=interrupted is None, notes=notes)
+                           complete=interrupted is None and error is None, notes=notes, error=error)
+
+    def _phase_series(self, job: JobSpec, stem: str, data: dict | None, totals: dict) -> tuple[dict, str | None]:
+        """The phase's series from its histogram log and fio's JSON (for the final window fio
+        does not log), and a note on what was added or missing."""
+        path = self.workdir / f"{stem}_clat_hist.1.log"
+        end_s = totals.get("duration_s") or None
+        notes: list[str] = []
+        try:
+            grid = fio_logs.grid_from_hist(fio_logs.read_hist_log(path, notes), path, interval_s=job.interval_s,
+                                           window_ms=_interval_ms(job), end_s=end_s, notes=notes)
+        except FileNotFoundError:
+            grid = fio_logs.Grid(interval_s=job.interval_s, window_ms=_interval_ms(job))
+            notes.append(f"fio wrote no log {path.name}")
+        except ValueError as e:
+            if "no histogram rows" not in str(e):
+                raise FioError(f"{self.name}, phase {job.name!r}: cannot read fio's log: {e}") from None
+            grid = fio_logs.Grid(interval_s=job.interval_s, window_ms=_interval_ms(job))
+            notes.append(f"fio's log {path.name} is empty (nothing completed in the first interval, or fio was "
+                         "killed before writing it)")
+        for d in DIRECTIONS:
+            jd = ((data or {}).get("jobs") or [{}])[0].get(d) or {}
+            if jd.get("total_ios"):
+                bins = {float(k): float(v) for k, v in ((jd.get("clat_ns") or {}).get("bins") or {}).items()}
+                note = grid.add_tail(d, jd["total_ios"], end_s or grid.end_s, job.bs_bytes, bins)
+                if note:
+                    notes.append(note)
+        return grid.series(job.bs_bytes), "; ".join(notes) or None
 
     # -- trace replay ----------------------------------------------------------------------
     #: Commands per fio run of a replay (fio holds a whole replay file in memory); see
@@ -609,6 +600,7 @@ class FioTarget:
         gap_ms = 0.0
         unlogged = 0
         interrupted: str | None = None
+        error: str | None = None
         runs = []  # fio runs done: (segment, interrupted, launch time [epoch ms], fio JSON counts)
         for seg in segments:  # run back to back (logs are read afterwards, to keep the gaps short)
             try:
@@ -622,11 +614,15 @@ class FioTarget:
                 launch_ms = time.time() * 1000.0
                 interrupted, rc, stop_notes = self._run_fio(cmd, err_path, None, progress, status=status)
                 notes += stop_notes
-                fio = self._replay_check(job, seg, interrupted, rc, out_json, err_path, notes)
-                runs.append((seg, interrupted, launch_ms, fio))
+                try:
+                    fio = self._replay_check(job, seg, interrupted, rc, out_json, err_path, notes)
+                except FioError as e:  # keep what the runs before (and this one's log) measured
+                    error = str(e)
+                    fio = None
+                runs.append((seg, interrupted or error, launch_ms, fio))
             except (KeyboardInterrupt, _Terminate) as e:  # between fio runs
                 interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM")
-            if interrupted:
+            if interrupted or error:
                 break
         for k, (seg, seg_interrupted, launch_ms, fio) in enumerate(runs):
             if progress is not None:
@@ -667,10 +663,12 @@ class FioTarget:
             notes.append(f"replayed in {len(segments)} fio runs of at most {self.replay_segment_commands:,} commands "
                          f"(fio holds a replay file in memory); the queue drained for {gap_ms / 1000:.2f} s in "
                          f"total between runs")
-        if interrupted:
-            notes.insert(0, f"interrupted by {interrupted}: partial results ({int(counts.sum()):,} of {total:,} "
+        if interrupted or error:
+            why = f"failed: {error}" if error else f"interrupted by {interrupted}"
+            notes.insert(0, f"{why}: partial results ({int(counts.sum()):,} of {total:,} "
                             f"commands, {len(runs)} of {len(segments)} fio runs)")
-        return ReplayResult(job=job, series=series, totals=totals, complete=interrupted is None, notes=notes)
+        return ReplayResult(job=job, series=series, totals=totals, complete=interrupted is None and error is None,
+                            notes=notes, error=error)
 
     def _replay_check(self, job, seg, interrupted, rc, out_json: Path, err_path: Path, notes: list[str]) -> dict | None:
         """fio's JSON counts of one replay run (None if missing after an interrupt); FioError if fio failed."""
@@ -727,21 +725,32 @@ class FioTarget:
         return status
 
     def _fail_msg(self, job, jobfile, err_path, rc, extra) -> str:
+        """One message for a failed fio run: target, phase, how fio ended, fio's own error line,
+        a hint, and the job file to rerun by hand."""
         try:
-            err = err_path.read_text().strip()[-800:]
+            err = err_path.read_text(errors="replace").strip()
         except OSError:
             err = ""
+        lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if "error" in ln.lower() or ln.startswith("fio:")]
+        said = (errors or lines[-1:] or ["fio printed no message"])[0]
+        if len(said) > 300:
+            said = said[:297] + "..."
+        more = f" (+{len(errors) - 1} more error lines in {err_path})" if len(errors) > 1 else ""
+        if rc is not None and rc < 0:
+            how = f"killed by {signal.Signals(-rc).name}" if -rc in signal.Signals._value2member_map_ else f"killed ({rc})"
+        else:
+            how = f"exit {rc}"
         hint = ""
-        low = err.lower()
+        low = err.lower() + " " + (extra or "").lower()
         if "invalid argument" in low and self.kind == "file":
             hint = " The file's filesystem may not support O_DIRECT (tmpfs does not)."
         elif "permission denied" in low or "operation not permitted" in low:
             hint = " Run as root."
-        elif "no space" in low:
-            hint = " The filesystem under the target (or under a loop device's backing file) is full."
-        return (f"fio failed on {self.name} in phase {job.name!r} (exit {rc}{', ' + extra if extra else ''}): "
-                f"{err or 'no message'}.{hint} Job file: {jobfile}; rerun it by hand with "
-                f"`cd {self.workdir} && fio {jobfile.name}` to see details.")
+        elif "no space" in low or "error 28" in low:
+            hint = " The filesystem under the target (or under a loop device's backing file) is full: free space."
+        return (f"fio failed on {self.name} in phase {job.name!r} ({how}{', ' + extra if extra else ''}): {said}{more}."
+                f"{hint} Job file: {jobfile}; rerun it by hand with `cd {self.workdir} && fio {jobfile.name}`.")
 
     def _progress_probe(self):
         """A function returning bytes moved on the device so far (block devices only)."""
