@@ -4,7 +4,9 @@ Phases run in simulated time, as fast as the simulator goes. The series carries,
 ``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``nand_write_bytes``,
 ``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC, summed over dies),
 ``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND bytes / host
-bytes written in the interval; NaN when the host wrote nothing).
+bytes written in the interval; NaN when the host wrote nothing), and for the job's direction
+the per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,
+p99.9 within 1/32, exact max; us; by completion time, NaN where nothing completed).
 """
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ import numpy as np
 
 from .. import _native
 from ..profiles import Profile
-from .base import CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult
+from .base import (
+    LATENCY_STATS, CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult, latency_column,
+    pattern_direction,
+)
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
 #: An idle phase reports how many blocks hold data of more than one of this many equal LBA
@@ -86,7 +91,7 @@ class SimTarget:
                 if dt > 0:
                     chunk = int(min(max(chunk * 0.1 / dt, 1_000), 5_000_000))
                 if progress:
-                    progress(fraction, f"{elapsed_s:,.0f} s simulated")
+                    progress(fraction, live_text(self._sim.phase_live()))
                 if done:
                     break
         except KeyboardInterrupt:
@@ -185,8 +190,33 @@ class SimTarget:
             "erases": int(raw["erases"][-1] - raw["erases"][0]),
             "write_amplification": nand_total / host_total if host_total else None,
         }
+        direction = pattern_direction(job.pattern)
+        for label, _ in LATENCY_STATS:
+            per = raw["latency_intervals_ns"][label]
+            series[latency_column(direction, label)] = np.array(
+                [np.nan if v is None else v / 1e3 for v in per], dtype=np.float64)
         latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
+
+
+def live_text(live: dict) -> str:
+    """Progress text from the simulator's ``phase_live()``, over the intervals already final:
+    "12,345 IOPS 50.6 MB/s (min 0, 3 s at 0) · 812/2000 s simulated" (IOPS and MB/s of the
+    last interval, fewest IOPS of an interval, time spent at 0 IOPS; simulated seconds done
+    and in all, or only done for a phase limited by bytes)."""
+    done = live["elapsed_s"]
+    remaining = live["remaining_s"]
+    clock = f"{_s(done)} s simulated" if remaining is None else f"{_s(done)}/{_s(done + remaining)} s simulated"
+    if live["last_iops"] is None:
+        return clock
+    at_zero = live["zero_intervals"] * live["interval_s"]
+    return (f"{live['last_iops']:,.0f} IOPS {live['last_mbps']:,.1f} MB/s "
+            f"(min {live['min_iops']:,.0f}, {_s(at_zero)} s at 0) · {clock}")
+
+
+def _s(seconds: float) -> str:
+    """Seconds for a progress line: whole seconds from 10 s up, else 2 significant digits."""
+    return f"{seconds:,.0f}" if seconds >= 10 or seconds == 0 else f"{seconds:.2g}"
 
 
 def _le(a, dtype: str) -> bytes:
