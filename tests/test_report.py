@@ -248,7 +248,10 @@ def _open(driver, page: Path) -> tuple[list, list]:
 
 
 def _canvas(driver, section: str) -> str:
-    return driver.execute_script(f"return document.getElementById('cv-{section}').toDataURL()")
+    """The picture of a chart: every canvas dygraphs drew in ``#plot-<section>``."""
+    return driver.execute_script(
+        f"return Array.prototype.map.call(document.querySelectorAll('#plot-{section} canvas'), "
+        "function (c) { return c.toDataURL(); }).join('|')")
 
 
 def _attr(driver, section: str, name: str) -> str:
@@ -328,7 +331,7 @@ def test_drag_zooms_and_double_click_resets(browser, runs):
     from selenium.webdriver.common.action_chains import ActionChains
 
     _open(browser, runs["html"])
-    cv = browser.find_element("id", "cv-consistency")
+    cv = browser.find_element("id", "plot-consistency")
     ActionChains(browser).move_to_element_with_offset(cv, -100, 0).click_and_hold() \
         .move_by_offset(200, 0).release().perform()
     assert _attr(browser, "consistency", "zoom") == "custom"
@@ -368,7 +371,7 @@ def test_line_section_toggles(browser, runs, tmp_path):
 
 def test_screenshot_is_not_blank(browser, runs, tmp_path):
     _open(browser, runs["html"])
-    png = browser.find_element("id", "cv-consistency").screenshot_as_png
+    png = browser.find_element("id", "plot-consistency").screenshot_as_png
     (_shot_dir(tmp_path) / "report_canvas.png").write_bytes(png)
     px = _png_pixels(png)
     assert px.shape[0] > 200 and px.shape[1] > 600

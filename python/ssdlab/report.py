@@ -1,10 +1,12 @@
 """``report.html``: one self-contained, offline, interactive page for one or more results folders.
 
 :func:`write_report` reads results folders (``summary.json`` and the series next to it, see
-:mod:`ssdlab.results`) and writes a single HTML file with everything inline: CSS, a small
-hand-written script that draws the plots on ``<canvas>``, and the data as JSON in a
-``<script type="application/json">`` block. No CDN, no web fonts, no images, no requests:
-the file works from a USB stick on a machine without network, and can be mailed around.
+:mod:`ssdlab.results`) and writes a single HTML file with everything inline: CSS, the charting
+library `dygraphs <https://dygraphs.com>`_ (MIT; vendored in ``ssdlab/vendor/dygraphs`` from
+Debian's ``libjs-dygraphs``, licence kept as a comment), a small script that drives it, and the
+data as JSON in a ``<script type="application/json">`` block. No CDN, no web fonts, no images,
+no requests: the file works from a USB stick on a machine without network, and can be mailed
+around.
 
 What the page shows, like the reviews' interactive consistency graphs (AnandTech, seeds
 001/004):
@@ -17,9 +19,13 @@ What the page shows, like the reviews' interactive consistency graphs (AnandTech
   Drag on the plot to zoom on a time range, double-click to see the whole run again. All
   drives share one y scale, as in the reviews, so switching drives compares like with like.
   Zero-IOPS intervals are drawn at the floor (log scale) or at 0 with their own marker.
+  Under it, for the run(s) shown and over the same time range: per-interval **latency**
+  (p50, p99, p99.9, max per direction, log scale; series with ``{direction}_lat_*_us``
+  columns) and the simulator's **why**: write amplification, free blocks, GC copies vs host
+  writes (MB/s) per interval (the columns :mod:`ssdlab.targets.sim` writes).
 * **Other runs** (``"sweep"``, ``"recovery"``, ``"used"``... or anything with a ``plot`` hint):
-  line plots, one section per ``test`` kind, with a run selector (or all runs overlaid),
-  log / linear toggle, drag zoom, and clickable legend entries.
+  line or scatter charts, one section per ``test`` kind, with a run selector (or all runs
+  overlaid), a chart selector, log / linear toggle, drag zoom, and clickable legend entries.
 * A run that groups other results folders (``"test": "review"``, with their folder names in
   ``part_dirs``) comes first: its tables are the page's overview. :func:`expand_run_dirs`
   turns such a folder into itself and its parts.
@@ -48,12 +54,18 @@ Conventions in ``summary.json`` that the report reads (all optional):
          "title": "...", "xlabel": "...", "ylabel": "...",  # default: the column names
          "logy": false}                 # initial scale (default false)
 
+    A ``y`` entry may also be a dict ``{"series": "used", "y": "iops", "label": "used",
+    "unit": "IOPS", "scale": 1.0}``: a column of another series of the folder (same ``x``
+    column name), its legend label, unit, and a factor applied to the values (e.g. bytes
+    per 1 s interval x 1e-6 = MB/s); :func:`time_series_hints` builds such hints.
     A run with a ``plot`` hint is drawn as line/scatter charts even if its series has
     ``iops``. A run of another kind without a hint gets one line chart of ``series``:
     x = ``t_s`` (else the first column), y = ``iops`` if present, else every other column.
 ``"tables"``: a list of ``{"title": str, "columns": [str, ...], "rows": [[...], ...],
-"note": str}``; a row may also be a dict keyed by column name. Rendered as HTML tables, in
-order, in the run's section; numbers are formatted, ``null`` shows as "n/a".
+"note": str, "bars": [column, ...], "highlight": [first cell, ...]}``; a row may also be a
+dict keyed by column name. Rendered as HTML tables, in order, in the run's section; numbers
+are formatted, ``null`` shows as "n/a"; ``bars`` columns get a bar proportional to the value
+(the reviewers' bar tables), ``highlight`` rows a second colour.
 
 Big series are thinned to at most :data:`MAX_POINTS` points per chart: each of a few
 thousand time buckets keeps its minimum and maximum, plus an even stride of the rest (so
@@ -63,17 +75,21 @@ when a chart was thinned. The full series stay in the results folder.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import __version__, results
+from .targets.base import DIRECTIONS, LATENCY_STATS, latency_column
 
 __all__ = [
     "write_report",
@@ -87,6 +103,10 @@ __all__ = [
     "unit_suffix",
     "MAX_POINTS",
     "REPORT_NAME",
+    "INTERNALS",
+    "latency_columns",
+    "time_series_hints",
+    "DYGRAPHS_VERSION",
 ]
 
 REPORT_NAME = "report.html"
@@ -152,6 +172,23 @@ _AXIS_LABELS = {
     "write_mbps": "write MB/s", "read_mbps": "read MB/s", "write_amplification": "write amplification",
     "free_blocks": "free blocks",
 }
+
+#: What the simulator writes per interval that explains the IOPS (``targets/sim.py``
+#: ``_to_result``), charted against time: (chart id, title, y label, kind, columns); a
+#: chart is drawn when its first column holds data. Columns: (column, label, unit, bytes
+#: per interval to be shown as MB/s).
+INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, bool], ...]], ...] = (
+    ("wa", "Write amplification per interval (NAND bytes / host bytes)", "write amplification", "scatter",
+     (("write_amplification", "write amplification", "", False),)),
+    ("free_blocks", "Free blocks", "free blocks", "line",
+     (("free_blocks", "free blocks", "blocks", False),)),
+    ("gc", "Garbage-collection copies vs host writes", "MB/s", "scatter",
+     (("gc_copied_bytes", "GC copies", "MB/s", True), ("host_write_bytes", "host writes", "MB/s", True))),
+)
+#: Charts under the consistency IOPS chart, in page order.
+_COMPANION_ORDER = ("latency",) + tuple(cid for cid, *_ in INTERNALS)
+#: The vendored charting library (``ssdlab/vendor/dygraphs``, see its SOURCE file).
+DYGRAPHS_VERSION = "2.2.1"
 
 
 # --------------------------------------------------------------------------- values
@@ -371,9 +408,32 @@ def _unit(col: str) -> str | None:
     return None
 
 
-def _line_chart(series: Mapping[str, np.ndarray], hint: Mapping[str, Any], name: str,
+def _interval_s(t: np.ndarray) -> float:
+    """The series interval [s]: the median step of ``t`` (1.0 when it cannot be told)."""
+    d = np.diff(np.asarray(t, dtype=np.float64))
+    d = d[np.isfinite(d) & (d > 0)]
+    return float(np.median(d)) if d.size else 1.0
+
+
+def _y_specs(ys: Any, name: str) -> list[dict]:
+    """A hint's ``y`` entries as dicts: series, y (column), label, unit, scale."""
+    if isinstance(ys, (str, Mapping)):
+        ys = [ys]
+    out = []
+    for y in ys or []:
+        if isinstance(y, Mapping):
+            out.append({"series": str(y.get("series") or name), "y": str(y.get("y")), "label": y.get("label"),
+                        "unit": y.get("unit"), "scale": _num(y.get("scale"))})
+        else:
+            out.append({"series": name, "y": str(y), "label": None, "unit": None, "scale": None})
+    return out
+
+
+def _line_chart(hint: Mapping[str, Any], name: str, load: Callable[[str], dict | None],
                 errors: list[str], max_points: int) -> dict | None:
-    cols = _numeric(series)
+    """One chart of a ``plot`` hint: x and y columns of the series ``name`` (and, for y
+    entries naming another series, of that one), each source thinned on its own."""
+    cols = _numeric(load(name) or {})
     if not cols:
         errors.append(f"{name}: no numeric columns")
         return None
@@ -381,30 +441,55 @@ def _line_chart(series: Mapping[str, np.ndarray], hint: Mapping[str, Any], name:
     if x not in cols:
         errors.append(f"{name}: plot x column {x!r} not found (columns: {', '.join(cols)})")
         return None
-    ys = hint.get("y")
-    if isinstance(ys, str):
-        ys = [ys]
-    if not ys:
-        ys = ["iops"] if ("iops" in cols and x == "t_s" and not hint) else [c for c in cols if c != x]
-    missing = [y for y in ys if y not in cols]
-    if missing:
-        errors.append(f"{name}: plot y column(s) {', '.join(map(repr, missing))} not found "
-                      f"(columns: {', '.join(cols)})")
-    ys = [y for y in ys if y in cols and y != x]
-    if not ys:
+    specs = _y_specs(hint.get("y"), name)
+    if not specs:
+        default = ["iops"] if ("iops" in cols and x == "t_s" and not hint) else [c for c in cols if c != x]
+        specs = _y_specs(default, name)
+    groups: dict[str, list[dict]] = {}
+    for sp in specs:
+        src = cols if sp["series"] == name else _numeric(load(sp["series"]) or {})
+        if not src:
+            errors.append(f"{name}: plot y {sp['y']!r}: no series {sp['series']!r} in the folder")
+        elif x not in src:
+            errors.append(f"{sp['series']}: plot x column {x!r} not found (columns: {', '.join(src)})")
+        elif sp["y"] not in src:
+            errors.append(f"{sp['series']}: plot y column {sp['y']!r} not found (columns: {', '.join(src)})")
+        elif sp["y"] != x:
+            groups.setdefault(sp["series"], []).append(sp)
+    if not groups:
         return None
-    n = len(cols[x])
-    keep = (cols["iops"] == 0) if "iops" in ys else None
-    idx = downsample_indices([cols[y] for y in ys], max_points, keep)
-    units = {_unit(y) for y in ys}
-    ylabel = hint.get("ylabel") or (_pretty(ys[0]) if len(ys) == 1 else
+    several = len(groups) > 1
+    ys_out: list[dict] = []
+    chart_x: list | None = None
+    n_total = n_shown = 0
+    for gi, (src_name, sps) in enumerate(groups.items()):
+        src = cols if src_name == name else _numeric(load(src_name) or {})
+        keep = (src["iops"] == 0) if any(sp["y"] == "iops" for sp in sps) else None
+        idx = downsample_indices([src[sp["y"]] for sp in sps], max_points, keep)
+        xs = _compact(src[x][idx], 9)
+        if gi == 0:
+            chart_x = xs
+        n_total += len(src[x])
+        n_shown += int(idx.size)
+        for sp in sps:
+            v = src[sp["y"]][idx] * (sp["scale"] if sp["scale"] is not None else 1.0)
+            label = str(sp["label"]) if sp["label"] else (f"{src_name}: " if several else "") + _pretty(sp["y"])
+            y = {"name": sp["y"] if src_name == name else f"{src_name}.{sp['y']}", "label": label,
+                 "unit": str(sp["unit"]) if sp["unit"] is not None else (_unit(sp["y"]) or ""),
+                 "values": _compact(v)}
+            if gi:
+                y["x"] = xs
+            ys_out.append(y)
+    ycols = [sp["y"] for sps in groups.values() for sp in sps]
+    units = {y["unit"] for y in ys_out}
+    ylabel = hint.get("ylabel") or (ys_out[0]["label"] if len(ys_out) == 1 else
                                     (units.pop() or "value") if len(units) == 1 else "value")
     if hint.get("title"):
         title = str(hint["title"])
-    elif len(ys) <= 2:
-        title = " and ".join(_pretty(y) for y in ys) + " vs " + _pretty(x)
+    elif len(ys_out) <= 2 and not several:
+        title = " and ".join(_pretty(y) for y in ycols) + " vs " + _pretty(x)
     else:
-        title = f"{ylabel if ylabel != 'value' else 'values'} vs {_pretty(x)} ({len(ys)} series)"
+        title = f"{ylabel if ylabel != 'value' else 'values'} vs {_pretty(x)} ({len(ys_out)} series)"
     return {
         "series": name,
         "kind": "scatter" if hint.get("kind") == "scatter" else "line",
@@ -413,10 +498,10 @@ def _line_chart(series: Mapping[str, np.ndarray], hint: Mapping[str, Any], name:
         "ylabel": str(ylabel),
         "logy": bool(hint.get("logy", False)),
         "xcol": x,
-        "x": _compact(cols[x][idx], 9),
-        "ys": [{"name": y, "label": _pretty(y), "unit": _unit(y) or "", "values": _compact(cols[y][idx])} for y in ys],
-        "n_total": int(n),
-        "n_shown": int(idx.size),
+        "x": chart_x,
+        "ys": ys_out,
+        "n_total": int(n_total),
+        "n_shown": int(n_shown),
     }
 
 
@@ -425,9 +510,7 @@ def _consistency_chart(series: Mapping[str, np.ndarray], max_points: int) -> dic
     y = np.asarray(series["iops"], dtype=np.float64)
     zero = y == 0
     idx = downsample_indices([y], max_points, zero)
-    d = np.diff(t)
-    d = d[np.isfinite(d) & (d > 0)]
-    interval = float(np.median(d)) if d.size else 1.0
+    interval = _interval_s(t)
     fin_t = t[np.isfinite(t)]
     return {
         "x": _compact(t[idx], 9),
@@ -438,6 +521,87 @@ def _consistency_chart(series: Mapping[str, np.ndarray], max_points: int) -> dic
         "n_shown": int(idx.size),
         "zeros": int(zero.sum()),
     }
+
+
+def latency_columns(series: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The per-interval latency columns of ``series`` that hold data, as (column, direction,
+    statistic label), in :data:`~ssdlab.targets.base.DIRECTIONS` x ``LATENCY_STATS`` order."""
+    out = []
+    for d in DIRECTIONS:
+        for label, _ in LATENCY_STATS:
+            c = latency_column(d, label)
+            if c in series and np.isfinite(np.asarray(series[c], dtype=np.float64)).any():
+                out.append((c, d, label))
+    return out
+
+
+def _has_data(series: Mapping[str, Any], col: str) -> bool:
+    return col in series and bool(np.isfinite(np.asarray(series[col], dtype=np.float64)).any())
+
+
+def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list[dict]:
+    """Charts under a consistency run's IOPS, against the same time: latency (log µs) and the
+    simulator's internals (:data:`INTERNALS`), each only when its columns hold data."""
+    if "t_s" not in series:
+        return []
+    t = np.asarray(series["t_s"], dtype=np.float64)
+    interval = _interval_s(t)
+    defs: list[tuple[str, str, str, str, bool, list[tuple[str, str, str, float]]]] = []
+    lat = latency_columns(series)
+    if lat:
+        several = len({d for _, d, _ in lat}) > 1
+        defs.append(("latency", "Latency per interval (completion latency)", "latency (µs)", "scatter", True,
+                     [(c, f"{d} {stat}" if several or d != "write" else stat, "µs", 1.0) for c, d, stat in lat]))
+    for cid, title, ylabel, kind, cols in INTERNALS:
+        if not _has_data(series, cols[0][0]):
+            continue
+        defs.append((cid, title, ylabel, kind, False,
+                     [(c, label, unit, 1e-6 / interval if per_s else 1.0)
+                      for c, label, unit, per_s in cols if _has_data(series, c)]))
+    out = []
+    for cid, title, ylabel, kind, logy, cols in defs:
+        arrays = [np.asarray(series[c], dtype=np.float64) * scale for c, _, _, scale in cols]
+        idx = downsample_indices(arrays, max_points)
+        out.append({"id": cid, "title": title, "ylabel": ylabel, "kind": kind, "logy": logy,
+                    "x": _compact(t[idx], 9),
+                    "ys": [{"name": c, "label": label, "unit": unit, "values": _compact(a[idx])}
+                           for (c, label, unit, _), a in zip(cols, arrays)],
+                    "n_total": int(t.size), "n_shown": int(idx.size)})
+    return out
+
+
+def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what: str) -> list[dict]:
+    """``plot`` hints for the per-interval series of a test's phases, for tests other than
+    consistency (recovery's torture, used's three measurements): IOPS (scatter, log), latency
+    (scatter, log µs; when the series have latency columns) and each :data:`INTERNALS` chart
+    (simulated targets), overlaying the phases. ``phases``: (series name as written with
+    ``write_series``, label, the series). Only columns that hold data are named."""
+    phases = [(n, lab, s) for n, lab, s in phases if "t_s" in s and len(s["t_s"])]
+    if not phases:
+        return []
+    first = phases[0][0]
+    hints = []
+    ys = [{"series": n, "y": "iops", "label": lab, "unit": "IOPS"} for n, lab, s in phases if "iops" in s]
+    if ys:
+        hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
+                      "title": f"{what}: IOPS per interval", "ylabel": "IOPS"})
+    ys = [{"series": n, "y": c, "label": f"{lab} {d} {stat}", "unit": "µs"}
+          for n, lab, s in phases for c, d, stat in latency_columns(s)]
+    if ys:
+        hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
+                      "title": f"{what}: latency per interval", "ylabel": "latency (µs)"})
+    for _cid, title, ylabel, kind, cols in INTERNALS:
+        ys = []
+        for n, lab, s in phases:
+            if not _has_data(s, cols[0][0]):
+                continue
+            scale = 1e-6 / _interval_s(s["t_s"])
+            ys += [{"series": n, "y": c, "label": f"{lab}: {label}" if len(cols) > 1 else lab, "unit": unit,
+                    **({"scale": scale} if per_s else {})} for c, label, unit, per_s in cols if _has_data(s, c)]
+        if ys:
+            hints.append({"series": first, "x": "t_s", "y": ys, "kind": kind, "logy": False,
+                          "title": f"{what}: {title[0].lower()}{title[1:]}", "ylabel": ylabel})
+    return hints
 
 
 def _drive_key(summary: Mapping[str, Any]) -> str:
@@ -496,21 +660,26 @@ def load_run(folder: str | os.PathLike, *, max_points: int = MAX_POINTS) -> dict
         "errors": errors,
         "charts": [],
         "consistency": None,
+        "companions": [],
     }
     if kind == "consistency" and series is not None:
         run["consistency"] = _consistency_chart(series, max_points)
+        run["companions"] = _companion_charts(series, max_points)
     elif kind == "lines":
         hints = _plot_hints(summary) or [{}]
         cache: dict[str, dict | None] = {"series": series}
-        for i, hint in enumerate(hints):
-            name = str(hint.get("series") or "series")
+
+        def load(name: str) -> dict | None:
             if name not in cache:
                 cache[name] = _read_series_or_none(folder, name, errors)
-            s = cache[name]
-            if s is None:
+            return cache[name]
+
+        for i, hint in enumerate(hints):
+            name = str(hint.get("series") or "series")
+            if load(name) is None:
                 errors.append(f"plot {i + 1}: no series {name!r} ({name}.parquet / {name}.csv) in the folder")
                 continue
-            chart = _line_chart(s, hint, name, errors, max_points)
+            chart = _line_chart(hint, name, load, errors, max_points)
             if chart is not None:
                 run["charts"].append(chart)
     elif series is None and not errors and run["test"] in CONSISTENCY_TESTS:
@@ -586,7 +755,7 @@ def _user_table(t: Any, i: int) -> str:
             if isinstance(r, Mapping):
                 keys += [str(k) for k in r if str(k) not in keys]
         cols = keys or [f"column {j + 1}" for j in range(width)]
-    body = []
+    grid = []
     for r in rows:
         if isinstance(r, Mapping):
             cells = [r.get(c) for c in cols]
@@ -594,8 +763,25 @@ def _user_table(t: Any, i: int) -> str:
             cells = list(r) + [None] * (len(cols) - len(r))
         else:
             cells = [r] + [None] * (len(cols) - 1)
-        tds = "".join(f'<td class="{_cell_class(v)}">{_e(format_value(v))}</td>' for v in cells)
-        body.append(f"<tr>{tds}</tr>")
+        grid.append(cells)
+    # "bars": columns drawn as the reviewers' bar tables (bar length = value / column maximum)
+    bars = {str(c) for c in t.get("bars") or [] if isinstance(c, str)}
+    top = {j: max((abs(v) for row in grid if isinstance(v := row[j], (int, float)) and not isinstance(v, bool)
+                   and math.isfinite(v)), default=0.0) for j, c in enumerate(cols) if c in bars}
+    marked = {str(h) for h in t.get("highlight") or []}
+    body = []
+    for cells in grid:
+        tds = []
+        for j, v in enumerate(cells):
+            text = _e(format_value(v))
+            if top.get(j) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                pct = max(0.0, min(100.0, abs(v) / top[j] * 100.0))
+                text = f'<span class="bar" style="width:{pct:.1f}%"></span><span class="v">{text}</span>'
+                tds.append(f'<td class="num barcell">{text}</td>')
+            else:
+                tds.append(f'<td class="{_cell_class(v)}">{text}</td>')
+        hl = ' class="hl"' if cells and str(cells[0]) in marked else ""
+        body.append(f"<tr{hl}>{''.join(tds)}</tr>")
     title = t.get("title") or f"table {i + 1}"
     note = f'<p class="note">{_e(t["note"])}</p>' if t.get("note") else ""
     head = "".join(f"<th scope=\"col\">{_e(c)}</th>" for c in cols)
@@ -682,12 +868,16 @@ def _run_details(r: dict) -> str:
             f'{warn}<dl>{dl}</dl>{table_html}{"".join(blocks)}{vals_html}</details>')
 
 
-def _chart_block(section_id: str, title: str) -> str:
-    return (f'<div class="chart" id="{_e(section_id)}" data-section="{_e(section_id)}">'
-            f'<div class="controls"></div>'
-            f'<div class="plotwrap"><canvas class="plot" id="cv-{_e(section_id)}" '
-            f'aria-label="{_e(title)}" role="img"></canvas><div class="tip" hidden></div>'
-            f'<div class="sel" hidden></div></div><p class="caption"></p></div>')
+def _chart_block(section_id: str, title: str, *, controls: bool = True, companion: str | None = None) -> str:
+    """A chart's place in the page: controls, title line, the plot (dygraphs draws into
+    ``#plot-<id>``), legend and caption; the script fills them in."""
+    comp = f' data-companion="{_e(companion)}"' if companion else ""
+    return (f'<div class="chart{" companion" if companion else ""}" id="{_e(section_id)}" '
+            f'data-section="{_e(section_id)}"{comp}>'
+            + ('<div class="controls"></div>' if controls else "")
+            + '<div class="ctitle"><span class="t"></span><span class="s"></span></div>'
+            f'<div class="plotwrap"><div class="plot" id="plot-{_e(section_id)}" role="img" '
+            f'aria-label="{_e(title)}"></div></div><div class="legend"></div><p class="caption"></p></div>')
 
 
 # --------------------------------------------------------------------------- the page
@@ -775,10 +965,12 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
                 "drive": r["drive"], "variant": r["variant"], "group": r.get("group"),
                 "span_pct": r["span_pct"], "onset_s": r["onset_s"], "complete": r["complete"],
                 "facts": _quick_facts(r) if r["kind"] == "consistency" else "",
-                "consistency": r["consistency"], "charts": r["charts"],
+                "consistency": r["consistency"], "charts": r["charts"], "companions": r["companions"],
+                "errors": r["errors"],
             }
             for r in runs
         },
+        "companions": [c for c in _COMPANION_ORDER if any(ch["id"] == c for r in runs for ch in r["companions"])],
         "line_sections": [{"id": f"lines-{i}", "test": test, "runs": [r["id"] for r in rs]}
                           for i, (test, rs) in enumerate(line_sections.items())],
     }
@@ -803,7 +995,17 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
     for i, (test, rs) in enumerate(rest.items()):
         if test in GROUP_TESTS:
             parts.append(rest_section(i, test, rs))
+    comp_ids = [c for c in _COMPANION_ORDER if any(ch["id"] == c for r in cons for ch in r["companions"])]
     if cons:
+        companions = ""
+        if comp_ids:
+            companions = ('<div class="companions"><h3>Latency and the drive\'s internals over the same time</h3>'
+                          '<p class="lead">For the run(s) shown above and the same time range: completion latency '
+                          'per interval (p50, p99, p99.9, max; click a legend entry to hide it) and, for a simulated '
+                          'drive, why the IOPS do what they do: write amplification, free blocks and garbage-'
+                          'collection copies against host writes.</p>'
+                          + "".join(_chart_block(f"consistency-{c}", f"{c} over time", controls=False, companion=c)
+                                    for c in comp_ids) + "</div>")
         thinned = [r for r in cons if r["consistency"]["n_shown"] < r["consistency"]["n_total"]]
         note = ""
         if thinned:
@@ -818,6 +1020,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
             'the drop once the spare area is used up, then steady state. Pick a drive and a variant below the '
             'graph; drag across the graph to zoom on a time range, double-click to see the whole run.</p>'
             + _chart_block("consistency", "performance consistency scatter plot") + note
+            + companions
             + _metrics_table(cons, MAIN_METRICS, "metrics-consistency", "consistency", "Metrics")
             + _run_tables(cons) + "</section>")
     for i, (test, rs) in enumerate(line_sections.items()):
@@ -835,12 +1038,15 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
                  'profile and every stored value of each run (click to open).</p>'
                  + "".join(_run_details(r) for r in runs) + "</section>")
 
-    return _TEMPLATE.replace("@@TITLE@@", _e(title)).replace(
-        "@@HEADER@@",
-        f'<h1>{_e(title)}</h1><p class="meta">{len(runs)} run{"s" if len(runs) != 1 else ""} · report by ssdlab '
-        f'{_e(__version__)} · {_e(generated)}</p>'
-    ).replace("@@CSS@@", _CSS).replace("@@BODY@@", "".join(parts)).replace(
-        "@@DATA@@", payload).replace("@@JS@@", _JS)
+    js, css = _dygraphs()
+    fills = {
+        "TITLE": _e(title),
+        "HEADER": f'<h1>{_e(title)}</h1><p class="meta">{len(runs)} run{"s" if len(runs) != 1 else ""} · report by '
+                  f'ssdlab {_e(__version__)} · {_e(generated)}</p>',
+        "LIBCSS": css, "CSS": _CSS, "BODY": "".join(parts), "DATA": payload, "LIBJS": js, "JS": _JS,
+    }
+    # One pass, so text that came from the data cannot be taken for a later placeholder.
+    return re.sub(r"@@([A-Z]+)@@", lambda m: fills[m.group(1)], _TEMPLATE)
 
 
 def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathLike,
@@ -863,6 +1069,27 @@ def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathL
 
 # --------------------------------------------------------------------------- inline assets
 
+def _vendor_text(name: str) -> str:
+    return resources.files("ssdlab").joinpath("vendor", "dygraphs", name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _dygraphs() -> tuple[str, str]:
+    """dygraphs' minified script and style sheet, ready to inline: the licence (the Debian
+    copyright file, MIT) as a comment at the top, source-map references dropped (nothing to
+    fetch), and the upstream one-line licence header replaced by that full text."""
+    js, css, licence = _vendor_text("dygraph.min.js"), _vendor_text("dygraph.min.css"), _vendor_text("LICENSE")
+    js = re.sub(r"^/\*! @license [^*]*\*/\n?", "", js)
+    js = re.sub(r"^//# sourceMappingURL=.*$", "", js, flags=re.M).rstrip()
+    css = re.sub(r"/\*# sourceMappingURL=[^*]*\*/", "", css).strip()
+    notice = (f"/*! dygraphs {DYGRAPHS_VERSION}, MIT licence (Debian package libjs-dygraphs {DYGRAPHS_VERSION}-1, "
+              "the code as shipped). Its copyright file:\n\n" + licence.replace("*/", "* /") + "\n*/\n")
+    for text in (js, css):
+        if re.search(r"</(script|style)|<!--|https?://", text, re.I):
+            raise RuntimeError("vendored dygraphs cannot be inlined: it contains </script>, <!-- or a URL")
+    return notice + js, f"/* dygraphs {DYGRAPHS_VERSION} (MIT), see the licence in the script below */\n" + css
+
+
 _TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -871,7 +1098,8 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta name="generator" content="ssdlab">
 <link rel="icon" href="data:,">
 <title>@@TITLE@@</title>
-<style>@@CSS@@</style>
+<style>@@LIBCSS@@
+@@CSS@@</style>
 </head>
 <body>
 <header>@@HEADER@@</header>
@@ -881,6 +1109,7 @@ _TEMPLATE = """<!DOCTYPE html>
 </main>
 <footer>Made with ssdlab: review-grade SSD torture tests on real drives and on a simulator. This page is self-contained and works offline.</footer>
 <script type="application/json" id="ssdlab-data">@@DATA@@</script>
+<script>@@LIBJS@@</script>
 <script>@@JS@@</script>
 </body>
 </html>
@@ -901,10 +1130,16 @@ h4{margin:12px 0 4px;font-size:14px}
 .lead,.note,.caption{color:var(--muted);font-size:13.5px;margin:4px 0 8px}
 .warn{color:var(--warn);font-size:13.5px;margin:4px 0}
 .chart{margin:8px 0}
-.plotwrap{position:relative;border:1px solid var(--line);border-radius:4px;background:#fff}
-canvas.plot{display:block;width:100%;height:420px;cursor:crosshair}
-.tip{position:absolute;pointer-events:none;background:rgba(32,36,44,.92);color:#fff;font-size:12px;padding:3px 7px;border-radius:3px;white-space:nowrap;z-index:2}
-.sel{position:absolute;top:0;bottom:0;background:rgba(31,95,168,.15);border-left:1px solid var(--accent);border-right:1px solid var(--accent);pointer-events:none}
+.chart[hidden]{display:none}
+.ctitle{display:flex;justify-content:space-between;gap:12px;font-size:13.5px;margin:2px 2px 4px}
+.ctitle .t{font-weight:600}
+.ctitle .s{color:var(--muted);font-size:12.5px;white-space:nowrap}
+.plotwrap{position:relative;border:1px solid var(--line);border-radius:4px;background:#fff;padding:6px 10px 4px 2px}
+.plot{height:420px;width:100%;cursor:crosshair}
+.companion .plot{height:230px}
+.dygraph-legend{font-size:12px;width:auto;min-width:160px;max-width:420px;padding:3px 7px;border:1px solid #c9ced6;border-radius:3px;box-shadow:0 1px 3px rgba(0,0,0,.15);background:rgba(255,255,255,.95);white-space:nowrap}
+.dygraph-axis-label{font-size:12px;color:#333}
+.dygraph-xlabel,.dygraph-ylabel{font-size:13px;color:#222}
 .controls{display:flex;flex-wrap:wrap;gap:6px 18px;margin:0 0 8px}
 .ctl{display:flex;flex-wrap:wrap;align-items:center;gap:4px}
 .ctl>.lbl{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em;margin-right:2px}
@@ -914,14 +1149,23 @@ button.btn:hover{background:#e2e6eb}
 button.btn.on{background:var(--accent);border-color:var(--accent);color:#fff}
 button.btn:disabled{opacity:.45;cursor:not-allowed}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;margin:6px 2px 0}
-.legend span{cursor:pointer;user-select:none}
+.legend span{user-select:none}
+.legend span.toggle{cursor:pointer}
 .legend span.off{opacity:.4;text-decoration:line-through}
 .legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+.legend i.line{height:3px;vertical-align:3px}
+.legend i.tri{width:0;height:0;border-radius:0;border-left:6px solid transparent;border-right:6px solid transparent;border-top:9px solid;background:none!important}
+.legend i.none{display:none}
+.companions{margin-top:14px;border-top:1px solid var(--line);padding-top:4px}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:13.5px;margin:4px 0 8px}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}
 th[scope=row],td.txt{text-align:left}
 td.txt.long{white-space:normal;min-width:22em}
+td.barcell{position:relative;min-width:12em;text-align:left}
+td.barcell .bar{position:absolute;left:4px;top:4px;bottom:4px;background:#c4d7ee;border-radius:2px}
+tr.hl td.barcell .bar{background:#f2c89b}
+td.barcell .v{position:relative;padding-left:4px}
 thead th{background:#f0f2f5;vertical-align:bottom}
 table.metrics thead th[data-run]{cursor:pointer}
 table.metrics .shown{background:#e8f0fa}
@@ -946,6 +1190,8 @@ _JS = r"""
 var D = JSON.parse(document.getElementById('ssdlab-data').textContent);
 var COLORS = ['#1f5fa8', '#d9822b', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
 var STALL = '#d62728';
+// latency statistics keep their colour whatever else is shown
+var STAT_COLORS = {'p50': '#1f5fa8', 'p99': '#d9822b', 'p99.9': '#2ca02c', 'max': '#d62728'};
 var REVIEW_ZOOM = 1400, REVIEW_RUN = 2000, LINEAR_TOP = 40000;
 
 function trim3(x) { return String(parseFloat(Number(x).toPrecision(3))); }
@@ -961,22 +1207,14 @@ function fmt(v) {
   if (a >= 100) return Math.round(v).toLocaleString('en-US');
   return trim3(v);
 }
+function esc(t) {
+  return String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
 function niceCeil(x) {
   if (!(x > 0)) return 1;
   var e = Math.floor(Math.log10(x)), m = x / Math.pow(10, e), ms = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10];
   for (var i = 0; i < ms.length; i++) if (m <= ms[i] + 1e-9) return ms[i] * Math.pow(10, e);
   return 10 * Math.pow(10, e);
-}
-function niceStep(range, n) {
-  var raw = range / Math.max(n, 1), e = Math.floor(Math.log10(raw)), m = raw / Math.pow(10, e);
-  var s = m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10;
-  return s * Math.pow(10, e);
-}
-function linTicks(lo, hi, n) {
-  if (!(hi > lo)) return [lo];
-  var s = niceStep(hi - lo, n), out = [];
-  for (var v = Math.ceil(lo / s - 1e-9) * s; v <= hi + s * 1e-9; v += s) out.push(Math.abs(v) < s * 1e-9 ? 0 : v);
-  return out;
 }
 function percentile(arr, p) {
   if (!arr.length) return 0;
@@ -990,217 +1228,164 @@ function el(tag, attrs, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-function lowerBound(xs, v) {
-  var lo = 0, hi = xs.length;
-  while (lo < hi) { var m = (lo + hi) >> 1; if (xs[m] === null || xs[m] < v) lo = m + 1; else hi = m; }
-  return lo;
-}
 
-/* ---------------------------------------------------------------- drawing */
-// P: {title, subtitle, xlabel, ylabel, logy, x0, x1, y0, y1, floor, series:[{label, color, x, y, kind}], legend:[...], note}
-function drawPlot(cv, P) {
-  var dpr = window.devicePixelRatio || 1;
-  var W = Math.max(360, cv.clientWidth || 900), H = Math.max(280, cv.clientHeight || 420);
-  cv.width = Math.round(W * dpr); cv.height = Math.round(H * dpr);
-  var g = cv.getContext('2d');
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.fillStyle = '#fff'; g.fillRect(0, 0, W, H);
-  var L = 66, R = W - 16, T = 34, B = H - 44;
-  var x0 = P.x0, x1 = P.x1 > P.x0 ? P.x1 : P.x0 + 1;
-  var sx = function (v) { return L + (v - x0) / (x1 - x0) * (R - L); };
-  var ly0 = Math.log10(P.y0), ly1 = Math.log10(P.y1);
-  var sy = P.logy ? function (v) { return B - (Math.log10(v) - ly0) / (ly1 - ly0) * (B - T); }
-                  : function (v) { return B - (v - P.y0) / (P.y1 - P.y0) * (B - T); };
-  g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  // grid and y ticks
-  g.lineWidth = 1; g.textAlign = 'right'; g.textBaseline = 'middle';
-  var yt = [];
-  if (P.logy) {
-    for (var e = Math.ceil(ly0 - 1e-9); e <= Math.floor(ly1 + 1e-9); e++) {
-      yt.push(Math.pow(10, e));
-      for (var m = 2; m < 10; m++) {
-        var mv = m * Math.pow(10, e);
-        if (mv > P.y0 && mv < P.y1) { g.strokeStyle = '#f0f0f0'; g.beginPath(); g.moveTo(L, Math.round(sy(mv)) + .5); g.lineTo(R, Math.round(sy(mv)) + .5); g.stroke(); }
-      }
+/* ---------------------------------------------------------------- dygraphs glue */
+// dygraphs wants rows [x, y1, y2, ...] sorted by x; series with their own x arrays are merged
+// on the union of their x values (null where a series has no point).
+function toRows(series) {
+  var rows = [], i, k;
+  if (series.every(function (s) { return s.x === series[0].x; })) {
+    var xs = series.length ? series[0].x : [];
+    for (i = 0; i < xs.length; i++) {
+      if (xs[i] === null) continue;
+      var row = [xs[i]];
+      for (k = 0; k < series.length; k++) row.push(series[k].y[i] === undefined ? null : series[k].y[i]);
+      rows.push(row);
     }
-  } else yt = linTicks(P.y0, P.y1, 6);
-  yt.forEach(function (v) {
-    var y = Math.round(sy(v)) + .5;
-    g.strokeStyle = '#d9d9d9'; g.beginPath(); g.moveTo(L, y); g.lineTo(R, y); g.stroke();
-    g.fillStyle = '#333'; g.fillText(si(v), L - 6, y);
-  });
-  var xt = linTicks(x0, x1, Math.max(4, Math.floor((R - L) / 90)));
-  g.textAlign = 'center'; g.textBaseline = 'top';
-  xt.forEach(function (v) {
-    var x = Math.round(sx(v)) + .5;
-    g.strokeStyle = '#ececec'; g.beginPath(); g.moveTo(x, T); g.lineTo(x, B); g.stroke();
-    g.fillStyle = '#333'; g.fillText(si(v), x, B + 5);
-  });
-  // data
-  var stats = {drawn: 0, stalls: 0, above: 0};
-  g.save(); g.beginPath(); g.rect(L, T, R - L, B - T); g.clip();
-  var floorY = P.logy ? sy(P.floor) : sy(0);
-  P.series.forEach(function (s) {
-    if (s.hidden) return;
-    var xs = s.x, ys = s.y, n = xs.length;
-    var i0 = Math.max(0, lowerBound(xs, x0) - 1), i1 = Math.min(n, lowerBound(xs, x1) + 1);
-    var stalls = [];
-    if (s.kind === 'line') {
-      g.strokeStyle = s.color; g.lineWidth = 1.6; g.beginPath();
-      var pen = false;
-      for (var i = i0; i < i1; i++) {
-        var xv = xs[i], yv = ys[i];
-        if (xv === null || yv === null) { pen = false; continue; }
-        if (P.logy && yv <= 0) { stalls.push(xv); pen = false; continue; }
-        var px = sx(xv), py = sy(yv);
-        if (!pen) { g.moveTo(px, py); pen = true; } else g.lineTo(px, py);
-        stats.drawn++;
-        if (!P.logy && yv > P.y1) stats.above++;
-      }
-      g.stroke();
-    } else {
-      var sz = s.dot || ((i1 - i0) > 6000 ? 1.7 : 2.6), h = sz / 2;
-      g.fillStyle = s.color;
-      for (var j = i0; j < i1; j++) {
-        var xv2 = xs[j], yv2 = ys[j];
-        if (xv2 === null || yv2 === null) continue;
-        if (yv2 <= 0) { stalls.push(xv2); continue; }
-        if (xv2 < x0 || xv2 > x1) continue;
-        if (!P.logy && yv2 > P.y1) { stats.above++; continue; }
-        g.fillRect(sx(xv2) - h, sy(yv2) - h, sz, sz);
-        stats.drawn++;
-      }
+    return rows;
+  }
+  var at = new Map();
+  series.forEach(function (s, k) {
+    for (var i = 0; i < s.x.length; i++) {
+      var xv = s.x[i];
+      if (xv === null) continue;
+      var row = at.get(xv);
+      if (!row) { row = [xv]; for (var j = 0; j < series.length; j++) row.push(null); at.set(xv, row); rows.push(row); }
+      row[k + 1] = s.y[i];
     }
-    // stalls: triangles at the floor (log) or at 0 (linear)
-    g.fillStyle = s.stallColor || STALL; g.strokeStyle = '#000'; g.lineWidth = .5;
-    stalls.forEach(function (xv) {
-      if (xv < x0 || xv > x1) return;
-      var px = sx(xv), py = Math.min(floorY, B - 4);
-      g.beginPath(); g.moveTo(px - 3.5, py - 4); g.lineTo(px + 3.5, py - 4); g.lineTo(px, py + 3); g.closePath(); g.fill(); g.stroke();
-      stats.stalls++;
-    });
   });
-  g.restore();
-  // frame, labels, titles
-  g.strokeStyle = '#888'; g.lineWidth = 1; g.strokeRect(L + .5, T + .5, R - L - 1, B - T - 1);
-  g.fillStyle = '#222'; g.textAlign = 'center'; g.textBaseline = 'alphabetic';
-  g.fillText(P.xlabel || '', (L + R) / 2, H - 8);
-  g.save(); g.translate(15, (T + B) / 2); g.rotate(-Math.PI / 2); g.fillText(P.ylabel || '', 0, 0); g.restore();
-  g.textAlign = 'left'; g.font = '600 13.5px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var sub = P.subtitle || '', title = P.title || '';
-  g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var subW = g.measureText(sub).width;
-  g.font = '600 13.5px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var room = R - L - subW - 24;
-  if (g.measureText(title).width > room) {
-    while (title.length > 1 && g.measureText(title + '\u2026').width > room) title = title.slice(0, -1);
-    title += '\u2026';
-  }
-  g.fillText(title, L, 20);
-  g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  g.textAlign = 'right'; g.fillStyle = '#555'; g.fillText(sub, R, 20);
-  // legend inside the plot, top right
-  var leg = (P.legend || []).slice();
-  if (stats.stalls) leg.push({label: '0 IOPS (stall), drawn at ' + (P.logy ? si(P.floor) : '0') + ': ' + stats.stalls, color: P.stallLegendColor || STALL, marker: 'tri'});
-  if (stats.above) leg.push({label: stats.above + ' points above ' + si(P.y1) + ' not shown', color: '#999', marker: 'none'});
-  if (leg.length) {
-    g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-    var wmax = 0; leg.forEach(function (l) { wmax = Math.max(wmax, g.measureText(l.label).width); });
-    var bw = wmax + 30, bh = leg.length * 17 + 8, bx = R - bw - 8, by = T + 8;
-    g.fillStyle = 'rgba(255,255,255,.88)'; g.fillRect(bx, by, bw, bh);
-    g.strokeStyle = '#ccc'; g.strokeRect(bx + .5, by + .5, bw, bh);
-    g.textAlign = 'left'; g.textBaseline = 'middle';
-    leg.forEach(function (l, k) {
-      var cy = by + 12 + k * 17;
-      g.fillStyle = l.color;
-      if (l.marker === 'tri') { g.beginPath(); g.moveTo(bx + 8, cy - 4); g.lineTo(bx + 16, cy - 4); g.lineTo(bx + 12, cy + 3); g.closePath(); g.fill(); }
-      else if (l.marker === 'line') g.fillRect(bx + 6, cy - 1, 12, 2.5);
-      else if (l.marker !== 'none') g.fillRect(bx + 9, cy - 2.5, 5, 5);
-      g.fillStyle = '#222'; g.fillText(l.label, bx + 22, cy);
-    });
-  }
-  return {L: L, R: R, T: T, B: B, x0: x0, x1: x1, sx: sx, sy: sy, stats: stats, P: P};
+  rows.sort(function (a, b) { return a[0] - b[0]; });
+  return rows;
 }
+// a zero-IOPS marker: a downward triangle whose tip is at the value (so it stays inside the plot at y=0)
+function triangle(g, name, ctx, cx, cy, color) {
+  ctx.beginPath(); ctx.moveTo(cx - 3.5, cy - 7); ctx.lineTo(cx + 3.5, cy - 7); ctx.lineTo(cx, cy); ctx.closePath();
+  ctx.fillStyle = color; ctx.fill(); ctx.lineWidth = 0.5; ctx.strokeStyle = '#000'; ctx.stroke();
+}
+function positives(ys) { return ys.map(function (v) { return v !== null && v > 0 ? v : null; }); }
 
-/* ---------------------------------------------------------------- shared chart shell */
-function Shell(root) {
+// One chart block (.chart): controls, title line, the dygraph, legend, caption.
+// handlers: {zoom(x0, x1) after a drag, reset() on double-click}
+function Chart(root, handlers) {
   this.root = root;
+  this.plot = root.querySelector('.plot');
   this.controls = root.querySelector('.controls');
-  this.canvas = root.querySelector('canvas');
-  this.tip = root.querySelector('.tip');
-  this.selBox = root.querySelector('.sel');
+  this.titleEl = root.querySelector('.ctitle .t');
+  this.subEl = root.querySelector('.ctitle .s');
+  this.legendEl = root.querySelector('.legend');
   this.caption = root.querySelector('.caption');
-  this.layout = null;
-  this.renders = 0;
-  var self = this, dragX = null;
-  function xAt(ev) { var r = self.canvas.getBoundingClientRect(); return ev.clientX - r.left; }
-  function toData(px) { var l = self.layout; return l.x0 + (px - l.L) / (l.R - l.L) * (l.x1 - l.x0); }
-  this.canvas.addEventListener('mousedown', function (ev) { if (self.layout) { dragX = xAt(ev); ev.preventDefault(); } });
-  window.addEventListener('mouseup', function (ev) {
-    if (dragX === null) return;
-    var a = dragX, b = xAt(ev); dragX = null; self.selBox.hidden = true;
-    var l = self.layout;
-    a = Math.max(l.L, Math.min(l.R, a)); b = Math.max(l.L, Math.min(l.R, b));
-    if (Math.abs(b - a) > 6 && self.onZoom) self.onZoom(toData(Math.min(a, b)), toData(Math.max(a, b)));
-  });
-  this.canvas.addEventListener('mousemove', function (ev) {
-    var l = self.layout; if (!l) return;
-    var px = xAt(ev);
-    if (dragX !== null) {
-      self.selBox.hidden = false;
-      self.selBox.style.left = Math.min(dragX, px) + 'px'; self.selBox.style.width = Math.abs(px - dragX) + 'px';
-    }
-    self.hover(px, ev.clientY - self.canvas.getBoundingClientRect().top);
-  });
-  this.canvas.addEventListener('mouseleave', function () { self.tip.hidden = true; });
-  this.canvas.addEventListener('dblclick', function () { if (self.onReset) self.onReset(); });
-  var t = null;
-  window.addEventListener('resize', function () { clearTimeout(t); t = setTimeout(function () { if (self.redraw) self.redraw(); }, 120); });
+  this.h = handlers || {};
+  this.g = null; this.P = null; this.renders = 0; this.kinds = {}; this.units = {};
+  var self = this, t = null;
+  window.addEventListener('resize', function () { clearTimeout(t); t = setTimeout(function () { if (self.g && !self.root.hidden) self.g.resize(); }, 120); });
 }
-Shell.prototype.hover = function (px, py) {
-  var l = this.layout; if (!l || px < l.L || px > l.R) { this.tip.hidden = true; return; }
-  var xv = l.x0 + (px - l.L) / (l.R - l.L) * (l.x1 - l.x0), best = null;
-  l.P.series.forEach(function (s) {
-    if (s.hidden) return;
-    var i = lowerBound(s.x, xv);
-    [i - 1, i].forEach(function (k) {
-      if (k < 0 || k >= s.x.length || s.y[k] === null || s.x[k] === null) return;
-      var yy = s.y[k] <= 0 ? (l.P.logy ? l.P.floor : 0) : s.y[k];
-      if (!l.P.logy && yy > l.P.y1) yy = l.P.y1;
-      var d = Math.abs(l.sx(s.x[k]) - px) + Math.abs(l.sy(yy) - py) * 0.25;
-      if (!best || d < best.d) best = {d: d, s: s, k: k, py: l.sy(yy)};
-    });
-  });
-  if (!best || best.d > 60) { this.tip.hidden = true; return; }
-  var s = best.s;
-  this.tip.textContent = (s.label ? s.label + ': ' : '') + (l.P.xname || 'x') + ' ' + fmt(s.x[best.k]) + (l.P.xunit || '') + ', ' + fmt(s.y[best.k]) + ' ' + (s.yunit || '');
-  this.tip.hidden = false;
-  var left = l.sx(s.x[best.k]) + 10;
-  if (left > l.R - 200) left -= 220;
-  this.tip.style.left = left + 'px'; this.tip.style.top = Math.max(0, best.py - 28) + 'px';
-};
-Shell.prototype.group = function (label, cls) {
+Chart.prototype.group = function (label, cls) {
   var d = el('div', {'class': 'ctl' + (cls ? ' ' + cls : '')});
   d.appendChild(el('span', {'class': 'lbl'}, label));
   this.controls.appendChild(d);
   return d;
 };
-Shell.prototype.button = function (parent, text, role, value, on, onclick) {
+Chart.prototype.button = function (parent, text, role, value, on, onclick) {
   var b = el('button', {'class': 'btn' + (on ? ' on' : ''), 'type': 'button', 'data-role': role, 'data-value': String(value)}, text);
   b.setAttribute('aria-pressed', on ? 'true' : 'false');
   b.addEventListener('click', onclick);
   parent.appendChild(b);
   return b;
 };
-Shell.prototype.draw = function (P) {
-  this.layout = drawPlot(this.canvas, P);
-  this.renders++;
-  this.root.setAttribute('data-renders', String(this.renders));
-  this.root.setAttribute('data-points', String(this.layout.stats.drawn));
-  this.root.setAttribute('data-stalls', String(this.layout.stats.stalls));
-  this.root.setAttribute('data-x0', String(P.x0)); this.root.setAttribute('data-x1', String(P.x1));
-  return this.layout;
+Chart.prototype.interaction = function () {
+  // dygraphs' own model (drag = zoom, shift-drag = pan), but a double-click goes back to the
+  // view's whole range rather than the data's extent
+  var self = this, m = {}, d = Dygraph.defaultInteractionModel;
+  for (var k in d) if (d.hasOwnProperty(k)) m[k] = d[k];
+  m.dblclick = function (event, g, context) {
+    if (context.cancelNextDblclick) { context.cancelNextDblclick = false; return; }
+    if (self.h.reset) self.h.reset();
+  };
+  return m;
 };
+Chart.prototype.legendHTML = function (d) {
+  var self = this, P = self.P;
+  if (d.x === undefined || d.x === null || !P) return '';
+  var out = [esc((P.xname || 'x') + ' ' + fmt(d.x) + (P.xunit || ''))];
+  d.series.forEach(function (s) {
+    if (!s.isVisible || s.y === undefined || s.y === null || isNaN(s.y)) return;
+    var v = self.kinds[s.label] === 'stall' ? '0' : fmt(s.y);
+    out.push('<span style="color:' + s.color + '">' + s.labelHTML + '</span>: ' + esc(v + (self.units[s.label] ? ' ' + self.units[s.label] : '')));
+  });
+  return out.join('<br>');
+};
+// P: {title, subtitle, xlabel, ylabel, xname, xunit, logy, x0, x1, y0, y1 (null: dygraphs picks),
+//     connect, series: [{label, color, x, y, kind: 'scatter'|'line'|'stall', hidden, unit, size}]}
+Chart.prototype.draw = function (P) {
+  var self = this, labels = ['x'], colors = [], vis = [], per = {}, cols = [];
+  self.P = P; self.kinds = {}; self.units = {};
+  P.series.forEach(function (s) {
+    var name = s.label;
+    while (per[name]) name += '\u200b';  // dygraphs needs distinct labels
+    labels.push(name); colors.push(s.color); vis.push(!s.hidden);
+    self.kinds[name] = s.kind; self.units[name] = s.unit || '';
+    var o;
+    if (s.kind === 'line') o = {strokeWidth: 1.6, drawPoints: s.x.length <= 60, pointSize: 2};
+    else if (s.kind === 'stall') o = {strokeWidth: 0, drawPoints: true, pointSize: 4, drawPointCallback: triangle, drawHighlightPointCallback: triangle};
+    else o = {strokeWidth: 0, drawPoints: true, pointSize: s.size || 1.5};
+    per[name] = o;
+    cols.push({x: s.x, y: P.logy && s.kind !== 'stall' ? positives(s.y) : s.y});
+  });
+  var rows = toRows(cols);
+  if (!rows.length) { var r0 = [P.x0]; cols.forEach(function () { r0.push(null); }); rows.push(r0); }
+  var o = {labels: labels, colors: colors, visibility: vis, series: per, logscale: !!P.logy,
+           dateWindow: [P.x0, P.x1 > P.x0 ? P.x1 : P.x0 + 1],
+           valueRange: (P.y0 === null || P.y0 === undefined) ? null : [P.y0, P.y1],
+           includeZero: !!P.includeZero, connectSeparatedPoints: !!P.connect,
+           xlabel: esc(P.xlabel || ''), ylabel: esc(P.ylabel || '')};
+  var wasHidden = self.root.hidden;
+  self.root.hidden = false;
+  if (!self.g) {
+    o.legend = 'follow'; o.labelsSeparateLines = true; o.labelsShowZeroValues = true; o.animatedZooms = false;
+    o.xRangePad = 0; o.axisLabelWidth = 56; o.gridLineColor = '#e4e4e4'; o.axisLineColor = '#888';
+    o.highlightCircleSize = 3; o.interactionModel = self.interaction();
+    o.legendFormatter = function (d) { return self.legendHTML(d); };
+    o.zoomCallback = function (a, b) {
+      var p = self.P, eps = Math.abs(p.x1 - p.x0) * 1e-6;
+      if ((Math.abs(a - p.x0) > eps || Math.abs(b - p.x1) > eps) && self.h.zoom) self.h.zoom(a, b);
+    };
+    o.axes = {x: {axisLabelFormatter: function (v) { return si(v); }, valueFormatter: function (v) { return fmt(v); }},
+              y: {axisLabelFormatter: function (v) { return si(v); }, valueFormatter: function (v) { return fmt(v); }}};
+    self.g = new Dygraph(self.plot, rows, o);
+  } else {
+    if (wasHidden) self.g.resize();
+    o.file = rows;
+    self.g.updateOptions(o);
+  }
+  if (self.titleEl) self.titleEl.textContent = P.title || '';
+  if (self.subEl) self.subEl.textContent = P.subtitle || '';
+  self.renders++;
+  self.root.setAttribute('data-renders', String(self.renders));
+  self.root.setAttribute('data-x0', String(P.x0)); self.root.setAttribute('data-x1', String(P.x1));
+  self.root.setAttribute('data-scale', P.logy ? 'log' : 'linear');
+  self.root.setAttribute('data-series', String(P.series.filter(function (s) { return !s.hidden && s.kind !== 'stall'; }).length));
+  return self.g;
+};
+Chart.prototype.hide = function () { this.root.hidden = true; this.root.setAttribute('data-series', '0'); };
+// items: [{label, color, marker: 'dot'|'line'|'tri'|'none', key, off}]; onToggle(key) makes entries clickable
+Chart.prototype.legend = function (items, onToggle) {
+  var lg = this.legendEl;
+  lg.textContent = '';
+  items.forEach(function (it) {
+    var sp = el('span', {'class': (onToggle && it.key ? 'toggle' : '') + (it.off ? ' off' : '')});
+    if (onToggle && it.key) { sp.setAttribute('data-key', it.key); sp.setAttribute('title', 'click to show or hide'); }
+    var sw = el('i', {'class': it.marker || 'dot'});
+    if (it.marker === 'tri') sw.style.borderTopColor = it.color; else sw.style.background = it.color;
+    sp.appendChild(sw); sp.appendChild(document.createTextNode(it.label));
+    if (onToggle && it.key) sp.addEventListener('click', function () { onToggle(it.key); });
+    lg.appendChild(sp);
+  });
+};
+function countIn(xs, ys, x0, x1, test) {
+  var n = 0;
+  for (var i = 0; i < xs.length; i++) if (xs[i] !== null && xs[i] >= x0 && xs[i] <= x1 && ys[i] !== null && test(ys[i])) n++;
+  return n;
+}
 function highlightColumns(section, ids) {
   var tables = document.querySelectorAll('table.metrics[data-section="' + section + '"]');
   Array.prototype.forEach.call(tables, function (t) {
@@ -1219,11 +1404,23 @@ function bindColumns(section, pick) {
     });
   });
 }
+function thinNote(name, n_shown, n_total) {
+  return name + ': ' + n_shown.toLocaleString('en-US') + ' of ' + n_total.toLocaleString('en-US') + ' points shown (thinned; min/max kept)';
+}
 
 /* ---------------------------------------------------------------- consistency view */
 function ConsistencyView(root) {
-  var shell = new Shell(root), groups = D.groups, runs = D.runs;
+  var groups = D.groups, runs = D.runs;
   var st = {group: 0, variant: 0, scale: 'log', zoom: 'whole', custom: null};
+  var zoomTo = {zoom: function (a, b) { st.zoom = 'custom'; st.custom = [a, b]; render(); },
+                reset: function () { st.zoom = 'whole'; render(); }};
+  var chart = new Chart(root, zoomTo);
+  // the latency and simulator-internals charts under it follow the same runs and time range
+  var comps = [];
+  D.companions.forEach(function (cid) {
+    var r = document.getElementById('consistency-' + cid);
+    if (r) comps.push({id: cid, chart: new Chart(r, zoomTo), hidden: {}});
+  });
   // one y scale for every drive, as in the reviews
   var minPos = Infinity, peak = 0;
   groups.forEach(function (g) { g.runs.forEach(function (id) {
@@ -1261,80 +1458,121 @@ function ConsistencyView(root) {
     var p = percentile(vals, 99.5);
     return (linCache[key] = p <= LINEAR_TOP ? LINEAR_TOP : niceCeil(p));
   }
-  function build() {
-    shell.controls.textContent = '';
-    var g = groups[st.group];
-    var dg = shell.group('Drive', 'drives');
-    groups.forEach(function (gg, i) {
-      shell.button(dg, gg.label, 'drive', i, i === st.group, function () {
-        if (st.group !== i) { var cur = variantLabel(); st.group = i; st.variant = matchVariant(cur); if (st.zoom === 'custom') st.zoom = 'whole'; render(); }
-      });
-    });
-    var vg = shell.group('Variant', 'variants');
-    g.runs.forEach(function (id, i) {
-      shell.button(vg, runs[id].variant, 'variant', i, st.variant === i, function () { st.variant = i; render(); });
-    });
-    if (g.runs.length > 1) shell.button(vg, 'All (overlay)', 'variant', 'all', st.variant === 'all', function () { st.variant = 'all'; render(); });
-    var sg = shell.group('Scale');
-    shell.button(sg, 'Log', 'scale', 'log', st.scale === 'log', function () { st.scale = 'log'; render(); });
-    shell.button(sg, 'Linear', 'scale', 'linear', st.scale === 'linear', function () { st.scale = 'linear'; render(); });
-    var zg = shell.group('Zoom'), ids = shown(), end = runEnd(ids), o = onsetOf(ids), rs = reviewStart(end);
-    shell.button(zg, 'Whole run', 'zoom', 'whole', st.zoom === 'whole', function () { st.zoom = 'whole'; render(); });
-    var sb = shell.button(zg, o !== null ? 'Steady state (t \u2265 ' + fmt(o) + ' s)' : 'Steady state', 'zoom', 'steady', st.zoom === 'steady', function () { st.zoom = 'steady'; render(); });
-    if (o === null) { sb.disabled = true; sb.title = 'no steady state detected (SNIA rule)'; }
-    shell.button(zg, end >= REVIEW_RUN ? 'From t=1400 s (reviews)' : 'From t=' + fmt(rs) + ' s (70% of run)', 'zoom', 'review', st.zoom === 'review', function () { st.zoom = 'review'; render(); });
-    if (st.zoom === 'custom') shell.button(zg, 'Custom ' + fmt(st.custom[0]) + '\u2013' + fmt(st.custom[1]) + ' s', 'zoom', 'custom', true, function () {});
-  }
   function variantLabel() { var v = shown(); return st.variant === 'all' ? 'all' : runs[v[0]].variant; }
   function matchVariant(label) {
     if (label === 'all') return groups[st.group].runs.length > 1 ? 'all' : 0;
     var i = groups[st.group].runs.map(function (id) { return runs[id].variant; }).indexOf(label);
     return i < 0 ? 0 : i;
   }
+  function build() {
+    chart.controls.textContent = '';
+    var g = groups[st.group];
+    var dg = chart.group('Drive', 'drives');
+    groups.forEach(function (gg, i) {
+      chart.button(dg, gg.label, 'drive', i, i === st.group, function () {
+        if (st.group !== i) { var cur = variantLabel(); st.group = i; st.variant = matchVariant(cur); if (st.zoom === 'custom') st.zoom = 'whole'; render(); }
+      });
+    });
+    var vg = chart.group('Variant', 'variants');
+    g.runs.forEach(function (id, i) {
+      chart.button(vg, runs[id].variant, 'variant', i, st.variant === i, function () { st.variant = i; render(); });
+    });
+    if (g.runs.length > 1) chart.button(vg, 'All (overlay)', 'variant', 'all', st.variant === 'all', function () { st.variant = 'all'; render(); });
+    var sg = chart.group('Scale');
+    chart.button(sg, 'Log', 'scale', 'log', st.scale === 'log', function () { st.scale = 'log'; render(); });
+    chart.button(sg, 'Linear', 'scale', 'linear', st.scale === 'linear', function () { st.scale = 'linear'; render(); });
+    var zg = chart.group('Zoom'), ids = shown(), end = runEnd(ids), o = onsetOf(ids), rs = reviewStart(end);
+    chart.button(zg, 'Whole run', 'zoom', 'whole', st.zoom === 'whole', function () { st.zoom = 'whole'; render(); });
+    var sb = chart.button(zg, o !== null ? 'Steady state (t \u2265 ' + fmt(o) + ' s)' : 'Steady state', 'zoom', 'steady', st.zoom === 'steady', function () { st.zoom = 'steady'; render(); });
+    if (o === null) { sb.disabled = true; sb.title = 'no steady state detected (SNIA rule)'; }
+    chart.button(zg, end >= REVIEW_RUN ? 'From t=1400 s (reviews)' : 'From t=' + fmt(rs) + ' s (70% of run)', 'zoom', 'review', st.zoom === 'review', function () { st.zoom = 'review'; render(); });
+    if (st.zoom === 'custom') chart.button(zg, 'Custom ' + fmt(st.custom[0]) + '\u2013' + fmt(st.custom[1]) + ' s', 'zoom', 'custom', true, function () {});
+  }
+  // zero-IOPS intervals as their own series, at the floor (log) or at 0 (linear)
+  function stallsOf(c, logy) {
+    var key = logy ? '_stallLog' : '_stallLin';
+    if (!c[key]) { var at = logy ? floor : 0; c[key] = c.y.map(function (v) { return v !== null && v <= 0 ? at : null; }); }
+    return c[key];
+  }
   function render() {
     if (st.zoom === 'steady' && onsetOf(shown()) === null) st.zoom = 'whole';
     build();
     var ids = shown(), w = windowFor(ids), g = groups[st.group], multi = ids.length > 1;
-    var logy = st.scale === 'log';
+    var logy = st.scale === 'log', top = logy ? logTop : linearTop(w);
     var interval = runs[ids[0]].consistency.interval_s;
-    var series = ids.map(function (id, i) {
-      var r = runs[id], c = COLORS[i % COLORS.length];
-      return {label: r.variant, color: c, stallColor: multi ? c : STALL, x: r.consistency.x, y: r.consistency.y, kind: 'scatter', yunit: 'IOPS'};
+    var series = [], legend = [], points = 0, stalls = 0, above = 0;
+    ids.forEach(function (id, i) {
+      var r = runs[id], c = r.consistency, color = COLORS[i % COLORS.length];
+      if (!c._pos) c._pos = positives(c.y);
+      series.push({label: multi ? r.variant : 'IOPS', color: color, x: c.x, y: c._pos, kind: 'scatter', unit: 'IOPS',
+                   size: c.x.length > 6000 ? 1.1 : 1.5});
+      if (c.zeros) series.push({label: (multi ? r.variant + ': ' : '') + '0 IOPS (stall)', color: multi ? color : STALL,
+                                x: c.x, y: stallsOf(c, logy), kind: 'stall', unit: 'IOPS'});
+      points += countIn(c.x, c._pos, w[0], w[1], function (v) { return logy || v <= top; });
+      if (!logy) above += countIn(c.x, c._pos, w[0], w[1], function (v) { return v > top; });
+      if (c.zeros) stalls += countIn(c.x, c.y, w[0], w[1], function (v) { return v <= 0; });
+      if (multi) legend.push({label: r.variant, color: color});
     });
-    var legend = multi ? series.map(function (s) { return {label: s.label, color: s.color}; })
-                       : [{label: 'IOPS per ' + fmt(interval) + ' s interval', color: COLORS[0]}];
-    var subtitle = (st.zoom === 'whole' ? 'whole run' : 'from t=' + fmt(w[0]) + ' s') + ', ' + st.scale + ' scale';
-    var P = {title: g.label + ' \u2014 ' + (multi ? 'all variants' : runs[ids[0]].variant), subtitle: subtitle,
-             xlabel: 'time (s)', ylabel: 'IOPS', xname: 't', xunit: ' s', logy: logy, x0: w[0], x1: w[1],
-             y0: logy ? floor / 2 : 0, y1: logy ? logTop : linearTop(w), floor: floor, series: series, legend: legend,
-             stallLegendColor: multi ? '#888' : STALL};
-    shell.draw(P);
-    root.setAttribute('data-scale', st.scale);
+    if (!multi) legend.push({label: 'IOPS per ' + fmt(interval) + ' s interval', color: COLORS[0]});
+    if (stalls) legend.push({label: '0 IOPS (stall), drawn at ' + (logy ? si(floor) : '0') + ': ' + stalls, color: multi ? '#888' : STALL, marker: 'tri'});
+    if (above) legend.push({label: above + ' points above ' + si(top) + ' not shown', color: '#999', marker: 'none'});
+    chart.draw({title: g.label + ' \u2014 ' + (multi ? 'all variants' : runs[ids[0]].variant),
+                subtitle: (st.zoom === 'whole' ? 'whole run' : 'from t=' + fmt(w[0]) + ' s') + ', ' + st.scale + ' scale',
+                xlabel: 'time (s)', ylabel: 'IOPS', xname: 't', xunit: ' s', logy: logy, x0: w[0], x1: w[1],
+                y0: logy ? floor / 2 : 0, y1: top, series: series});
+    chart.legend(legend);
+    root.setAttribute('data-points', String(points));
+    root.setAttribute('data-stalls', String(stalls));
     root.setAttribute('data-zoom', st.zoom);
     root.setAttribute('data-group', String(st.group));
     root.setAttribute('data-drive', g.label);
     root.setAttribute('data-variant', multi ? 'all' : runs[ids[0]].variant);
     root.setAttribute('data-run', ids.join(','));
-    shell.caption.textContent = ids.map(function (id) { return (multi ? runs[id].variant + ': ' : '') + runs[id].facts; }).join('  |  ');
+    chart.caption.textContent = ids.map(function (id) { return (multi ? runs[id].variant + ': ' : '') + runs[id].facts; }).join('  |  ');
     highlightColumns('consistency', ids);
+    comps.forEach(function (cp) { drawCompanion(cp, ids, w); });
   }
-  shell.onZoom = function (a, b) { st.zoom = 'custom'; st.custom = [a, b]; render(); };
-  shell.onReset = function () { st.zoom = 'whole'; render(); };
-  shell.redraw = render;
+  function drawCompanion(cp, ids, w) {
+    var have = ids.filter(function (id) { return runs[id].companions.some(function (c) { return c.id === cp.id; }); });
+    if (!have.length) { cp.chart.hide(); return; }
+    var multi = have.length > 1, series = [], items = [], notes = [], first = null, k = 0;
+    have.forEach(function (id) {
+      var r = runs[id], ch = r.companions.filter(function (c) { return c.id === cp.id; })[0];
+      first = first || ch;
+      if (ch.n_shown < ch.n_total) notes.push(thinNote(r.name, ch.n_shown, ch.n_total));
+      ch.ys.forEach(function (y) {
+        var key = id + '/' + y.name, stat = y.label.split(' ').pop();
+        var color = (!multi && cp.id === 'latency' && STAT_COLORS[stat] && ch.ys.length <= 4) ? STAT_COLORS[stat] : COLORS[k % COLORS.length];
+        k++;
+        var label = (multi ? r.variant + ' \u00b7 ' : '') + y.label;
+        series.push({label: label, color: color, x: ch.x, y: y.values, kind: ch.kind, unit: y.unit, hidden: !!cp.hidden[key],
+                     size: ch.x.length > 6000 ? 1.1 : 1.5});
+        items.push({label: label, color: color, key: key, off: !!cp.hidden[key], marker: ch.kind === 'line' ? 'line' : 'dot'});
+      });
+    });
+    cp.chart.draw({title: first.title, subtitle: (multi ? 'all variants' : runs[have[0]].variant) + (first.logy ? ', log scale' : ''),
+                   xlabel: 'time (s)', ylabel: first.ylabel, xname: 't', xunit: ' s', logy: first.logy, x0: w[0], x1: w[1],
+                   y0: null, includeZero: !first.logy, series: series});
+    cp.chart.legend(items, function (key) { cp.hidden[key] = !cp.hidden[key]; drawCompanion(cp, shown(), windowFor(shown())); });
+    cp.chart.root.setAttribute('data-run', have.join(','));
+    cp.chart.caption.textContent = notes.join(' | ');
+  }
   bindColumns('consistency', function (id) {
     var r = runs[id]; if (!r || r.group === null) return;
     st.group = r.group; st.variant = groups[r.group].runs.indexOf(id); if (st.zoom === 'custom') st.zoom = 'whole'; render();
     root.scrollIntoView({block: 'nearest'});
   });
   render();
-  return {state: st, render: render};
+  return {state: st, render: render, chart: chart, companions: comps};
 }
 
 /* ---------------------------------------------------------------- line view */
 function LinesView(root, section) {
-  var shell = new Shell(root), runs = D.runs, ids = section.runs;
+  var runs = D.runs, ids = section.runs;
   var first = runs[ids[0]].charts[0];
   var st = {run: 0, chart: 0, scale: first.logy ? 'log' : 'linear', custom: null, hidden: {}};
+  var chart = new Chart(root, {zoom: function (a, b) { st.custom = [a, b]; render(); },
+                               reset: function () { st.custom = null; render(); }});
   var nCharts = 0; ids.forEach(function (id) { nCharts = Math.max(nCharts, runs[id].charts.length); });
   function shownRuns() { return st.run === 'all' ? ids.slice() : [ids[st.run]]; }
   function charts() {
@@ -1342,83 +1580,88 @@ function LinesView(root, section) {
     shownRuns().forEach(function (id) { var c = runs[id].charts[Math.min(st.chart, runs[id].charts.length - 1)]; if (c) out.push([id, c]); });
     return out;
   }
-  function build() {
-    shell.controls.textContent = '';
-    var rg = shell.group('Run', 'drives');
-    ids.forEach(function (id, i) {
-      var r = runs[id];
-      shell.button(rg, r.drive + ' \u00b7 ' + r.variant + (ids.length > 1 && sameLabel(i) ? ' \u00b7 ' + r.name : ''), 'run', i, st.run === i, function () { st.run = i; st.custom = null; render(); });
-    });
-    if (ids.length > 1) shell.button(rg, 'All (overlay)', 'run', 'all', st.run === 'all', function () { st.run = 'all'; render(); });
-    if (nCharts > 1) {
-      var cg = shell.group('Chart');
-      var titles = runs[ids[st.run === 'all' ? 0 : st.run]].charts;
-      for (var k = 0; k < nCharts; k++) (function (k) {
-        var t = titles[k] ? titles[k].title : 'chart ' + (k + 1);
-        shell.button(cg, t, 'chart', k, st.chart === k, function () { st.chart = k; st.custom = null; st.hidden = {}; render(); });
-      })(k);
-    }
-    var sg = shell.group('Scale');
-    shell.button(sg, 'Log', 'scale', 'log', st.scale === 'log', function () { st.scale = 'log'; render(); });
-    shell.button(sg, 'Linear', 'scale', 'linear', st.scale === 'linear', function () { st.scale = 'linear'; render(); });
-    var zg = shell.group('Zoom');
-    shell.button(zg, 'Whole range', 'zoom', 'whole', !st.custom, function () { st.custom = null; render(); });
-    if (st.custom) shell.button(zg, 'Custom ' + fmt(st.custom[0]) + '\u2013' + fmt(st.custom[1]), 'zoom', 'custom', true, function () {});
-  }
   function sameLabel(i) {
     var r = runs[ids[i]];
     return ids.some(function (id, j) { return j !== i && runs[id].drive === r.drive && runs[id].variant === r.variant; });
   }
+  function build() {
+    chart.controls.textContent = '';
+    var rg = chart.group('Run', 'drives');
+    ids.forEach(function (id, i) {
+      var r = runs[id];
+      chart.button(rg, r.drive + ' \u00b7 ' + r.variant + (ids.length > 1 && sameLabel(i) ? ' \u00b7 ' + r.name : ''), 'run', i, st.run === i, function () { st.run = i; st.custom = null; render(); });
+    });
+    if (ids.length > 1) chart.button(rg, 'All (overlay)', 'run', 'all', st.run === 'all', function () { st.run = 'all'; render(); });
+    if (nCharts > 1) {
+      var cg = chart.group('Chart');
+      var titles = runs[ids[st.run === 'all' ? 0 : st.run]].charts;
+      for (var k = 0; k < nCharts; k++) (function (k) {
+        var t = titles[k] ? titles[k].title : 'chart ' + (k + 1);
+        chart.button(cg, t, 'chart', k, st.chart === k, function () {
+          st.chart = k; st.custom = null; st.hidden = {};
+          var c = runs[ids[st.run === 'all' ? 0 : st.run]].charts[k];
+          if (c) st.scale = c.logy ? 'log' : 'linear';
+          render();
+        });
+      })(k);
+    }
+    var sg = chart.group('Scale');
+    chart.button(sg, 'Log', 'scale', 'log', st.scale === 'log', function () { st.scale = 'log'; render(); });
+    chart.button(sg, 'Linear', 'scale', 'linear', st.scale === 'linear', function () { st.scale = 'linear'; render(); });
+    var zg = chart.group('Zoom');
+    chart.button(zg, 'Whole range', 'zoom', 'whole', !st.custom, function () { st.custom = null; render(); });
+    if (st.custom) chart.button(zg, 'Custom ' + fmt(st.custom[0]) + '\u2013' + fmt(st.custom[1]), 'zoom', 'custom', true, function () {});
+  }
   function render() {
     build();
-    var cs = charts(), series = [], k = 0, xmin = Infinity, xmax = -Infinity, ymin = Infinity, ymax = -Infinity, minPos = Infinity;
-    var multiRun = cs.length > 1;
+    var cs = charts(), series = [], items = [], k = 0, xmin = Infinity, xmax = -Infinity, ymin = Infinity, ymax = -Infinity, minPos = Infinity;
+    var multiRun = cs.length > 1, logy = st.scale === 'log', nonpos = 0, points = 0;
     cs.forEach(function (pair) {
       var r = runs[pair[0]], c = pair[1];
       c.ys.forEach(function (y) {
-        var key = pair[0] + '/' + y.name, color = COLORS[k++ % COLORS.length];
-        var s = {key: key, label: (multiRun ? r.drive + ' \u00b7 ' + r.variant + ' \u00b7 ' : '') + y.label, color: color,
-                 x: c.x, y: y.values, kind: c.kind, hidden: !!st.hidden[key], yunit: y.unit || ''};
-        series.push(s);
-        c.x.forEach(function (v) { if (v !== null) { if (v < xmin) xmin = v; if (v > xmax) xmax = v; } });
-        if (!s.hidden) y.values.forEach(function (v) { if (v !== null) { if (v < ymin) ymin = v; if (v > ymax) ymax = v; if (v > 0 && v < minPos) minPos = v; } });
+        var key = pair[0] + '/' + y.name, color = COLORS[k++ % COLORS.length], xs = y.x || c.x, hidden = !!st.hidden[key];
+        var label = (multiRun ? r.drive + ' \u00b7 ' + r.variant + ' \u00b7 ' : '') + y.label;
+        series.push({label: label, color: color, x: xs, y: y.values, kind: c.kind, hidden: hidden, unit: y.unit || ''});
+        items.push({label: label, color: color, key: key, off: hidden, marker: c.kind === 'line' ? 'line' : 'dot'});
+        xs.forEach(function (v) { if (v !== null) { if (v < xmin) xmin = v; if (v > xmax) xmax = v; } });
+        if (hidden) return;
+        y.values.forEach(function (v) {
+          if (v === null) return;
+          if (v < ymin) ymin = v; if (v > ymax) ymax = v; if (v > 0 && v < minPos) minPos = v;
+          if (v <= 0) nonpos++; else points++;
+        });
       });
     });
+    var floor = isFinite(minPos) ? Math.pow(10, Math.floor(Math.log10(minPos))) : 1;
+    if (logy) {  // values <= 0 cannot sit on a log axis: markers at the floor, in the series' colour
+      series.slice().forEach(function (s) {
+        if (s.hidden || !s.y.some(function (v) { return v !== null && v <= 0; })) return;
+        series.push({label: s.label + ' (\u2264 0)', color: s.color, x: s.x, kind: 'stall', unit: s.unit,
+                     y: s.y.map(function (v) { return v !== null && v <= 0 ? floor : null; })});
+      });
+    }
     if (!isFinite(xmin)) { xmin = 0; xmax = 1; }
     if (!isFinite(ymin)) { ymin = 0; ymax = 1; }
-    var logy = st.scale === 'log', c0 = cs[0][1];
-    var w = st.custom || [xmin, xmax];
-    var floor = isFinite(minPos) ? Math.pow(10, Math.floor(Math.log10(minPos))) : 1;
-    var P = {title: c0.title, subtitle: (multiRun ? 'all runs' : runs[cs[0][0]].drive + ' \u00b7 ' + runs[cs[0][0]].variant) + ', ' + st.scale + ' scale',
-             xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1] > w[0] ? w[1] : w[0] + 1,
-             y0: logy ? floor / 2 : Math.min(0, ymin), y1: logy ? Math.pow(10, Math.ceil(Math.log10(Math.max(ymax, floor) * 1.05))) : niceCeil(ymax > 0 ? ymax * 1.05 : 1),
-             floor: floor, series: series, legend: []};
-    if (!logy && ymin < 0) P.y0 = -niceCeil(-ymin * 1.05);
-    shell.draw(P);
-    root.setAttribute('data-scale', st.scale);
+    var c0 = cs[0][1], w = st.custom || [xmin, xmax];
+    var y0 = logy ? floor / 2 : Math.min(0, ymin), y1 = logy ? Math.pow(10, Math.ceil(Math.log10(Math.max(ymax, floor) * 1.05))) : niceCeil(ymax > 0 ? ymax * 1.05 : 1);
+    if (!logy && ymin < 0) y0 = -niceCeil(-ymin * 1.05);
+    chart.draw({title: c0.title, subtitle: (multiRun ? 'all runs' : runs[cs[0][0]].drive + ' \u00b7 ' + runs[cs[0][0]].variant) + ', ' + st.scale + ' scale',
+                xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1] > w[0] ? w[1] : w[0] + 1,
+                y0: y0, y1: y1, series: series, connect: multiRun});
+    chart.legend(items, function (key) { st.hidden[key] = !st.hidden[key]; render(); });
     root.setAttribute('data-zoom', st.custom ? 'custom' : 'whole');
     root.setAttribute('data-run', cs.map(function (p) { return p[0]; }).join(','));
     root.setAttribute('data-chart', String(st.chart));
-    var lg = root.querySelector('.legend');
-    if (!lg) { lg = el('div', {'class': 'legend'}); shell.canvas.parentNode.parentNode.insertBefore(lg, shell.caption); }
-    lg.textContent = '';
-    series.forEach(function (s) {
-      var sp = el('span', {'class': s.hidden ? 'off' : '', 'title': 'click to show or hide', 'data-key': s.key});
-      var sw = el('i'); sw.style.background = s.color; sp.appendChild(sw); sp.appendChild(document.createTextNode(s.label));
-      sp.addEventListener('click', function () { st.hidden[s.key] = !st.hidden[s.key]; render(); });
-      lg.appendChild(sp);
-    });
+    root.setAttribute('data-points', String(points));
     var notes = [];
-    cs.forEach(function (p) { if (p[1].n_shown < p[1].n_total) notes.push(runs[p[0]].name + ': ' + p[1].n_shown.toLocaleString('en-US') + ' of ' + p[1].n_total.toLocaleString('en-US') + ' points shown (thinned; min/max kept)'); });
-    shell.caption.textContent = notes.join(' | ');
+    cs.forEach(function (p) { if (p[1].n_shown < p[1].n_total) notes.push(thinNote(runs[p[0]].name, p[1].n_shown, p[1].n_total)); });
+    if (logy && nonpos) notes.push(nonpos + ' values \u2264 0 drawn as \u25bc at ' + si(floor));
+    chart.caption.textContent = notes.join(' | ');
     highlightColumns(section.id, cs.map(function (p) { return p[0]; }));
   }
-  shell.onZoom = function (a, b) { st.custom = [a, b]; render(); };
-  shell.onReset = function () { st.custom = null; render(); };
-  shell.redraw = render;
   bindColumns(section.id, function (id) { var i = ids.indexOf(id); if (i >= 0) { st.run = i; st.custom = null; render(); } });
   render();
-  return {state: st, render: render};
+  return {state: st, render: render, chart: chart};
 }
 
 var views = {};
