@@ -253,3 +253,47 @@ def test_bar_table_plot(tmp_path):
     texts = [t.get_text() for t in ax.texts]
     assert texts == ["85,000", "31,000", "n/a", "61,000"]
     assert [t.get_text() for t in ax.get_yticklabels()] == list(rows)
+
+
+# --------------------------------------------------------------------------- latency
+
+def latency_like(n: int = 300, seed: int = 4, directions=("write",)) -> dict[str, np.ndarray]:
+    """Per-interval latency columns (us) as targets write them, with a gap where nothing completed."""
+    from ssdlab.targets.base import LATENCY_STATS, latency_column
+
+    rng = np.random.default_rng(seed)
+    s = {"t_s": np.arange(n, dtype=float), "iops": np.full(n, 5000.0)}
+    for d in directions:
+        for (label, _), median in zip(LATENCY_STATS, (100.0, 900.0, 3000.0, 9000.0)):
+            v = median * np.exp(rng.normal(0, 0.3, n))
+            v[50:55] = np.nan  # nothing completed: not drawn
+            s[latency_column(d, label)] = v
+    return s
+
+
+def test_latency_plot_draws_every_statistic_on_a_log_axis(tmp_path):
+    series = latency_like()
+    paths = plots.latency_plot(tmp_path / "latency", series, title="drive: latency", formats=("png", "svg"))
+    assert [p.name for p in paths] == ["latency.png", "latency.svg"]
+    img = _check_png(paths[0])
+    for stat in ("p50", "max"):  # their fixed colours are in the pixels
+        color = np.array(to_rgb(plots.LATENCY_COLORS[stat]))
+        assert np.sum(np.all(np.abs(img - color) < 0.12, axis=2)) > 100, stat
+    ax = plots.latency_figure(series, title="t").axes[0]
+    assert ax.get_yscale() == "log" and ax.get_xlim() == (0.0, 300.0)
+    for col in ("write_lat_p50_us", "write_lat_p99_us", "write_lat_p99_9_us", "write_lat_max_us"):
+        dots = _collection(ax, f"latency:{col}")
+        assert dots is not None and len(dots.get_offsets()) == 300 - 5, col
+    assert _legend_texts(ax) == ["p50", "p99", "p99.9", "max"]
+
+
+def test_latency_plot_names_directions_and_needs_latency_columns():
+    ax = plots.latency_figure(latency_like(directions=("read", "write")), title="t").axes[0]
+    assert _legend_texts(ax)[:2] == ["read p50", "read p99"] and "write max" in _legend_texts(ax)
+    with pytest.raises(ValueError, match="no per-interval latency columns"):
+        plots.latency_figure({"t_s": np.arange(3.0), "iops": np.ones(3)}, title="t")
+    empty = latency_like()
+    for c in [c for c in empty if "_lat_" in c]:
+        empty[c][:] = np.nan  # columns without data count as none
+    with pytest.raises(ValueError, match="no per-interval latency columns"):
+        plots.latency_figure(empty, title="t")

@@ -1,4 +1,5 @@
-"""Plots as the reviewers drew them: IOPS-vs-time scatter plots, sweep lines, bar tables.
+"""Plots as the reviewers drew them: IOPS-vs-time scatter plots, sweep lines, bar tables, and
+per-interval latency against time.
 
 The performance-consistency test logs IOPS every second for 2000 s; the reviews show three
 scatter plots of it (AnandTech, Intel SSD DC S3700 review onward):
@@ -46,6 +47,8 @@ __all__ = [
     "line_plot",
     "bar_table_figure",
     "bar_table_plot",
+    "latency_figure",
+    "latency_plot",
     "save_figure",
 ]
 
@@ -70,6 +73,9 @@ _SINGLE_COLOR = "#1f5fa8"
 #: Mantissas of the "nice" axis tops chosen by :func:`nice_ceil`.
 NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
 _STALL_COLOR = "#d62728"
+#: Latency statistics keep one colour each (also in report.html); directions differ by marker.
+LATENCY_COLORS = {"p50": "#1f5fa8", "p99": "#d9822b", "p99.9": "#2ca02c", "max": "#d62728"}
+_DIRECTION_MARKERS = {"write": "o", "read": "s", "trim": "^"}
 _RASTERIZE_ABOVE = 20_000  # points per artist; keeps SVGs of long runs small
 _RC = {
     "svg.hashsalt": "ssdlab",
@@ -542,4 +548,71 @@ def bar_table_plot(
     ``highlight`` colours the named rows. Format from ``out_path``'s suffix, or ``formats``.
     """
     fig = bar_table_figure(rows, ylabel, title, highlight=highlight)
+    return [save_figure(fig, p) for p in _paths_for(out_path, formats)]
+
+
+# --------------------------------------------------------------------------- latency
+
+def _us_text(v: float, _pos: Any = None) -> str:
+    """Latency tick label from microseconds: 50 µs, 1 ms, 2.5 ms, 1 s."""
+    if v <= 0:
+        return "0"
+    for div, unit in ((1e6, "s"), (1e3, "ms")):
+        if v >= div:
+            return f"{v / div:g} {unit}"
+    return f"{v:g} µs"
+
+
+def latency_figure(series: Any, *, title: str) -> Figure:
+    """Per-interval latency against time on a log axis: every ``{direction}_lat_{stat}_us``
+    column of ``series`` (a series dict or a PhaseResult) that holds data, p50 / p99 / p99.9 /
+    max in fixed colours, one marker per direction. Intervals in which nothing completed (NaN)
+    are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
+    latency columns."""
+    from .report import latency_columns
+
+    series = _as_series(series)
+    cols = latency_columns(series)
+    if "t_s" not in series or not cols:
+        raise ValueError(f"latency plot {title!r}: the series has no t_s or no per-interval latency columns "
+                         f"(has: {', '.join(series)})")
+    t = np.asarray(series["t_s"], dtype=float)
+    d = np.diff(t)
+    d = d[np.isfinite(d) & (d > 0)]
+    interval = float(np.median(d)) if len(d) else 1.0
+    several = len({d for _, d, _ in cols}) > 1
+    with matplotlib.rc_context(_RC):
+        fig, ax = _new_figure()
+        for col, direction, stat in cols:
+            y = np.asarray(series[col], dtype=float)
+            ok = np.isfinite(t) & np.isfinite(y) & (y > 0)
+            n = int(ok.sum())
+            ax.scatter(t[ok], y[ok], s=_DOT_AREA * (1.5 if stat == "max" else 1.0),
+                       color=LATENCY_COLORS.get(stat, "0.4"), marker=_DIRECTION_MARKERS.get(direction, "o"),
+                       linewidths=0, label=f"{direction} {stat}" if several else stat, gid=f"latency:{col}",
+                       rasterized=n > _RASTERIZE_ABOVE, zorder=2)
+        ax.set_xlim(0.0, max(_run_end(t, interval), interval))
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10))
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(FuncFormatter(_us_text))
+        ax.grid(True, which="major", color="0.85", linewidth=0.7)
+        ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.5)
+        ax.set_axisbelow(True)
+        ax.set_xlabel(TIME_LABEL)
+        ax.set_ylabel("completion latency per interval")
+        ax.set_title(title, loc="left")
+        ax.set_title("log scale", loc="right", fontsize=9, color="0.3")
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=len(handles),
+                  markerscale=2.0, fontsize=8, frameon=False, scatterpoints=1, borderaxespad=0.0)
+    return fig
+
+
+def latency_plot(out_path: str | os.PathLike, series: Any, *, title: str,
+                 formats: Sequence[str] | None = None) -> list[Path]:
+    """Writes :func:`latency_figure` (format from ``out_path``'s suffix, or ``formats`` such as
+    ``("png", "svg")``). Returns the paths written."""
+    fig = latency_figure(series, title=title)
     return [save_figure(fig, p) for p in _paths_for(out_path, formats)]

@@ -124,6 +124,9 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     title = f"{target.name} — 4 KiB random write QD{params.qd}, span {params.span_pct:g}%"
     # The reviewers' zoom: from t=1400 s of a 2000 s run (70 % of shorter runs).
     summary["plots"] = [p.name for p in plots.consistency_plots(rd.path, series, title=title)]
+    if report.latency_columns(series):  # per-interval latency vs time, log µs
+        summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
+                                                                formats=("png", "svg"))]
     rd.write_summary(summary)
     report.write_report([rd.path], rd.path / "report.html")
     if result.complete:
