@@ -212,3 +212,109 @@ def test_compare_table_csv_plots_report(tmp_path, capsys):
 def test_compare_errors(tmp_path):
     proc = run_cli("compare", str(tmp_path), check=False)
     assert proc.returncode == 2 and "not an ssdlab results folder" in proc.stderr
+
+
+# --------------------------------------------------------------------------- log variants
+# One run, written the ways fio writes logs: 30 s at ~1000 IOPS with nothing completing in
+# seconds 10..14. analyze must find the interval the log was written with and the 5 zero
+# seconds, whatever the layout.
+STALL = set(range(10, 15))
+
+
+def _per_io_lines(kind: str) -> list[str]:
+    """One row per IO: 1000 IOs a second outside the stall (lat: value = latency in ns)."""
+    lines = []
+    for sec in range(30):
+        if sec in STALL:
+            continue
+        for i in range(1000):
+            t = sec * 1000 + i
+            value = 1 if kind == "iops" else 100_000 + i
+            lines.append(f"{t}, {value}, 1, 4096, 0")
+    return lines
+
+
+def _windowed_lines(window_ms: int, both: bool = False, epoch_ms: int = 0) -> list[str]:
+    lines = []
+    for k in range(30_000 // window_ms):
+        start_s = k * window_ms / 1000
+        if int(start_s) in STALL:
+            continue
+        t = epoch_ms + (k + 1) * window_ms + (k % 3)  # fio's few ms of timer jitter
+        lines.append(f"{t}, 1000, 1400, 1, 0, 0" if both else f"{t}, 1000, 1, 0, 0")
+    return lines
+
+
+def _hist_lines(window_ms: int = 1000) -> list[str]:
+    """write_hist_log rows at log_hist_msec=window_ms, coarseness 1 (928 bins): IOs of a window
+    with 100 us latency (bin of value ~100 us), the closing IO a row each."""
+    from ssdlab.fio_logs import hist_bins_ns
+
+    lower, _ = hist_bins_ns(928)
+    b = int(np.searchsorted(lower, 100_000, side="right") - 1)
+    lines = []
+    for k in range(30_000 // window_ms):
+        if int(k * window_ms / 1000) in STALL:
+            continue
+        bins = [0] * 928
+        bins[b] = 1000 * window_ms // 1000
+        lines.append(f"{(k + 1) * window_ms + 1}, 1, 4096, " + ", ".join(map(str, bins)))
+    return lines
+
+
+@pytest.mark.parametrize("name, lines, window_ms, cut_last", [
+    ("w1000_iops.1.log", _windowed_lines(1000), 1000, False),
+    ("w500_iops.1.log", _windowed_lines(500), 500, False),
+    ("perio_iops.1.log", _per_io_lines("iops"), 0, False),
+    ("perio_clat.1.log", _per_io_lines("clat"), 0, False),
+    ("cut_iops.1.log", _windowed_lines(1000), 1000, True),
+    ("both_iops.1.log", _windowed_lines(1000, both=True), 1000, False),
+    ("epoch_iops.1.log", _windowed_lines(1000, epoch_ms=1_700_000_000_000), 1000, False),
+    ("h_clat_hist.1.log", _hist_lines(), 1000, False),
+    ("h500_clat_hist.1.log", _hist_lines(500), 500, False),
+])
+def test_analyze_finds_the_interval_and_the_stall(tmp_path, capsys, name, lines, window_ms, cut_last):
+    p = tmp_path / name
+    text = "\n".join(lines) + "\n"
+    if cut_last:
+        text += "31002, 10"  # fio killed while writing its last line: no newline
+    p.write_text(text)
+    code, out, err = _main(capsys, "analyze", str(p), "--json", "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    m = json.loads(out)
+    assert m["log_window_ms"] == window_ms
+    assert m["interval_s"] == (window_ms / 1000 if window_ms else 1.0)
+    assert m["zero_iops_seconds"] == 5.0 and m["longest_stall_s"] == 5.0
+    assert m["iops_median"] == pytest.approx(1000, rel=0.01)
+    s = results.read_series(tmp_path / "r" / "series.parquet")
+    assert np.allclose(np.diff(s["t_s"]), m["interval_s"])
+    summary = results.read_summary(tmp_path / "r")
+    assert any("cut short" in n for n in summary["notes"]) == cut_last
+    if "clat" in name:  # latency logs give per-interval latency
+        p99 = s["write_lat_p99_us"]
+        assert np.isnan(p99[s["iops"] == 0]).all()
+        assert np.nanmin(p99) >= 95 and np.nanmax(p99) <= 110.0
+
+
+def test_analyze_interval_override_and_bad_logs(tmp_path, capsys):
+    p = tmp_path / "w500_iops.1.log"
+    p.write_text("\n".join(_windowed_lines(500)) + "\n")
+    code, out, _ = _main(capsys, "analyze", str(p), "--json", "--interval", "2")
+    m = json.loads(out)
+    assert code == 0 and m["interval_s"] == 2.0 and m["iops_median"] == pytest.approx(1000)
+    # 5 zero seconds from 10 s: whole 2-s intervals 10-12 s and 12-14 s are at 0
+    assert m["zero_iops_seconds"] == 4.0
+    code, _, err = _main(capsys, "analyze", str(p), "--interval", "0.25")
+    assert code == 2 and "at least 0.5 s" in err and "Traceback" not in err
+    empty = tmp_path / "e_iops.1.log"
+    empty.write_text("")
+    code, _, err = _main(capsys, "analyze", str(empty))
+    assert code == 2 and "e_iops.1.log: no log entries" in err and "killed" in err
+    us = tmp_path / "us_iops.1.log"
+    us.write_text("1700000000000000, 5, 1, 0, 0\n1700000001000000, 5, 1, 0, 0\n")
+    code, _, err = _main(capsys, "analyze", str(us))
+    assert code == 2 and "microseconds since the Unix epoch" in err
+    hist = tmp_path / "bad_clat_hist.1.log"
+    hist.write_text("1000, 1, 4096, " + ", ".join(["0"] * 100) + "\n")
+    code, _, err = _main(capsys, "analyze", str(hist))
+    assert code == 2 and "100 bins is not a fio latency histogram" in err

@@ -36,6 +36,9 @@ MiB = 1 << 20
 def test_parse_fio_json_skips_preamble():
     assert parse_fio_json('fio: terminating on signal 2\n{"jobs": []}\n') == {"jobs": []}
     assert parse_fio_json('{"a": 1}') == {"a": 1}
+    # fio's error lines go into the --output file too; the last may run into the brace
+    text = 'fio: io_u error on file x: No space left on device: write offset=0, buflen=4096{\n  "fio version" : "fio-3.33"}'
+    assert parse_fio_json(text) == {"fio version": "fio-3.33"}
     with pytest.raises(ValueError):
         parse_fio_json("fio: nothing here\n")
 

@@ -117,10 +117,11 @@ def _sigterm_raises():
 
 
 def parse_fio_json(text: str) -> dict:
-    """Parse fio's ``--output-format=json`` output, skipping lines fio prints before it
-    (e.g. ``fio: terminating on signal 2``)."""
-    start = text.find("\n{")
-    start = 0 if text.startswith("{") else (start + 1 if start >= 0 else -1)
+    """Parse fio's ``--output-format=json`` output, skipping what fio prints into the same
+    file before it (``fio: terminating on signal 2``, ``fio: io_u error ...`` lines, the last
+    of which may run into the JSON's opening brace)."""
+    m = re.search(r'\{\s*"fio version"', text)
+    start = m.start() if m else (0 if text.startswith("{") else text.find("\n{") + 1 or -1)
     if start < 0:
         raise ValueError("no JSON object in fio output")
     obj, _ = json.JSONDecoder().raw_decode(text[start:])
@@ -325,6 +326,7 @@ class FioTarget:
         self.capacity_bytes = size_bytes
         if self.dry_run:
             return
+        self._check_space()
         if not exists or os.path.getsize(self.path) != size_bytes:
             with open(self.path, "ab"):
                 pass
@@ -335,6 +337,21 @@ class FioTarget:
         except OSError as e:
             raise FioError(f"file:{self.path}: its filesystem does not support direct I/O (O_DIRECT: {e.strerror}); "
                            f"tmpfs does not. Put the file on a disk filesystem (ext4, xfs, btrfs).") from None
+
+    def _check_space(self) -> None:
+        """Refuses a file its filesystem has no room for: a test purges it (truncate, which
+        frees what it holds) and then writes all of it."""
+        try:
+            st = os.statvfs(os.path.dirname(self.path) or ".")
+            held = os.stat(self.path).st_blocks * 512 if os.path.exists(self.path) else 0
+        except OSError:
+            return  # nothing to measure here: fio will say what goes wrong
+        free = st.f_bfree * st.f_frsize if os.geteuid() == 0 else st.f_bavail * st.f_frsize
+        if free + held < self.capacity_bytes:
+            mib = 1 << 20
+            raise FioError(f"file:{self.path}: its filesystem has {free / mib:,.1f} MiB free (plus "
+                           f"{held / mib:,.1f} MiB the file holds), but a test writes the whole file, "
+                           f"{self.capacity_bytes / mib:,.1f} MiB: free space there or use a smaller file")
 
     # -- job files ---------------------------------------------------------------------
     def _span(self, job: JobSpec) -> tuple[int, int]:
