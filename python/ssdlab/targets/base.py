@@ -103,6 +103,59 @@ class PhaseResult:
 Progress = Callable[[float, str], None]
 
 
+class LiveFigures:
+    """What a reviewer watches while a phase runs, from a running count of completed IOs:
+    the IOPS (and MB/s) of the last whole interval, the minimum so far, the time at 0 IOPS so
+    far, and the phase time done and to go. Feed it with :meth:`update`; :meth:`text` is the
+    progress line's text."""
+
+    def __init__(self, interval_s: float, duration_s: float | None = None, bs_bytes: int | None = None,
+                 clock: str = ""):
+        self.interval_s = float(interval_s)
+        self.duration_s = duration_s
+        self.bs_bytes = bs_bytes
+        self.clock = clock  #: word after the time figures, e.g. "simulated"
+        self.elapsed_s = 0.0
+        self.last_iops: float | None = None
+        self.min_iops: float | None = None
+        self.zero_intervals = 0
+        self._closed = 0
+        self._at_boundary = 0.0
+
+    def update(self, elapsed_s: float, completed_ios: float) -> None:
+        """The phase has run ``elapsed_s`` and completed ``completed_ios`` so far. Intervals
+        that ended since the last call are closed (IOs spread evenly over them)."""
+        self.elapsed_s = elapsed_s
+        k = int(elapsed_s // self.interval_s)
+        if k > self._closed:
+            per = (completed_ios - self._at_boundary) / (k - self._closed) / self.interval_s
+            self.close(per, k - self._closed)
+            self._at_boundary = completed_ios
+
+    def close(self, iops: float, intervals: int = 1) -> None:
+        """Records ``intervals`` finished intervals at ``iops`` each."""
+        self._closed += intervals
+        self.last_iops = iops
+        self.min_iops = iops if self.min_iops is None else min(self.min_iops, iops)
+        if iops == 0:
+            self.zero_intervals += intervals
+
+    def text(self) -> str:
+        parts = []
+        if self.last_iops is not None:
+            rate = f"{self.last_iops:,.0f} IOPS"
+            if self.bs_bytes:
+                rate += f" ({self.last_iops * self.bs_bytes / 1e6:,.1f} MB/s)"
+            parts.append(f"{rate}, min {self.min_iops:,.0f}, {self.zero_intervals * self.interval_s:g} s at 0")
+        clock = f" {self.clock}" if self.clock else ""
+        if self.duration_s:
+            left = max(0.0, self.duration_s - self.elapsed_s)
+            parts.append(f"{self.elapsed_s:,.0f}/{self.duration_s:,.0f} s{clock}, {left:,.0f} s to go")
+        else:
+            parts.append(f"{self.elapsed_s:,.0f} s{clock}")
+        return " · ".join(parts)
+
+
 class Target(Protocol):
     """A thing ssdlab can test. One module per kind under ``ssdlab.targets``."""
 

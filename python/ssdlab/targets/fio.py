@@ -62,8 +62,8 @@ import numpy as np
 from .. import fio_logs
 from ..errors import UserError
 from . import fio_replay as _rp
-from .base import (DIRECTIONS, CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult,
-                   pattern_direction)
+from .base import (DIRECTIONS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
+                   ReplayResult, pattern_direction)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
 from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
@@ -770,10 +770,19 @@ class FioTarget:
                 f"{hint} Job file: {jobfile}; rerun it by hand with `cd {self.workdir} && fio {jobfile.name}`.")
 
     def _progress_probe(self):
-        """A function returning bytes moved on the device so far (block devices only)."""
-        if self.kind != "block" or not self.kernel_name:
+        """A function returning bytes the device moved so far (read, written, discarded), from
+        the kernel's counters: the device's own for a block device, the device under the file's
+        filesystem for a file (which other programs' I/O on it adds to). None if unknown."""
+        if self.kind == "block" and self.kernel_name:
+            stat_path = Path("/sys/class/block") / self.kernel_name / "stat"
+        elif self.kind == "file" and not self.dry_run:
+            try:
+                dev = os.stat(self.path).st_dev
+            except OSError:
+                return None
+            stat_path = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat")
+        else:
             return None
-        stat_path = Path("/sys/class/block") / self.kernel_name / "stat"
 
         def read() -> int:
             f = stat_path.read_text().split()
@@ -787,21 +796,31 @@ class FioTarget:
         return lambda: read() - base
 
     def _phase_status(self, job: JobSpec):
-        """Progress of a phase: by time for timed jobs, else by bytes the device moved."""
-        moved = self._progress_probe() if job.duration_s is None else None
+        """Progress of a phase: the fraction done (by time for timed jobs, else by bytes the
+        device moved) and the live figures (:class:`~ssdlab.targets.base.LiveFigures`) from the
+        bytes the device moved per interval."""
+        moved = self._progress_probe()
         want = (job.io_bytes if job.io_bytes is not None else self._span(job)[1]) if job.duration_s is None else None
+        live = LiveFigures(job.interval_s, job.duration_s, job.bs_bytes)
 
         def status(el: float) -> tuple[float, str]:
+            done = None
+            if moved is not None:
+                try:
+                    done = moved()
+                except (OSError, ValueError, IndexError):
+                    done = None
+            if done is not None:
+                live.update(el, done / job.bs_bytes)
+            else:
+                live.elapsed_s = el
             if job.duration_s:
                 frac = min(1.0, el / job.duration_s)
-            elif moved is not None and want:
-                try:
-                    frac = min(1.0, moved() / want)
-                except (OSError, ValueError, IndexError):
-                    frac = 0.0
+            elif done is not None and want:
+                frac = min(1.0, done / want)
             else:
                 frac = 0.0
-            return frac, f"{job.name}: {el:.0f} s"
+            return frac, f"{job.name}: {live.text()}"
 
         return status
 
