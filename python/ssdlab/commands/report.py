@@ -221,6 +221,8 @@ def cmd_analyze(args) -> int:
         print(json.dumps(results.to_jsonable(metrics), indent=2))
     else:
         print_metrics(metrics, what)
+        for note in grid.notes:
+            print(f"  note: {note}")
     if not args.out:
         return 0
     rd = results.ResultsDir(args.out, overwrite=args.force)

@@ -104,10 +104,10 @@ Progress = Callable[[float, str], None]
 
 
 class LiveFigures:
-    """What a reviewer watches while a phase runs, from a running count of completed IOs:
-    the IOPS (and MB/s) of the last whole interval, the minimum so far, the time at 0 IOPS so
-    far, and the phase time done and to go. Feed it with :meth:`update`; :meth:`text` is the
-    progress line's text."""
+    """What a reviewer watches while a phase runs: the IOPS (and MB/s) of the last whole
+    interval, the minimum so far, the time at 0 IOPS so far, and the phase time done and to go.
+    Fed from a running count of completed IOs (:meth:`update`) or with figures a target keeps
+    itself; :meth:`text` is the progress line's text."""
 
     def __init__(self, interval_s: float, duration_s: float | None = None, bs_bytes: int | None = None,
                  clock: str = ""):
@@ -117,6 +117,7 @@ class LiveFigures:
         self.clock = clock  #: word after the time figures, e.g. "simulated"
         self.elapsed_s = 0.0
         self.last_iops: float | None = None
+        self.last_mbps: float | None = None
         self.min_iops: float | None = None
         self.zero_intervals = 0
         self._closed = 0
@@ -136,24 +137,31 @@ class LiveFigures:
         """Records ``intervals`` finished intervals at ``iops`` each."""
         self._closed += intervals
         self.last_iops = iops
+        self.last_mbps = iops * self.bs_bytes / 1e6 if self.bs_bytes else None
         self.min_iops = iops if self.min_iops is None else min(self.min_iops, iops)
         if iops == 0:
             self.zero_intervals += intervals
 
     def text(self) -> str:
+        """"12,345 IOPS (50.6 MB/s), min 0, 3 s at 0 · 812/2,000 s, 1,188 s to go"."""
         parts = []
         if self.last_iops is not None:
             rate = f"{self.last_iops:,.0f} IOPS"
-            if self.bs_bytes:
-                rate += f" ({self.last_iops * self.bs_bytes / 1e6:,.1f} MB/s)"
-            parts.append(f"{rate}, min {self.min_iops:,.0f}, {self.zero_intervals * self.interval_s:g} s at 0")
+            if self.last_mbps is not None:
+                rate += f" ({self.last_mbps:,.1f} MB/s)"
+            parts.append(f"{rate}, min {self.min_iops:,.0f}, {_seconds(self.zero_intervals * self.interval_s)} s at 0")
         clock = f" {self.clock}" if self.clock else ""
         if self.duration_s:
             left = max(0.0, self.duration_s - self.elapsed_s)
-            parts.append(f"{self.elapsed_s:,.0f}/{self.duration_s:,.0f} s{clock}, {left:,.0f} s to go")
+            parts.append(f"{_seconds(self.elapsed_s)}/{_seconds(self.duration_s)} s{clock}, {_seconds(left)} s to go")
         else:
-            parts.append(f"{self.elapsed_s:,.0f} s{clock}")
+            parts.append(f"{_seconds(self.elapsed_s)} s{clock}")
         return " · ".join(parts)
+
+
+def _seconds(s: float) -> str:
+    """Seconds for a progress line: whole seconds from 10 s up, else 2 significant digits."""
+    return f"{s:,.0f}" if s >= 10 or s == 0 else f"{s:.2g}"
 
 
 class Target(Protocol):

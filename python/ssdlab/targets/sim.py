@@ -17,8 +17,8 @@ import numpy as np
 from .. import _native
 from ..profiles import Profile
 from .base import (
-    LATENCY_STATS, CommandChunk, JobSpec, PhaseResult, Progress, ReplayJob, ReplayResult, latency_column,
-    pattern_direction,
+    LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, ReplayResult,
+    latency_column, pattern_direction,
 )
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
@@ -200,23 +200,16 @@ class SimTarget:
 
 
 def live_text(live: dict) -> str:
-    """Progress text from the simulator's ``phase_live()``, over the intervals already final:
-    "12,345 IOPS 50.6 MB/s (min 0, 3 s at 0) · 812/2000 s simulated" (IOPS and MB/s of the
-    last interval, fewest IOPS of an interval, time spent at 0 IOPS; simulated seconds done
-    and in all, or only done for a phase limited by bytes)."""
-    done = live["elapsed_s"]
+    """Progress text (:class:`~ssdlab.targets.base.LiveFigures`) from the simulator's
+    ``phase_live()``, over the intervals already final; times are simulated seconds."""
     remaining = live["remaining_s"]
-    clock = f"{_s(done)} s simulated" if remaining is None else f"{_s(done)}/{_s(done + remaining)} s simulated"
-    if live["last_iops"] is None:
-        return clock
-    at_zero = live["zero_intervals"] * live["interval_s"]
-    return (f"{live['last_iops']:,.0f} IOPS {live['last_mbps']:,.1f} MB/s "
-            f"(min {live['min_iops']:,.0f}, {_s(at_zero)} s at 0) · {clock}")
-
-
-def _s(seconds: float) -> str:
-    """Seconds for a progress line: whole seconds from 10 s up, else 2 significant digits."""
-    return f"{seconds:,.0f}" if seconds >= 10 or seconds == 0 else f"{seconds:.2g}"
+    f = LiveFigures(live["interval_s"], None if remaining is None else live["elapsed_s"] + remaining,
+                    clock="simulated")
+    f.elapsed_s = live["elapsed_s"]
+    if live["last_iops"] is not None:
+        f.last_iops, f.last_mbps = live["last_iops"], live["last_mbps"]
+        f.min_iops, f.zero_intervals = live["min_iops"], live["zero_intervals"]
+    return f.text()
 
 
 def _le(a, dtype: str) -> bytes:
