@@ -75,3 +75,45 @@ def test_filesystem_filling_up_mid_phase_is_an_error_with_partial_results(small_
     fill = results.read_series(out / "fill.parquet")  # what was written before the disk filled
     assert len(fill["t_s"]) >= 1 and float(sum(fill["iops"] * fill["dt_s"])) > 0
     assert (out / "report.html").exists()
+
+
+def test_fio_killed_mid_phase_is_an_error_naming_the_phase(tmp_path):
+    """fio killed outright (SIGKILL: no logs, no JSON) in the random-write phase: exit 2, one
+    message naming the target, phase and job file, the fill kept, the run marked failed."""
+    import signal
+    import sys
+    import time
+
+    require_loops(("fio", "pgrep"))
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", "--target", "loop:256M",
+                             "--duration", "30", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        pids: list[int] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = subprocess.run(["pgrep", "-f", "002_randwrite.fio"], capture_output=True, text=True).stdout
+            pids = [int(p) for p in found.split()]
+            if pids:
+                break
+            time.sleep(0.05)
+        assert pids, "the random-write phase's fio never started"
+        time.sleep(2.0)
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err
+    assert "fio failed on loop:256M in phase 'randwrite' (killed by SIGKILL" in err
+    assert "002_randwrite.fio" in err
+    assert results.incomplete_reason(out).startswith("failed: fio failed on loop:256M")
+    summary = results.read_summary(out)
+    assert summary["complete"] is False and summary["fill"]["host_write_bytes"] == 256 * MiB
+    assert (out / "fill.parquet").exists() and (out / "report.html").exists()
