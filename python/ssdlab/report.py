@@ -52,12 +52,16 @@ Conventions in ``summary.json`` that the report reads (all optional):
          "y": ["write_mbps", "read_mbps"],  # y columns (default: every other column)
          "kind": "line",                # "line" (default) or "scatter"
          "title": "...", "xlabel": "...", "ylabel": "...",  # default: the column names
+         "label": "...",                # the chart's button when a run has several (default: title)
          "logy": false}                 # initial scale (default false)
 
     A ``y`` entry may also be a dict ``{"series": "used", "y": "iops", "label": "used",
     "unit": "IOPS", "scale": 1.0}``: a column of another series of the folder (same ``x``
     column name), its legend label, unit, and a factor applied to the values (e.g. bytes
-    per 1 s interval x 1e-6 = MB/s); :func:`time_series_hints` builds such hints.
+    per 1 s interval x 1e-6 = MB/s).
+``"phase_plots"``: more hints like ``plot``, drawn after it: the per-interval series of a
+    test's phases (IOPS, latency, the simulator's internals over time), as
+    :func:`time_series_hints` builds them.
     A run with a ``plot`` hint is drawn as line/scatter charts even if its series has
     ``iops``. A run of another kind without a hint gets one line chart of ``series``:
     x = ``t_s`` (else the first column), y = ``iops`` if present, else every other column.
@@ -106,6 +110,7 @@ __all__ = [
     "INTERNALS",
     "latency_columns",
     "time_series_hints",
+    "phase_hints",
     "DYGRAPHS_VERSION",
 ]
 
@@ -164,7 +169,7 @@ _PARAM_KEYS = {k for k, _, _ in _PARAMS}
 _META_KEYS = {
     "test", "target", "ssdlab_version", "seed", "python_version", "platform", "hostname",
     "command_line", "started_utc", "libraries", "profile", "geometry", "target_info", "purge",
-    "preconditioning", "plots", "plot", "tables", "label", "variant", "complete",
+    "preconditioning", "plots", "plot", "phase_plots", "tables", "label", "variant", "complete",
     "incomplete_reason", "counters", "logs", "fill",
 }
 _AXIS_LABELS = {
@@ -354,11 +359,13 @@ def _part_dirs(folder: Path) -> list[Path]:
 
 
 def _plot_hints(summary: Mapping[str, Any]) -> list[dict]:
-    hint = summary.get("plot")
-    if hint is None:
-        return []
-    hints = [hint] if isinstance(hint, Mapping) else list(hint) if isinstance(hint, (list, tuple)) else []
-    return [dict(h) for h in hints if isinstance(h, Mapping)]
+    """The charts a run asks for: ``plot``, then ``phase_plots``."""
+    out: list[dict] = []
+    for key in ("plot", "phase_plots"):
+        hint = summary.get(key)
+        hints = [hint] if isinstance(hint, Mapping) else list(hint) if isinstance(hint, (list, tuple)) else []
+        out += [dict(h) for h in hints if isinstance(h, Mapping)]
+    return out
 
 
 def _run_kind(summary: Mapping[str, Any], series: Mapping[str, np.ndarray] | None) -> str:
@@ -494,6 +501,7 @@ def _line_chart(hint: Mapping[str, Any], name: str, load: Callable[[str], dict |
         "series": name,
         "kind": "scatter" if hint.get("kind") == "scatter" else "line",
         "title": title,
+        "label": str(hint.get("label") or title),
         "xlabel": str(hint.get("xlabel") or _pretty(x)),
         "ylabel": str(ylabel),
         "logy": bool(hint.get("logy", False)),
@@ -570,12 +578,28 @@ def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list
     return out
 
 
-def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what: str) -> list[dict]:
+def phase_hints(folder: str | os.PathLike, phases: Sequence[tuple[str, str]], what: str,
+                short: str = "") -> list[dict]:
+    """:func:`time_series_hints` for the phase series a results folder holds: ``phases`` =
+    (series name, label); names without a series file (not run, interrupted before) are left
+    out."""
+    got = []
+    for name, label in phases:
+        try:
+            got.append((name, label, results.read_series(Path(folder) / name)))
+        except FileNotFoundError:
+            continue
+    return time_series_hints(got, what, short)
+
+
+def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what: str,
+                      short: str = "") -> list[dict]:
     """``plot`` hints for the per-interval series of a test's phases, for tests other than
     consistency (recovery's torture, used's three measurements): IOPS (scatter, log), latency
     (scatter, log µs; when the series have latency columns) and each :data:`INTERNALS` chart
     (simulated targets), overlaying the phases. ``phases``: (series name as written with
-    ``write_series``, label, the series). Only columns that hold data are named."""
+    ``write_series``, label, the series); ``what`` starts the titles, ``short`` the chart
+    buttons ("torture: "). Only columns that hold data are named."""
     phases = [(n, lab, s) for n, lab, s in phases if "t_s" in s and len(s["t_s"])]
     if not phases:
         return []
@@ -584,13 +608,14 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
     ys = [{"series": n, "y": "iops", "label": lab, "unit": "IOPS"} for n, lab, s in phases if "iops" in s]
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
-                      "title": f"{what}: IOPS per interval", "ylabel": "IOPS"})
+                      "title": f"{what}: IOPS per interval", "label": f"{short}IOPS", "ylabel": "IOPS"})
     ys = [{"series": n, "y": c, "label": f"{lab} {d} {stat}", "unit": "µs"}
           for n, lab, s in phases for c, d, stat in latency_columns(s)]
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
-                      "title": f"{what}: latency per interval", "ylabel": "latency (µs)"})
+                      "title": f"{what}: latency per interval", "label": f"{short}latency", "ylabel": "latency (µs)"})
     for _cid, title, ylabel, kind, cols in INTERNALS:
+        button = {"wa": "write amplification", "free_blocks": "free blocks", "gc": "GC vs host writes"}[_cid]
         ys = []
         for n, lab, s in phases:
             if not _has_data(s, cols[0][0]):
@@ -600,7 +625,8 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
                     **({"scale": scale} if per_s else {})} for c, label, unit, per_s in cols if _has_data(s, c)]
         if ys:
             hints.append({"series": first, "x": "t_s", "y": ys, "kind": kind, "logy": False,
-                          "title": f"{what}: {title[0].lower()}{title[1:]}", "ylabel": ylabel})
+                          "title": f"{what}: {title[0].lower()}{title[1:]}", "label": f"{short}{button}",
+                          "ylabel": ylabel})
     return hints
 
 
@@ -1162,7 +1188,7 @@ table{border-collapse:collapse;font-size:13.5px;margin:4px 0 8px}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}
 th[scope=row],td.txt{text-align:left}
 td.txt.long{white-space:normal;min-width:22em}
-td.barcell{position:relative;min-width:12em;text-align:left}
+td.barcell{position:relative;min-width:9em;text-align:left}
 td.barcell .bar{position:absolute;left:4px;top:4px;bottom:4px;background:#c4d7ee;border-radius:2px}
 tr.hl td.barcell .bar{background:#f2c89b}
 td.barcell .v{position:relative;padding-left:4px}
@@ -1546,7 +1572,7 @@ function ConsistencyView(root) {
         k++;
         var label = (multi ? r.variant + ' \u00b7 ' : '') + y.label;
         series.push({label: label, color: color, x: ch.x, y: y.values, kind: ch.kind, unit: y.unit, hidden: !!cp.hidden[key],
-                     size: ch.x.length > 6000 ? 1.1 : 1.5});
+                     size: ch.x.length > 6000 ? 1.1 : ch.x.length > 300 ? 1.5 : 2.5});
         items.push({label: label, color: color, key: key, off: !!cp.hidden[key], marker: ch.kind === 'line' ? 'line' : 'dot'});
       });
     });
@@ -1596,7 +1622,7 @@ function LinesView(root, section) {
       var cg = chart.group('Chart');
       var titles = runs[ids[st.run === 'all' ? 0 : st.run]].charts;
       for (var k = 0; k < nCharts; k++) (function (k) {
-        var t = titles[k] ? titles[k].title : 'chart ' + (k + 1);
+        var t = titles[k] ? titles[k].label || titles[k].title : 'chart ' + (k + 1);
         chart.button(cg, t, 'chart', k, st.chart === k, function () {
           st.chart = k; st.custom = null; st.hidden = {};
           var c = runs[ids[st.run === 'all' ? 0 : st.run]].charts[k];
@@ -1621,7 +1647,8 @@ function LinesView(root, section) {
       c.ys.forEach(function (y) {
         var key = pair[0] + '/' + y.name, color = COLORS[k++ % COLORS.length], xs = y.x || c.x, hidden = !!st.hidden[key];
         var label = (multiRun ? r.drive + ' \u00b7 ' + r.variant + ' \u00b7 ' : '') + y.label;
-        series.push({label: label, color: color, x: xs, y: y.values, kind: c.kind, hidden: hidden, unit: y.unit || ''});
+        series.push({label: label, color: color, x: xs, y: y.values, kind: c.kind, hidden: hidden, unit: y.unit || '',
+                     size: xs.length > 6000 ? 1.1 : xs.length > 300 ? 1.5 : 2.5});
         items.push({label: label, color: color, key: key, off: hidden, marker: c.kind === 'line' ? 'line' : 'dot'});
         xs.forEach(function (v) { if (v !== null) { if (v < xmin) xmin = v; if (v > xmax) xmax = v; } });
         if (hidden) return;
@@ -1643,7 +1670,7 @@ function LinesView(root, section) {
     if (!isFinite(xmin)) { xmin = 0; xmax = 1; }
     if (!isFinite(ymin)) { ymin = 0; ymax = 1; }
     var c0 = cs[0][1], w = st.custom || [xmin, xmax];
-    var y0 = logy ? floor / 2 : Math.min(0, ymin), y1 = logy ? Math.pow(10, Math.ceil(Math.log10(Math.max(ymax, floor) * 1.05))) : niceCeil(ymax > 0 ? ymax * 1.05 : 1);
+    var y0 = logy ? floor / 2 : Math.min(0, ymin), y1 = logy ? Math.pow(10, Math.ceil(Math.log10(Math.max(ymax, floor) * 1.3))) : niceCeil(ymax > 0 ? ymax * 1.05 : 1);
     if (!logy && ymin < 0) y0 = -niceCeil(-ymin * 1.05);
     chart.draw({title: c0.title, subtitle: (multiRun ? 'all runs' : runs[cs[0][0]].drive + ' \u00b7 ' + runs[cs[0][0]].variant) + ', ' + st.scale + ' scale',
                 xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1] > w[0] ? w[1] : w[0] + 1,

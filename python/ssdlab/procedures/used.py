@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import plots, results
+from .. import plots, report, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
@@ -159,7 +159,10 @@ def _finish(rd, target: Target, summary: dict, p: UsedParams, what: str) -> None
         "title": f"{target.name}: {what}, {p.duration_s:g} s per state, span {p.span_pct:g}%",
         "columns": ["state", "MB/s", "IOPS", "vs new (%)"],
         "rows": [[m["label"], _r(m["mbps"], 2), _r(m["iops"], 0), _r(m["vs_new_pct"], 1)] for m in measured],
+        "bars": ["MB/s"], "highlight": [dict(STATES)["used"]],  # the review's bar table, in the report
     }]
+    # Each measurement over time in the report: IOPS, latency, and on the simulator WA, free blocks, GC.
+    summary["phase_plots"] = report.phase_hints(rd.path, STATES, what)
     names: list[str] = []
     if measured:
         names = [x.name for x in plots.bar_table_plot(
