@@ -133,3 +133,32 @@ def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: 
             p.wait()
     assert p.returncode == 0, err
     return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s
+
+
+def signal_fio_of_phase(args: list[str], jobfile: str, action, wait_s: float,
+                        start_timeout_s: float = 120, exit_timeout_s: float = 120) -> tuple[int, str, str]:
+    """Runs ``python -m ssdlab.cli ARGS``; once the fio running job file ``jobfile`` (e.g.
+    "002_randwrite.fio") has run ``wait_s`` seconds, calls ``action(pids)`` with the pids of
+    its processes (fio's parent and job processes), then waits for the command to end.
+    Returns (exit status, stdout, stderr)."""
+    require_loops(("fio", "pgrep"))
+
+    def pids() -> list[int]:
+        out = subprocess.run(["pgrep", "-f", jobfile], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split() if int(p) != os.getpid()]
+
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while not pids() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert pids(), f"fio never ran {jobfile}"
+        time.sleep(wait_s)
+        action(pids())  # fio's job processes exist by now
+        out, err = proc.communicate(timeout=exit_timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import require_loops
+from conftest import require_loops, signal_fio_of_phase
 from ssdlab import cli, results
 from ssdlab.targets import fio as fio_target
 
@@ -81,35 +81,18 @@ def test_fio_killed_mid_phase_is_an_error_naming_the_phase(tmp_path):
     """fio killed outright (SIGKILL: no logs, no JSON) in the random-write phase: exit 2, one
     message naming the target, phase and job file, the fill kept, the run marked failed."""
     import signal
-    import sys
-    import time
 
-    require_loops(("fio", "pgrep"))
-    out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", "--target", "loop:256M",
-                             "--duration", "30", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        pids: list[int] = []
-        while time.monotonic() < deadline and proc.poll() is None:
-            found = subprocess.run(["pgrep", "-f", "002_randwrite.fio"], capture_output=True, text=True).stdout
-            pids = [int(p) for p in found.split()]
-            if pids:
-                break
-            time.sleep(0.05)
-        assert pids, "the random-write phase's fio never started"
-        time.sleep(2.0)
+    def kill(pids: list[int]) -> None:
         for p in pids:
             try:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 2, err
+
+    out = tmp_path / "r"
+    code, _, err = signal_fio_of_phase(["consistency", "--target", "loop:256M", "--duration", "30", "--out", str(out)],
+                                       "002_randwrite.fio", kill, wait_s=2.0)
+    assert code == 2, err
     assert "Traceback" not in err
     assert "fio failed on loop:256M in phase 'randwrite' (killed by SIGKILL" in err
     assert "002_randwrite.fio" in err

@@ -8,49 +8,30 @@ seconds as 0-IOPS intervals on a regular grid, with the same stall figures.
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from conftest import require_loops, run_cli
+from conftest import run_cli, signal_fio_of_phase
 from ssdlab import results
 
 PAUSE_S = 5.0
 
 
-def _fio_pids(jobfile_name: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", jobfile_name], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split() if int(p) != os.getpid()]
+def _pause(pids: list[int]) -> None:
+    for p in pids:
+        os.kill(p, signal.SIGSTOP)
+    time.sleep(PAUSE_S)
+    for p in pids:
+        os.kill(p, signal.SIGCONT)
 
 
 def test_paused_fio_counts_as_zero_iops_seconds(tmp_path):
-    require_loops(("fio", "pgrep"))
     out = tmp_path / "stall"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", "--target", "loop:1G",
-                             "--duration", "20", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        pids: list[int] = []
-        while not pids and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-            pids = _fio_pids("002_randwrite.fio")
-        assert pids, "the random-write phase's fio never started"
-        time.sleep(4.0)
-        pids = _fio_pids("002_randwrite.fio")  # fio's job processes exist by now
-        for p in pids:
-            os.kill(p, signal.SIGSTOP)
-        time.sleep(PAUSE_S)
-        for p in pids:
-            os.kill(p, signal.SIGCONT)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, stderr
+    code, stdout, stderr = signal_fio_of_phase(["consistency", "--target", "loop:1G", "--duration", "20",
+                                                "--out", str(out)], "002_randwrite.fio", _pause, wait_s=4.0)
+    assert code == 0, stderr
 
     summary = results.read_summary(out)
     series = results.read_series(out / "series.parquet")
