@@ -11,7 +11,6 @@ import signal
 import time
 
 import numpy as np
-import pytest
 
 from conftest import run_cli, signal_fio_of_phase
 from ssdlab import results

@@ -22,10 +22,14 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    from .. import fio_logs
 
 EPILOG = "Docs: README.md"
 
