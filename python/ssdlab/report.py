@@ -56,9 +56,10 @@ Conventions in ``summary.json`` that the report reads (all optional):
          "logy": false}                 # initial scale (default false)
 
     A ``y`` entry may also be a dict ``{"series": "used", "y": "iops", "label": "used",
-    "unit": "IOPS", "scale": 1.0}``: a column of another series of the folder (same ``x``
-    column name), its legend label, unit, and a factor applied to the values (e.g. bytes
-    per 1 s interval x 1e-6 = MB/s).
+    "unit": "IOPS", "scale": 1.0, "stat": "p99", "group": "used"}``: a column of another
+    series of the folder (same ``x`` column name), its legend label, unit, a factor applied
+    to the values (e.g. bytes per 1 s interval x 1e-6 = MB/s), and for latency the
+    statistic (one colour each) and the group it belongs to (one marker shape each).
 ``"phase_plots"``: more hints like ``plot``, drawn after it: the per-interval series of a
     test's phases (IOPS, latency, the simulator's internals over time), as
     :func:`time_series_hints` builds them.
@@ -430,9 +431,11 @@ def _y_specs(ys: Any, name: str) -> list[dict]:
     for y in ys or []:
         if isinstance(y, Mapping):
             out.append({"series": str(y.get("series") or name), "y": str(y.get("y")), "label": y.get("label"),
-                        "unit": y.get("unit"), "scale": _num(y.get("scale"))})
+                        "unit": y.get("unit"), "scale": _num(y.get("scale")),
+                        "stat": y.get("stat"), "group": y.get("group")})
         else:
-            out.append({"series": name, "y": str(y), "label": None, "unit": None, "scale": None})
+            out.append({"series": name, "y": str(y), "label": None, "unit": None, "scale": None,
+                        "stat": None, "group": None})
     return out
 
 
@@ -484,6 +487,7 @@ def _line_chart(hint: Mapping[str, Any], name: str, load: Callable[[str], dict |
             y = {"name": sp["y"] if src_name == name else f"{src_name}.{sp['y']}", "label": label,
                  "unit": str(sp["unit"]) if sp["unit"] is not None else (_unit(sp["y"]) or ""),
                  "values": _compact(v)}
+            y.update({k: str(sp[k]) for k in ("stat", "group") if sp[k] is not None})
             if gi:
                 y["x"] = xs
             ys_out.append(y)
@@ -572,7 +576,8 @@ def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list
         idx = downsample_indices(arrays, max_points)
         out.append({"id": cid, "title": title, "ylabel": ylabel, "kind": kind, "logy": logy,
                     "x": _compact(t[idx], 9),
-                    "ys": [{"name": c, "label": label, "unit": unit, "values": _compact(a[idx])}
+                    "ys": [{"name": c, "label": label, "unit": unit, "values": _compact(a[idx]),
+                            **({"stat": label.split()[-1]} if cid == "latency" else {})}
                            for (c, label, unit, _), a in zip(cols, arrays)],
                     "n_total": int(t.size), "n_shown": int(idx.size)})
     return out
@@ -609,7 +614,7 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
                       "title": f"{what}: IOPS per interval", "label": f"{short}IOPS", "ylabel": "IOPS"})
-    ys = [{"series": n, "y": c, "label": f"{lab} {d} {stat}", "unit": "µs"}
+    ys = [{"series": n, "y": c, "label": f"{lab} {d} {stat}", "unit": "µs", "stat": stat, "group": lab}
           for n, lab, s in phases for c, d, stat in latency_columns(s)]
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
@@ -1182,6 +1187,10 @@ button.btn:disabled{opacity:.45;cursor:not-allowed}
 .legend i.line{height:3px;vertical-align:3px}
 .legend i.tri{width:0;height:0;border-radius:0;border-left:6px solid transparent;border-right:6px solid transparent;border-top:9px solid;background:none!important}
 .legend i.none{display:none}
+.legend i.circle{border-radius:50%}
+.legend i.square{border-radius:0;width:10px;height:10px}
+.legend i.diamond{border-radius:0;transform:rotate(45deg) scale(.8)}
+.legend i.triangle{border-radius:0;clip-path:polygon(50% 0,100% 100%,0 100%)}
 .companions{margin-top:14px;border-top:1px solid var(--line);padding-top:4px}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:13.5px;margin:4px 0 8px}
@@ -1288,6 +1297,18 @@ function triangle(g, name, ctx, cx, cy, color) {
   ctx.beginPath(); ctx.moveTo(cx - 3.5, cy - 7); ctx.lineTo(cx + 3.5, cy - 7); ctx.lineTo(cx, cy); ctx.closePath();
   ctx.fillStyle = color; ctx.fill(); ctx.lineWidth = 0.5; ctx.strokeStyle = '#000'; ctx.stroke();
 }
+// marker shapes tell runs or phases apart where colours tell latency statistics apart
+var SHAPES = ['circle', 'square', 'diamond', 'triangle'];
+function shapeCallback(shape) {
+  return function (g, name, ctx, cx, cy, color, r) {
+    ctx.beginPath(); ctx.fillStyle = color;
+    if (shape === 'square') ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
+    else if (shape === 'diamond') { r *= 1.4; ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy); ctx.lineTo(cx, cy + r); ctx.lineTo(cx - r, cy); ctx.closePath(); }
+    else if (shape === 'triangle') { r *= 1.4; ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy + 0.8 * r); ctx.lineTo(cx - r, cy + 0.8 * r); ctx.closePath(); }
+    else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+    ctx.fill();
+  };
+}
 function positives(ys) { return ys.map(function (v) { return v !== null && v > 0 ? v : null; }); }
 
 // One chart block (.chart): controls, title line, the dygraph, legend, caption.
@@ -1354,6 +1375,7 @@ Chart.prototype.draw = function (P) {
     if (s.kind === 'line') o = {strokeWidth: 1.6, drawPoints: s.x.length <= 60, pointSize: 2};
     else if (s.kind === 'stall') o = {strokeWidth: 0, drawPoints: true, pointSize: 4, drawPointCallback: triangle, drawHighlightPointCallback: triangle};
     else o = {strokeWidth: 0, drawPoints: true, pointSize: s.size || 1.5};
+    if (s.shape && s.shape !== 'circle' && s.kind !== 'stall') o.drawPointCallback = o.drawHighlightPointCallback = shapeCallback(s.shape);
     per[name] = o;
     cols.push({x: s.x, y: P.logy && s.kind !== 'stall' ? positives(s.y) : s.y});
   });
@@ -1562,18 +1584,18 @@ function ConsistencyView(root) {
     var have = ids.filter(function (id) { return runs[id].companions.some(function (c) { return c.id === cp.id; }); });
     if (!have.length) { cp.chart.hide(); return; }
     var multi = have.length > 1, series = [], items = [], notes = [], first = null, k = 0;
-    have.forEach(function (id) {
+    have.forEach(function (id, ri) {
       var r = runs[id], ch = r.companions.filter(function (c) { return c.id === cp.id; })[0];
       first = first || ch;
       if (ch.n_shown < ch.n_total) notes.push(thinNote(r.name, ch.n_shown, ch.n_total));
       ch.ys.forEach(function (y) {
-        var key = id + '/' + y.name, stat = y.label.split(' ').pop();
-        var color = (!multi && cp.id === 'latency' && STAT_COLORS[stat] && ch.ys.length <= 4) ? STAT_COLORS[stat] : COLORS[k % COLORS.length];
+        var key = id + '/' + y.name, byStat = y.stat && STAT_COLORS[y.stat];
+        var color = byStat ? STAT_COLORS[y.stat] : COLORS[k % COLORS.length], shape = byStat ? SHAPES[ri % SHAPES.length] : null;
         k++;
         var label = (multi ? r.variant + ' \u00b7 ' : '') + y.label;
         series.push({label: label, color: color, x: ch.x, y: y.values, kind: ch.kind, unit: y.unit, hidden: !!cp.hidden[key],
-                     size: ch.x.length > 6000 ? 1.1 : ch.x.length > 300 ? 1.5 : 2.5});
-        items.push({label: label, color: color, key: key, off: !!cp.hidden[key], marker: ch.kind === 'line' ? 'line' : 'dot'});
+                     shape: shape, size: ch.x.length > 6000 ? 1.1 : ch.x.length > 300 ? 1.5 : 2.5});
+        items.push({label: label, color: color, key: key, off: !!cp.hidden[key], marker: shape || (ch.kind === 'line' ? 'line' : 'dot')});
       });
     });
     cp.chart.draw({title: first.title, subtitle: (multi ? 'all variants' : runs[have[0]].variant) + (first.logy ? ', log scale' : ''),
@@ -1640,16 +1662,22 @@ function LinesView(root, section) {
   }
   function render() {
     build();
-    var cs = charts(), series = [], items = [], k = 0, xmin = Infinity, xmax = -Infinity, ymin = Infinity, ymax = -Infinity, minPos = Infinity;
+    var cs = charts(), series = [], items = [], k = 0, groups = [], xmin = Infinity, xmax = -Infinity, ymin = Infinity, ymax = -Infinity, minPos = Infinity;
     var multiRun = cs.length > 1, logy = st.scale === 'log', nonpos = 0, points = 0;
     cs.forEach(function (pair) {
       var r = runs[pair[0]], c = pair[1];
       c.ys.forEach(function (y) {
-        var key = pair[0] + '/' + y.name, color = COLORS[k++ % COLORS.length], xs = y.x || c.x, hidden = !!st.hidden[key];
+        var key = pair[0] + '/' + y.name, xs = y.x || c.x, hidden = !!st.hidden[key], color, shape = null;
+        if (y.stat && STAT_COLORS[y.stat]) {  // latency: colour = statistic, shape = phase (and run)
+          var gk = pair[0] + '/' + (y.group || ''), gi = groups.indexOf(gk);
+          if (gi < 0) { groups.push(gk); gi = groups.length - 1; }
+          color = STAT_COLORS[y.stat]; shape = SHAPES[gi % SHAPES.length];
+        } else color = COLORS[k % COLORS.length];
+        k++;
         var label = (multiRun ? r.drive + ' \u00b7 ' + r.variant + ' \u00b7 ' : '') + y.label;
         series.push({label: label, color: color, x: xs, y: y.values, kind: c.kind, hidden: hidden, unit: y.unit || '',
-                     size: xs.length > 6000 ? 1.1 : xs.length > 300 ? 1.5 : 2.5});
-        items.push({label: label, color: color, key: key, off: hidden, marker: c.kind === 'line' ? 'line' : 'dot'});
+                     shape: shape, size: xs.length > 6000 ? 1.1 : xs.length > 300 ? 1.5 : 2.5});
+        items.push({label: label, color: color, key: key, off: hidden, marker: shape || (c.kind === 'line' ? 'line' : 'dot')});
         xs.forEach(function (v) { if (v !== null) { if (v < xmin) xmin = v; if (v > xmax) xmax = v; } });
         if (hidden) return;
         y.values.forEach(function (v) {
