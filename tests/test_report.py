@@ -189,6 +189,75 @@ def test_report_command(runs, tmp_path):
     assert data["title"] == "Two runs" and len(data["runs"]) == 2
 
 
+def test_page_inlines_dygraphs_with_its_licence(runs):
+    from importlib import resources
+
+    vendor = resources.files("ssdlab").joinpath("vendor", "dygraphs")
+    for name in ("dygraph.min.js", "dygraph.min.css", "LICENSE", "SOURCE"):
+        assert vendor.joinpath(name).is_file(), name
+    assert "libjs-dygraphs" in vendor.joinpath("SOURCE").read_text() and report.DYGRAPHS_VERSION in \
+        vendor.joinpath("SOURCE").read_text()
+    text = runs["html"].read_text(encoding="utf-8")
+    assert f"dygraphs {report.DYGRAPHS_VERSION}, MIT licence" in text and "Permission is hereby granted" in text
+    assert "Dygraph" in text and "sourceMappingURL" not in text
+    assert text.count("<script") == 3  # data, the library, the page's own script
+
+
+def _phase_folder(folder, n: int = 50):
+    """A folder like used/recovery write: two phase series with latency and simulator columns."""
+    from ssdlab.targets.base import latency_column
+
+    phases = {}
+    for k, name in enumerate(("new", "used")):
+        t = np.arange(n if k == 0 else n + 10, dtype=float)
+        s = {"t_s": t, "iops": np.full(t.size, 1000.0 * (k + 1)), "free_blocks": 100.0 - t,
+             "write_amplification": np.full(t.size, 1.0 + k), "gc_copied_bytes": np.full(t.size, 2e6),
+             "host_write_bytes": np.full(t.size, 4e6)}
+        for label, v in (("p50", 100.0), ("p99", 900.0), ("p99.9", 2000.0), ("max", 5000.0)):
+            s[latency_column("write", label)] = np.full(t.size, v * (k + 1))
+        s[latency_column("write", "p50")][3] = np.nan  # nothing completed
+        results.write_series(folder, name, s)
+        phases[name] = s
+    return phases
+
+
+def test_phase_plots_overlay_the_phases(tmp_path):
+    folder = tmp_path / "used"
+    _phase_folder(folder)
+    hints = report.phase_hints(folder, [("new", "new"), ("used", "used"), ("trimmed", "trimmed")], "4 KiB")
+    assert [h["label"] for h in hints] == ["IOPS", "latency", "write amplification", "free blocks",
+                                           "GC vs host writes"]
+    results.write_summary(folder, {"test": "used", "target": "sim:x", "phase_plots": hints,
+                                   "tables": [{"title": "bars", "columns": ["state", "MB/s"], "bars": ["MB/s"],
+                                               "highlight": ["used"], "rows": [["new", 400.0], ["used", 100.0]]}]})
+    run = report.load_run(folder)
+    assert run["kind"] == "lines" and run["errors"] == []
+    iops, lat, wa, free, gc = run["charts"]
+    assert [y["label"] for y in iops["ys"]] == ["new", "used"] and iops["logy"] and iops["kind"] == "scatter"
+    assert len(iops["x"]) == 50 and len(iops["ys"][1]["x"]) == 60  # each phase keeps its own time axis
+    assert [y["stat"] for y in lat["ys"]] == ["p50", "p99", "p99.9", "max"] * 2
+    assert {y["group"] for y in lat["ys"]} == {"new", "used"} and lat["ys"][0]["values"][3] is None
+    assert gc["ys"][0]["values"][0] == pytest.approx(2.0)  # 2e6 bytes per 1 s interval = 2 MB/s
+    assert free["kind"] == "line" and wa["ylabel"] == "write amplification"
+    text = report.write_report([folder], tmp_path / "r.html").read_text(encoding="utf-8")
+    assert text.count('class="bar" style="width:100.0%"') == 1 and 'style="width:25.0%"' in text
+    assert '<tr class="hl">' in text
+
+
+def test_consistency_run_carries_latency_and_internals(runs):
+    """A simulated consistency run: the charts under the IOPS (latency, WA, free blocks, GC)."""
+    data = _page_data(runs["html"].read_text(encoding="utf-8"))
+    r100 = next(r for r in data["runs"].values() if r["dir"] == str(runs["r100"]))
+    ids = [c["id"] for c in r100["companions"]]
+    assert ids == ["latency", "wa", "free_blocks", "gc"], ids
+    lat = r100["companions"][0]
+    assert [y["stat"] for y in lat["ys"]] == ["p50", "p99", "p99.9", "max"] and lat["logy"]
+    assert len(lat["x"]) == 400
+    other = next(r for r in data["runs"].values() if r["dir"] == str(runs["other"]))
+    assert other["companions"] == []  # a series without those columns gets none
+    assert data["companions"] == ids
+
+
 # --------------------------------------------------------------------------- in Chromium
 
 @pytest.fixture(scope="module")
