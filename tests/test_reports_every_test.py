@@ -192,6 +192,17 @@ def test_consistency_report_shows_latency_and_the_simulators_why(browser, tmp_pa
     data = _page_data((out / "report.html").read_text(encoding="utf-8"))
     (run,) = data["runs"].values()
     assert [c["id"] for c in run["companions"]] == ["latency", "wa", "free_blocks", "gc"]
+    # hovering shows the values under the mouse, without errors
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    plot = browser.find_element("id", f"plot-{sec}")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", plot)
+    ActionChains(browser).move_to_element_with_offset(plot, 100, 0).perform()
+    shown = browser.execute_script(
+        f"var l = document.querySelector('#plot-{sec} .dygraph-legend');"
+        "return l && l.style.display !== 'none' ? l.textContent : ''")
+    assert shown.startswith("t ") and "µs" in shown, shown
+    assert [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")] == []
 
 
 def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
