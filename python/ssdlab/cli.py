@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UserError
+from .procedures.common import print_plan
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
@@ -71,25 +72,6 @@ def open_cli_target(args, out_dir=None):
     workdir = None if out_dir is None or args.dry_run else Path(out_dir) / "fio"
     return open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
                        dry_run=args.dry_run, purge_method=args.purge_method)
-
-
-def print_plan(target, jobs, what: str = "") -> None:
-    """``--dry-run``: what would run (``what``: e.g. "review of "), and the fio job files for
-    real targets."""
-    print(f"# dry run: {what}{target.name} ({target.capacity_bytes} bytes); nothing is written")
-    refused = getattr(target, "refused", None)
-    if refused:
-        print(f"# WARNING: a real run would be refused: {refused}")
-    print_jobs(target, jobs)
-
-
-def print_jobs(target, jobs) -> None:
-    """One line per phase, and its fio job file on real targets."""
-    for job in jobs:
-        print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
-              f"span={job.span_bytes} duration_s={job.duration_s}")
-        if hasattr(target, "job_text"):
-            print(target.job_text(job))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -119,3 +119,22 @@ def run_phase(target: Target, job: JobSpec, label: str | None = None, progress: 
     if not result.complete:
         raise Interrupted(result)
     return result
+
+
+def print_plan(target, jobs, what: str = "") -> None:
+    """``--dry-run``: what would run (``what``: e.g. "review of "), and the fio job files for
+    real targets."""
+    print(f"# dry run: {what}{target.name} ({target.capacity_bytes} bytes); nothing is written")
+    refused = getattr(target, "refused", None)
+    if refused:
+        print(f"# WARNING: a real run would be refused: {refused}")
+    print_jobs(target, jobs)
+
+
+def print_jobs(target, jobs) -> None:
+    """One line per phase, and its fio job file on real targets."""
+    for job in jobs:
+        print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
+              f"span={job.span_bytes} duration_s={job.duration_s}")
+        if hasattr(target, "job_text"):
+            print(target.job_text(job))

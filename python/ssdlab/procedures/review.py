@@ -36,7 +36,8 @@ from .. import report, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
 from . import consistency, recovery, used
-from .common import describe_target
+from .common import describe_target, print_jobs
+from .common import print_plan as print_header
 from .sweep import WHOLE_ZONES
 
 #: Part names, in the order they run.
@@ -144,9 +145,6 @@ def plan(target: Target, p: ReviewParams) -> list[tuple[Part, list[JobSpec]]]:
 
 def print_plan(target: Target, p: ReviewParams, out: str | Path) -> None:
     """``--dry-run``: the parts, their folders and every phase (and fio job files)."""
-    from ..cli import print_jobs
-    from ..cli import print_plan as print_header
-
     planned = plan(target, p)
     print_header(target, [], what="review of ")
     skipped = [n for n in PARTS if n not in p.parts]

@@ -31,7 +31,8 @@ from .. import report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, raise_stopped, run_phase, span_bytes
+from .common import (FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, print_plan as print_header,
+                     raise_stopped, run_phase, span_bytes)
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -140,8 +141,6 @@ def plan(target: Target, params: TraceRunParams) -> list:
 
 
 def print_plan(target: Target, params: TraceRunParams) -> None:
-    from ..cli import print_plan as print_header
-
     steps = plan(target, params)
     span = steps[0].span_bytes
     print_header(target, steps[:1])
