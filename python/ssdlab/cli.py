@@ -15,7 +15,6 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UserError
-from .procedures.common import print_plan
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
@@ -116,6 +115,7 @@ def run_procedure(args, module, params, printer) -> int:
     """Runs a test procedure ``module`` (with ``plan`` and ``run``) as the command line asked:
     ``--dry-run`` prints the plan; otherwise it runs into ``--out`` and prints a short result
     with ``printer(summary)``. Option errors found by ``plan`` stop it before the drive is touched."""
+    from .procedures.common import print_plan
     from .results import ResultsDir
 
     if args.dry_run:
