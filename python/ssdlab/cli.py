@@ -8,6 +8,7 @@ spans in percent of the target's capacity.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import signal
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UserError
+from .procedures import declare
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
@@ -25,18 +27,13 @@ EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop
 
 
 def _size(text: str) -> int:
-    import re
+    """A size option (:func:`ssdlab.units.parse_size`) for argparse."""
+    from .units import parse_size
 
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", text, re.IGNORECASE)
-    if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use bytes or 4KiB, 128KiB, 1MiB, 8G...")
-    num, suffix = float(m.group(1)), (m.group(2) or "").upper().rstrip("B")
-    mult = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-            "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}[suffix]
-    value = num * mult
-    if value != int(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes")
-    return int(value)
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _add_target_args(p: argparse.ArgumentParser) -> None:
@@ -73,7 +70,22 @@ def open_cli_target(args, out_dir=None):
                        dry_run=args.dry_run, purge_method=args.purge_method)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _declared_tests(argv: list[str] | None) -> list:
+    """The declared tests (:mod:`ssdlab.procedures.declare`) the command line needs: only the
+    one it names (importing a test module costs ~0.5 s), none for another command, all for the
+    overall help."""
+    import pkgutil
+
+    from . import procedures
+
+    names = {i.name for i in pkgutil.iter_modules(procedures.__path__)}
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    if words and words[0] not in names:
+        return []
+    return [t for t in declare.tests(only=words[0] if words else None)]
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssdlab",
         description="How does an SSD behave once it is full, dirty and busy? Review-grade torture tests "
@@ -83,22 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    c = sub.add_parser(
-        "consistency", help="performance consistency: fill, then 4 KiB random writes at QD32, IOPS every second",
-        description="Performance consistency (AnandTech method): purge, sequential fill of the span "
-                    "(128 KiB, QD32), then random writes at the queue depth over the span for the duration, "
-                    "logging IOPS every second. Writes summary.json, series.parquet/.csv and the three "
-                    "review scatter plots (log whole run; log and linear steady-state zoom).",
-        epilog=EPILOG,
-    )
-    _add_target_args(c)
-    c.add_argument("--span", type=float, default=100.0, metavar="PCT",
-                   help="percent of the capacity to fill and test; 75 emulates 25%% extra spare area (default: %(default)s)")
-    c.add_argument("--duration", type=float, default=2000.0, metavar="S",
-                   help="random-write time in seconds (simulated time on sim: targets) (default: %(default)s)")
-    c.add_argument("--qd", type=int, default=32, metavar="N", help="queue depth (default: %(default)s)")
-    c.add_argument("--bs", type=_size, default=4096, metavar="SIZE", help="random-write block size, e.g. 4KiB (default: 4096 bytes)")
-    c.set_defaults(func=cmd_consistency)
+    for test in _declared_tests(argv):
+        t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG)
+        _add_target_args(t)
+        declare.add_arguments(t, test.params)
+        t.set_defaults(func=functools.partial(run_test, test))
 
     p = sub.add_parser("profiles", help="list built-in simulator profiles, or show one, or list profile keys",
                        description="Built-in simulator profiles and the keys a profile can set (with units).")
@@ -149,33 +150,10 @@ def run_procedure(args, module, params, printer) -> int:
     return 0
 
 
-def cmd_consistency(args) -> int:
-    from .procedures import consistency
-
-    if args.duration <= 0:
-        raise UserError(f"--duration {args.duration}: must be > 0 seconds")
-    if args.qd < 1:
-        raise UserError(f"--qd {args.qd}: must be >= 1")
-    if args.bs <= 0 or args.bs % 4096:
-        raise UserError(f"--bs {args.bs}: must be a positive multiple of 4096 bytes")
-    params = consistency.ConsistencyParams(span_pct=args.span, duration_s=args.duration, qd=args.qd,
-                                           bs_bytes=args.bs, seed=args.seed)
-    return run_procedure(args, consistency, params, _print_consistency)
-
-
-def _fmt(v, spec=",.0f"):
-    return "n/a" if v is None else format(v, spec)
-
-
-def _print_consistency(s: dict) -> None:
-    print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
-    print(f"  IOPS mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
-          f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
-    print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'])}  longest stall {_fmt(s['longest_stall_s'], '.0f')} s  "
-          f"steady state from {_fmt(s['steady_state_onset_s'])} s")
-    if s.get("write_amplification") is not None:
-        print(f"  write amplification {s['write_amplification']:.2f} (steady state "
-              f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
+def run_test(test, args) -> int:
+    """A declared test as the command line asked for it (see :func:`run_procedure`)."""
+    params = declare.from_args(test.params, args, seed=args.seed)
+    return run_procedure(args, test, params, test.show)
 
 
 def cmd_profiles(args) -> int:
@@ -198,7 +176,7 @@ def cmd_profiles(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

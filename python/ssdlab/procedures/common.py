@@ -50,6 +50,15 @@ def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, *
     return summary
 
 
+def declared_summary(test: str, target: Target, params, argv: list[str] | None) -> dict:
+    """:func:`base_summary` with a declared test's parameters (:mod:`.declare`) as its fields."""
+    from .declare import as_summary
+
+    fields = as_summary(params)
+    seed = fields.pop("seed", 1)
+    return base_summary(test, target, seed, argv, **fields)
+
+
 def write_report(rd: results.ResultsDir, summary: dict) -> None:
     """``report.html`` of the folder, from what is on disk (an interrupted run shows what was
     measured, marked incomplete). A report that cannot be built costs the run nothing: the

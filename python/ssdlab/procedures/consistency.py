@@ -15,17 +15,22 @@ import numpy as np
 from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
+from .declare import Test, param, size
 from .common import (FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, mark_stopped, raise_stopped,
                      run_phase, span_bytes)
 
 
 @dataclass(frozen=True)
 class ConsistencyParams:
-    span_pct: float = 100.0
-    duration_s: float = 2000.0
-    qd: int = 32
-    bs_bytes: int = 4096
-    seed: int = 1
+    span_pct: float = param(100.0, "--span", "percent of the capacity to fill and test; 75 emulates 25% extra "
+                            "spare area, as the reviewers did", unit="%", low=0, high=100, low_open=True,
+                            metavar="PCT")
+    duration_s: float = param(2000.0, "--duration", "random-write time (simulated time on sim: targets)",
+                              unit="s", low=0, low_open=True, metavar="S")
+    qd: int = param(32, "--qd", "queue depth of the random writes", low=1, metavar="N")
+    bs_bytes: int = param(4096, "--bs", "random-write block size, e.g. 4KiB", unit="bytes", parse=size, low=4096,
+                          multiple_of=4096, metavar="SIZE")
+    seed: int = param(1, None, "random seed")
     #: Steady-state rounds for the SNIA rule [s].
     round_s: float = 60.0
 
@@ -131,3 +136,29 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     report.write_report([rd.path], rd.path / "report.html")
     if result.complete:
         rd.finish()
+
+
+def _fmt(v, spec=",.0f"):
+    return "n/a" if v is None else format(v, spec)
+
+
+def show(s: dict) -> None:
+    """The lines printed at the end of a run."""
+    print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
+    print(f"  IOPS mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
+          f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
+    print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'])}  longest stall {_fmt(s['longest_stall_s'], '.0f')} s  "
+          f"steady state from {_fmt(s['steady_state_onset_s'])} s")
+    if s.get("write_amplification") is not None:
+        print(f"  write amplification {s['write_amplification']:.2f} (steady state "
+              f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
+
+
+TEST = Test(
+    name="consistency",
+    help="performance consistency: fill, then 4 KiB random writes at QD32, IOPS every second",
+    description="Performance consistency (AnandTech method): purge, sequential fill of the span (128 KiB, QD32), "
+                "then random writes at the queue depth over the span for the duration, logging IOPS and latency "
+                "every second. Writes summary.json, series.parquet/.csv, the three review scatter plots (log whole "
+                "run; log and linear steady-state zoom), the latency plot and report.html.",
+    params=ConsistencyParams, plan=plan, run=run, show=show)

@@ -1,0 +1,187 @@
+"""A test declared once: its parameters and what it is, from which the command line, ``--help``,
+the range checks, the ``--dry-run`` plan and the summary's parameter fields all come (as fio
+declares each option once, in one table entry).
+
+A test module under :mod:`ssdlab.procedures` declares
+
+* its parameters as a frozen dataclass whose fields are made by :func:`param`: name (the
+  field, with its unit: ``duration_s``, ``bs_bytes``), type, unit, default, allowed range,
+  command-line flag and help;
+* ``TEST = Test(name, help, description, Params, plan, run, show)``: the subcommand's name and
+  texts, the parameters, ``plan(target, params) -> [JobSpec...]`` (the phases, for ``--dry-run``
+  and for checking the options against the target before anything runs),
+  ``run(target, params, results_dir, argv=, progress=) -> summary`` and ``show(summary)`` (the
+  few lines printed at the end).
+
+The CLI finds every such module (:func:`tests`) and builds its subcommand from the declaration:
+adding a test is adding one file.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import math
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import UserError
+from ..units import parse_size
+
+#: Dataclass field metadata key holding a field's :class:`Param`.
+_KEY = "ssdlab.param"
+
+
+@dataclass(frozen=True)
+class Param:
+    """How one parameter appears on the command line and what values it accepts."""
+
+    #: ``--duration``; None for a parameter the command line sets otherwise (``seed``: ``--seed``).
+    flag: str | None
+    help: str
+    #: Unit of the value, for ``--help`` and messages: "s", "bytes", "%", "" for a count.
+    unit: str = ""
+    #: Text -> value (default: the field's type: int, float, str; sizes: :func:`size`).
+    parse: Callable[[str], Any] | None = None
+    #: Allowed range: ``low``/``high`` bounds, each inclusive unless ``*_open``.
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    #: The value must be a whole multiple of this (e.g. 4096 bytes).
+    multiple_of: int | None = None
+    choices: tuple | None = None
+    metavar: str | None = None
+    #: A boolean switch that turns the parameter off (``--no-read`` for ``read=True``).
+    off_switch: bool = False
+
+    def range_text(self) -> str:
+        """"> 0", "in (0, 100]", ">= 1", "" for none."""
+        lo, hi = self.low, self.high
+        if lo is not None and hi is not None:
+            return f"in {'(' if self.low_open else '['}{lo:g}, {hi:g}{')' if self.high_open else ']'}"
+        if lo is not None:
+            return f"{'>' if self.low_open else '>='} {lo:g}"
+        if hi is not None:
+            return f"{'<' if self.high_open else '<='} {hi:g}"
+        return ""
+
+
+def param(default: Any, flag: str | None, help: str, **kw) -> Any:
+    """A declared parameter: a dataclass field with ``default`` whose :class:`Param` is built
+    from ``flag``, ``help`` and the keywords (``unit``, ``low``, ``high``, ``low_open``,
+    ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``)."""
+    return dataclasses.field(default=default, metadata={_KEY: Param(flag, help, **kw)})
+
+
+def size(text: str) -> int:
+    """A byte count from the command line (:func:`ssdlab.units.parse_size`)."""
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def declared(params_cls) -> list[tuple[dataclasses.Field, Param]]:
+    """The declared fields of a parameters dataclass, in order."""
+    return [(f, f.metadata[_KEY]) for f in dataclasses.fields(params_cls) if _KEY in f.metadata]
+
+
+def _unit_text(p: Param, value: Any) -> str:
+    if p.unit == "bytes" and isinstance(value, int) and value >= 1024 and value % 1024 == 0:
+        k = value // 1024
+        return f"{value} bytes = {k // 1024} MiB" if k % 1024 == 0 else f"{value} bytes = {k} KiB"
+    return f"{value:g}{_unit(p)}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def _metavar(p: Param) -> str:
+    """SIZE for sizes, S for seconds, PCT for percentages, N otherwise."""
+    if p.parse is size:
+        return "SIZE"
+    return {"s": "S", "%": "PCT"}.get(p.unit, "N")
+
+
+def _unit(p: Param) -> str:
+    return f" {p.unit}" if p.unit else ""
+
+
+def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
+    """One option per declared parameter: its flag, type, metavar and a help that ends with the
+    unit, the allowed range and the default."""
+    for f, p in declared(params_cls):
+        if p.flag is None:
+            continue
+        if p.off_switch:
+            parser.add_argument(p.flag, dest=f.name, action="store_false", default=f.default, help=p.help)
+            continue
+        parse = p.parse or {int: int, float: float, "int": int, "float": float}.get(f.type, str)
+        extra = [f"default: {_unit_text(p, f.default)}"]
+        if p.range_text():
+            extra.append(f"must be {p.range_text()}{_unit(p)}")
+        if p.multiple_of:
+            extra.append(f"a multiple of {p.multiple_of}")
+        text = f"{p.help} ({'; '.join(extra)})"
+        parser.add_argument(p.flag, dest=f.name, type=parse, default=f.default, choices=p.choices,
+                            metavar=p.metavar or _metavar(p), help=text.replace("%", "%%"))
+
+
+def check(params) -> None:
+    """Range checks of every declared parameter: :class:`UserError` naming the option, the
+    value and the allowed range."""
+    for f, p in declared(type(params)):
+        v = getattr(params, f.name)
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        name = p.flag or f.name
+        bad = not math.isfinite(v) or (
+            p.low is not None and (v <= p.low if p.low_open else v < p.low)) or (
+            p.high is not None and (v >= p.high if p.high_open else v > p.high))
+        if bad:
+            raise UserError(f"{name} {v:g}: must be {p.range_text()}{_unit(p)}")
+        if p.multiple_of and v % p.multiple_of:
+            raise UserError(f"{name} {v:g}: must be a whole multiple of {p.multiple_of}{_unit(p)}")
+
+
+def from_args(params_cls, args: argparse.Namespace, **given):
+    """The parameters the command line asked for (``given`` sets the others, e.g. ``seed``),
+    range-checked."""
+    values = {f.name: getattr(args, f.name) for f, p in declared(params_cls) if p.flag is not None}
+    values.update(given)
+    params = params_cls(**values)
+    check(params)
+    return params
+
+
+def as_summary(params) -> dict:
+    """The declared parameters as summary fields (``{name: value}``; names carry units)."""
+    return {f.name: getattr(params, f.name) for f, _ in declared(type(params))}
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test: its subcommand, texts, parameters and functions (see the module docstring)."""
+
+    name: str
+    help: str
+    description: str
+    params: type
+    plan: Callable
+    run: Callable
+    show: Callable[[dict], None]
+
+
+def tests(only: str | None = None) -> list[Test]:
+    """Every test declared by a module of :mod:`ssdlab.procedures` (a module-level ``TEST``), or
+    only the one of module ``only``."""
+    from .. import procedures
+
+    found = []
+    for info in pkgutil.iter_modules(procedures.__path__):
+        if only is not None and info.name != only:
+            continue
+        mod = importlib.import_module(f"{procedures.__name__}.{info.name}")
+        t = getattr(mod, "TEST", None)
+        if isinstance(t, Test):
+            found.append(t)
+    return sorted(found, key=lambda t: t.name)
