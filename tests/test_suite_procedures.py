@@ -367,7 +367,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
 def test_help_states_units_and_defaults():
     for cmd, words in [("sweep", ["default: 100", "128KiB", "default: 1", "MiB"]),
                        ("recovery", ["default: 20.0", "default: 40.0", "minutes"]),
-                       ("used", ["default: 60.0", "seconds", "default: 32", "default: 1x"])]:
+                       ("used", ["default: 60 s", "must be > 0 s", "default: 32", "default: 1x"])]:
         out = run_cli(cmd, "--help").stdout
         for w in words:
             assert w in out, (cmd, w)

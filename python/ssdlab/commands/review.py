@@ -33,7 +33,8 @@ def _parts_list(text: str) -> list[str]:
 def register(subparsers, add_target_args) -> None:
     from ..procedures.review import PART_TITLES, PARTS
     from ..procedures.sweep import WHOLE_ZONES
-    from .suite import FULL_DEFAULT, ZONE_BYTES_HELP, _dirty, _zone_bytes
+    from ..procedures.used import parse_dirty
+    from .suite import FULL_DEFAULT, ZONE_BYTES_HELP, _zone_bytes
 
     parts_help = "; ".join(f"{n}: {t}" for n, t in PART_TITLES.items())
     r = subparsers.add_parser(
@@ -76,7 +77,7 @@ def register(subparsers, add_target_args) -> None:
     u.add_argument("--used-duration", type=float, default=None, metavar="S",
                    help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM "
                         f"(default: {FULL['used_duration']:g}; --quick: {QUICK['used_duration']:g})")
-    u.add_argument("--dirty-writes", type=_dirty, default=("x", 1.0), metavar="SIZE|Nx",
+    u.add_argument("--dirty-writes", type=parse_dirty, default={"dirty_spans": 1.0, "dirty_bytes": None}, metavar="SIZE|Nx",
                    help="random-write bytes after the fill that make the drive 'used': a size, or a multiple "
                         "of the span such as 2x (default: 1x, one span)")
     r.set_defaults(func=cmd_review)
@@ -97,12 +98,10 @@ def params_from_args(args):
     chosen = tuple(n for n in PARTS if (not only or n in only) and n not in skip)
     if args.zones < 1:
         raise UserError(f"--zones {args.zones}: must be >= 1")
-    kind, n = args.dirty_writes
     return ReviewParams(consistency_duration_s=_value(args, "duration"), torture_min=_value(args, "torture_min"),
                         idle_min=_value(args, "idle_min"), zones=args.zones, zone_bytes=args.zone_bytes,
                         used_duration_s=_value(args, "used_duration"),
-                        dirty_bytes=int(n) if kind == "bytes" else None, dirty_spans=n if kind == "x" else 1.0,
-                        seed=args.seed, parts=chosen)
+                        **args.dirty_writes, seed=args.seed, parts=chosen)
 
 
 def cmd_review(args) -> int:

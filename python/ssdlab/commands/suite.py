@@ -1,5 +1,5 @@
-"""``ssdlab sweep``, ``ssdlab recovery``, ``ssdlab used``: the LBA sweep, the TRIM/idle
-recovery sequence and the used-vs-new table (SPEC tests 2-4; seeds 000 and 002)."""
+"""``ssdlab sweep`` and ``ssdlab recovery``: the LBA sweep and the TRIM/idle recovery sequence
+(SPEC tests 2-3; seed 000). ``used`` is declared in :mod:`ssdlab.procedures.used`."""
 from __future__ import annotations
 
 import argparse
@@ -26,20 +26,6 @@ def _zone_bytes(text: str) -> int:
     if word == "sample":
         return None
     return WHOLE_ZONES if word == "full" else _size(text)
-
-
-def _dirty(text: str) -> tuple[str, float]:
-    """``--dirty-writes``: a size, or ``Nx`` (N times the span)."""
-    t = text.strip().lower()
-    if t.endswith("x"):
-        try:
-            n = float(t[:-1])
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r}: give bytes (e.g. 8GiB) or a multiple of the span (e.g. 1x, 2.5x)") from None
-        if n < 0:
-            raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
-        return ("x", n)
-    return ("bytes", float(_size(text)))
 
 
 def _add_span(p: argparse.ArgumentParser) -> None:
@@ -152,24 +138,6 @@ def register(subparsers, add_target_args) -> None:
     r.add_argument("--no-read", dest="read", action="store_false", help="sweeps measure writes only")
     r.set_defaults(func=cmd_recovery)
 
-    u = subparsers.add_parser(
-        "used", help="4 KiB random write MB/s and IOPS: new / used / used after TRIM",
-        description="Used vs new: 4 KiB random writes at --qd over the span for --duration seconds on a new "
-                    "(purged) drive; on a used drive (purged, filled sequentially, then --dirty-writes of random "
-                    "writes: valid and invalid data, no TRIM); and on that drive after a TRIM of the span. Writes "
-                    "summary.json (new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series "
-                    "per state (new, used, trimmed) and the bar table used.png/.svg. " + SIZES + ".",
-        epilog=EPILOG)
-    add_target_args(u)
-    _add_span(u)
-    u.add_argument("--duration", type=float, default=60.0, metavar="S",
-                   help="seconds of random writes per state (simulated time on sim: targets) (default: %(default)s)")
-    u.add_argument("--qd", type=int, default=32, metavar="N", help="queue depth (default: %(default)s)")
-    u.add_argument("--bs", type=_size, default=4096, metavar="SIZE", help="random-write block size (default: 4KiB = 4096 bytes)")
-    u.add_argument("--dirty-writes", type=_dirty, default=("x", 1.0), metavar="SIZE|Nx",
-                   help="random-write bytes after the fill that make the drive 'used': a size, or a multiple of "
-                        "the span such as 2x (default: 1x, one span)")
-    u.set_defaults(func=cmd_used)
 
 
 def _check_sweep_args(args) -> None:
@@ -243,22 +211,3 @@ def cmd_recovery(args) -> int:
                   + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
 
     return run_procedure(args, recovery, params, show)
-
-
-def cmd_used(args) -> int:
-    from ..procedures import used
-
-    kind, n = args.dirty_writes
-    params = used.UsedParams(span_pct=args.span, duration_s=args.duration, qd=args.qd, bs_bytes=args.bs,
-                             dirty_bytes=int(n) if kind == "bytes" else None,
-                             dirty_spans=n if kind == "x" else 1.0, seed=args.seed)
-    params.check()
-
-    def show(s: dict) -> None:
-        print(f"{s['target']}  {s['bs_bytes'] // 1024} KiB random write QD{s['qd']}, {s['requested_duration_s']:g} s per state")
-        for st in s["states"].values():
-            pct = st.get("vs_new_pct")
-            print(f"  {st['label']:<22} {_mb(st['mbps']):>8} MB/s  {st['iops'] or 0:>9,.0f} IOPS"
-                  + ("" if pct is None else f"  {pct:5.1f} % of new"))
-
-    return run_procedure(args, used, params, show)

@@ -55,6 +55,8 @@ class Param:
     metavar: str | None = None
     #: A boolean switch that turns the parameter off (``--no-read`` for ``read=True``).
     off_switch: bool = False
+    #: The default as ``--help`` says it, where the value alone does not say it well.
+    default_text: str | None = None
 
     def range_text(self) -> str:
         """"> 0", "in (0, 100]", ">= 1", "" for none."""
@@ -71,7 +73,9 @@ class Param:
 def param(default: Any, flag: str | None, help: str, **kw) -> Any:
     """A declared parameter: a dataclass field with ``default`` whose :class:`Param` is built
     from ``flag``, ``help`` and the keywords (``unit``, ``low``, ``high``, ``low_open``,
-    ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``)."""
+    ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``, ``default_text``). A
+    ``parse`` may return a dict: the option then sets those fields (one option for a choice
+    between two fields, e.g. bytes or a multiple of the span)."""
     return dataclasses.field(default=default, metadata={_KEY: Param(flag, help, **kw)})
 
 
@@ -116,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
             parser.add_argument(p.flag, dest=f.name, action="store_false", default=f.default, help=p.help)
             continue
         parse = p.parse or {int: int, float: float, "int": int, "float": float}.get(f.type, str)
-        extra = [f"default: {_unit_text(p, f.default)}"]
+        extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")
         if p.multiple_of:
@@ -146,7 +150,11 @@ def check(params) -> None:
 def from_args(params_cls, args: argparse.Namespace, **given):
     """The parameters the command line asked for (``given`` sets the others, e.g. ``seed``),
     range-checked."""
-    values = {f.name: getattr(args, f.name) for f, p in declared(params_cls) if p.flag is not None}
+    values: dict[str, Any] = {}
+    for f, p in declared(params_cls):
+        if p.flag is not None:
+            v = getattr(args, f.name)
+            values.update(v if isinstance(v, dict) else {f.name: v})
     values.update(given)
     params = params_cls(**values)
     check(params)

@@ -14,40 +14,54 @@ measurement itself fills the drive and measures a used one.
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import plots, report, results
-from ..errors import UserError
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
+from .declare import Test, check, param, size
 from .sweep import trim_bs
 
 #: (id, label) of the three measurements, in order.
 STATES = (("new", "new (purged)"), ("used", "used (full, no TRIM)"), ("trimmed", "used after TRIM"))
 
 
+def parse_dirty(text: str) -> dict:
+    """``--dirty-writes``: a size (``{"dirty_bytes": n}``) or ``Nx``, N times the span
+    (``{"dirty_spans": N}``)."""
+    t = text.strip().lower()
+    if t.endswith("x"):
+        try:
+            n = float(t[:-1])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: give bytes (e.g. 8GiB) or a multiple of the span "
+                                             "(e.g. 1x, 2.5x)") from None
+        if not n >= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+        return {"dirty_spans": n, "dirty_bytes": None}
+    return {"dirty_bytes": size(text), "dirty_spans": 1.0}
+
+
 @dataclass(frozen=True)
 class UsedParams:
-    span_pct: float = 100.0
-    duration_s: float = 60.0
-    qd: int = 32
-    bs_bytes: int = 4096
+    span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
+                            unit="%", low=0, high=100, low_open=True)
+    duration_s: float = param(60.0, "--duration", "random-write time per state (simulated time on sim: targets)",
+                              unit="s", low=0, low_open=True)
+    qd: int = param(32, "--qd", "queue depth", low=1)
+    bs_bytes: int = param(4096, "--bs", "random-write block size", unit="bytes", parse=size, low=4096,
+                          multiple_of=4096)
     #: Random-write bytes that dirty the filled drive; None: ``dirty_spans`` times the span.
-    dirty_bytes: int | None = None
-    dirty_spans: float = 1.0
-    seed: int = 1
+    dirty_bytes: int | None = param(None, None, "random-write bytes after the fill", unit="bytes", low=0)
+    dirty_spans: float = param(1.0, "--dirty-writes", "random-write bytes after the fill that make the drive "
+                               "'used': a size, or a multiple of the span such as 2x", parse=parse_dirty, low=0,
+                               metavar="SIZE|Nx", default_text="1x, one span")
+    seed: int = param(1, None, "random seed")
 
     def check(self) -> None:
-        if not self.duration_s > 0:
-            raise UserError(f"--duration {self.duration_s}: must be > 0 seconds")
-        if self.qd < 1:
-            raise UserError(f"--qd {self.qd}: must be >= 1")
-        if self.bs_bytes <= 0 or self.bs_bytes % 4096:
-            raise UserError(f"--bs {self.bs_bytes}: must be a positive multiple of 4096 bytes")
-        if (self.dirty_bytes is not None and self.dirty_bytes < 0) or not self.dirty_spans >= 0:
-            raise UserError(f"--dirty-writes {self.dirty_bytes if self.dirty_bytes is not None else self.dirty_spans}: "
-                            "must be >= 0")
+        check(self)
 
 
 def phases(target: Target, p: UsedParams) -> dict[str, JobSpec]:
@@ -175,3 +189,26 @@ def _finish(rd, target: Target, summary: dict, p: UsedParams, what: str) -> None
 
 def _r(v, nd):
     return None if v is None else round(float(v), nd)
+
+
+def show(s: dict) -> None:
+    """The lines printed at the end of a run."""
+    print(f"{s['target']}  {s['bs_bytes'] // 1024} KiB random write QD{s['qd']}, {s['requested_duration_s']:g} s "
+          "per state")
+    for st in s["states"].values():
+        pct = st.get("vs_new_pct")
+        mbps = "n/a" if st["mbps"] is None else f"{st['mbps']:,.1f}"
+        print(f"  {st['label']:<22} {mbps:>8} MB/s  {st['iops'] or 0:>9,.0f} IOPS"
+              + ("" if pct is None else f"  {pct:5.1f} % of new"))
+
+
+TEST = Test(
+    name="used",
+    help="4 KiB random write MB/s and IOPS: new / used / used after TRIM",
+    description="Used vs new: 4 KiB random writes at --qd over the span for --duration seconds on a new (purged) "
+                "drive; on a used drive (purged, filled sequentially, then --dirty-writes of random writes: valid "
+                "and invalid data, no TRIM); and on that drive after a TRIM of the span. Writes summary.json "
+                "(new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series per state (new, "
+                "used, trimmed), the bar table used.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, "
+                "8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+    params=UsedParams, plan=plan, run=run, show=show)
