@@ -34,7 +34,8 @@ def register(subparsers, add_target_args) -> None:
     from ..procedures.review import PART_TITLES, PARTS
     from ..procedures.sweep import WHOLE_ZONES
     from ..procedures.used import parse_dirty
-    from .suite import FULL_DEFAULT, ZONE_BYTES_HELP, _zone_bytes
+    from ..procedures.sweep import FULL_DEFAULT, parse_zone_bytes
+    from .suite import zone_bytes_help
 
     parts_help = "; ".join(f"{n}: {t}" for n, t in PART_TITLES.items())
     r = subparsers.add_parser(
@@ -71,8 +72,8 @@ def register(subparsers, add_target_args) -> None:
                         f"--quick: {QUICK['idle_min']:g})")
     v.add_argument("--zones", type=int, default=100, metavar="N",
                    help="zones per sweep, one measurement per zone and direction (default: %(default)s)")
-    v.add_argument("--zone-bytes", type=_zone_bytes, default=WHOLE_ZONES, metavar="SIZE",
-                   help=ZONE_BYTES_HELP + FULL_DEFAULT)
+    v.add_argument("--zone-bytes", type=parse_zone_bytes, default=WHOLE_ZONES, metavar="SIZE",
+                   help=zone_bytes_help(FULL_DEFAULT))
     u = r.add_argument_group("used part")
     u.add_argument("--used-duration", type=float, default=None, metavar="S",
                    help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM "

@@ -1,5 +1,5 @@
-"""``ssdlab sweep`` and ``ssdlab recovery``: the LBA sweep and the TRIM/idle recovery sequence
-(SPEC tests 2-3; seed 000). ``used`` is declared in :mod:`ssdlab.procedures.used`."""
+"""``ssdlab sweep``: the LBA sweep (SPEC test 2; seed 000), or with GRID.toml a grid of
+simulations. ``recovery`` and ``used`` are declared in their :mod:`ssdlab.procedures` modules."""
 from __future__ import annotations
 
 import argparse
@@ -17,40 +17,27 @@ def _size(text: str) -> int:
     return parse_size(text)
 
 
-def _zone_bytes(text: str) -> int:
-    """``--zone-bytes``: a size, ``full`` (WHOLE_ZONES) for the whole zone, or ``sample``
-    (None) for the sweep's default sample."""
-    from ..procedures.sweep import WHOLE_ZONES
-
-    word = text.strip().lower()
-    if word == "sample":
-        return None
-    return WHOLE_ZONES if word == "full" else _size(text)
-
-
 def _add_span(p: argparse.ArgumentParser) -> None:
     p.add_argument("--span", type=float, default=100.0, metavar="PCT",
                    help="percent of the capacity to test; 75 emulates 25%% extra spare area (default: %(default)s)")
 
 
-#: --zone-bytes help: the choice, then each command's default.
-ZONE_BYTES_HELP = ("bytes transferred at the start of each zone, a multiple of --bs; 'full' for whole zones; "
-                   "'sample' for min(64 MiB, zone size, 3%% of the span / zones), so that a sweep writes at most "
-                   "~3%% of the span ")
-SAMPLE_DEFAULT = "(default: sample: a sweep changes the drive it measures little; 'full' rewrites the whole span)"
-FULL_DEFAULT = ("(default: full: each write pass rewrites the whole span, as HD Tach's write test, which is what "
-                "shows a dirty drive cleaning itself across the pass; 'sample' writes ~3%% of the span and cannot)")
+def zone_bytes_help(default: str) -> str:
+    """``--zone-bytes`` help for argparse, with the command's default."""
+    from ..procedures.sweep import ZONE_BYTES_HELP
+
+    return f"{ZONE_BYTES_HELP} (default: {default})".replace("%", "%%")
 
 
 def _add_sweep_args(p: argparse.ArgumentParser, what: str, full: bool = False) -> None:
     """--zones, --zone-bytes (default: the sweep's sample, or whole zones if ``full``), --bs, --qd."""
-    from ..procedures.sweep import WHOLE_ZONES
+    from ..procedures.sweep import FULL_DEFAULT, SAMPLE_DEFAULT, WHOLE_ZONES, parse_zone_bytes
 
     g = p.add_argument_group(f"sweep ({what})")
     g.add_argument("--zones", type=int, default=100, metavar="N",
                    help="zones across the span, one measurement per zone and direction (default: %(default)s)")
-    g.add_argument("--zone-bytes", type=_zone_bytes, default=WHOLE_ZONES if full else None, metavar="SIZE",
-                   help=ZONE_BYTES_HELP + (FULL_DEFAULT if full else SAMPLE_DEFAULT))
+    g.add_argument("--zone-bytes", type=parse_zone_bytes, default=WHOLE_ZONES if full else None, metavar="SIZE",
+                   help=zone_bytes_help(FULL_DEFAULT if full else SAMPLE_DEFAULT))
     g.add_argument("--bs", dest="sweep_bs", type=_size, default=128 * 1024, metavar="SIZE",
                    help="sequential request size (default: 128KiB = 131072 bytes)")
     g.add_argument("--qd", dest="sweep_qd", type=int, default=1, metavar="N",
@@ -110,34 +97,6 @@ def register(subparsers, add_target_args) -> None:
     add_grid_arguments(grid, grid_nargs="?")
     s.set_defaults(func=cmd_sweep)
 
-    r = subparsers.add_parser(
-        "recovery", help="TRIM and idle recovery (Plextor M3 sequence): sweeps clean / after torture / idle / TRIM",
-        description="The Plextor M3 sequence: purge; clean sweep; sequential fill of the span (128 KiB, QD32) and "
-                    "4 KiB random writes at QD32 over the span for --torture-min minutes; sweep; purge, fill and "
-                    "torture again (as the review did, so the idle sweep does not rewrite the previous sweep's "
-                    "zones); --idle-min minutes without I/O; sweep; TRIM of the span; sweep. Each sweep's write pass "
-                    "rewrites the whole span by default, as HD Tach's (--zone-bytes). Times are simulated time on sim: targets. "
-                    "Writes summary.json (stages: average/min/max MB/s per sweep; tables), sweeps.parquet/.csv "
-                    "(one column per stage and direction), fill/torture series, the overlay plots "
-                    "recovery_write/recovery_read (MB/s vs position, one line per stage) and recovery_stages. "
-                    + SIZES + ".",
-        epilog=EPILOG)
-    add_target_args(r)
-    _add_span(r)
-    r.add_argument("--torture-min", type=float, default=20.0, metavar="MIN",
-                   help="minutes of 4 KiB random writes at QD32 on the full drive (default: %(default)s; the review's "
-                        "second variant: 60)")
-    r.add_argument("--idle-min", type=float, default=40.0, metavar="MIN",
-                   help="minutes without host I/O before the third sweep (default: %(default)s)")
-    r.add_argument("--no-retorture", dest="retorture", action="store_false",
-                   help="idle right after the after-torture sweep instead of purging, filling and torturing again "
-                        "first as the review did (saves a fill and --torture-min; but the after-idle sweep then "
-                        "rewrites what the previous sweep wrote, which a drive frees cheaply, and overstates "
-                        "idle recovery)")
-    _add_sweep_args(r, "each of the four", full=True)
-    r.add_argument("--no-read", dest="read", action="store_false", help="sweeps measure writes only")
-    r.set_defaults(func=cmd_recovery)
-
 
 
 def _check_sweep_args(args) -> None:
@@ -185,29 +144,3 @@ def cmd_sweep(args) -> int:
                       f"max {_mb(s[f'{d}_mbps_max'])}")
 
     return run_procedure(args, sweep, params, show)
-
-
-def cmd_recovery(args) -> int:
-    from ..procedures import recovery
-
-    _check_sweep_args(args)
-    if not args.torture_min > 0:
-        raise UserError(f"--torture-min {args.torture_min}: must be > 0 minutes")
-    if not args.idle_min >= 0:
-        raise UserError(f"--idle-min {args.idle_min}: must be >= 0 minutes")
-    params = recovery.RecoveryParams(span_pct=args.span, torture_min=args.torture_min, idle_min=args.idle_min,
-                                     zones=args.zones, zone_bytes=args.zone_bytes, sweep_bs_bytes=args.sweep_bs,
-                                     sweep_qd=args.sweep_qd, read=args.read, retorture=args.retorture,
-                                     seed=args.seed)
-
-    def show(s: dict) -> None:
-        n = s.get("edge_zones", 1)
-        print(f"{s['target']}  recovery: {s['torture_min']:g} min torture, {s['idle_min']:g} min idle; "
-              f"sequential write MB/s per stage (avg / min / % of clean / first {n} zones -> last {n} zones)")
-        for st in s["stages"].values():
-            pct = st.get("write_vs_clean_pct")
-            print(f"  {st['label']:<16} {_mb(st['write_mbps_mean']):>8} / {_mb(st['write_mbps_min']):>8}"
-                  + ("         " if pct is None else f"  {pct:5.1f} %")
-                  + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
-
-    return run_procedure(args, recovery, params, show)

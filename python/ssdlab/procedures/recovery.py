@@ -40,7 +40,8 @@ from pathlib import Path
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
-from .sweep import (SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
+from .declare import Test, param, size
+from .sweep import (FULL_DEFAULT, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
 
@@ -51,21 +52,31 @@ STAGES = (("clean", "clean"), ("after_torture", "after torture"), ("after_idle",
 
 @dataclass(frozen=True)
 class RecoveryParams:
-    span_pct: float = 100.0
-    torture_min: float = 20.0
-    idle_min: float = 40.0
+    span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
+                            unit="%", low=0, high=100, low_open=True)
+    torture_min: float = param(20.0, "--torture-min", "4 KiB random writes at QD32 on the full drive (the review's "
+                               "second variant: 60)", unit="min", low=0, low_open=True, metavar="MIN")
+    idle_min: float = param(40.0, "--idle-min", "time without host I/O before the third sweep", unit="min", low=0,
+                            metavar="MIN")
     torture_qd: int = 32
     torture_bs_bytes: int = 4096
-    zones: int = SWEEP_ZONES
+    zones: int = param(SWEEP_ZONES, "--zones", "zones across the span, one measurement per zone and direction",
+                       low=1)
     #: Sweep bytes per zone; WHOLE_ZONES (-1, the default): full passes, as HD Tach's write
     #: test; None: the sweep's default sample.
-    zone_bytes: int | None = WHOLE_ZONES
-    sweep_bs_bytes: int = SWEEP_BS_BYTES
-    sweep_qd: int = SWEEP_QD
-    read: bool = True
+    zone_bytes: int | None = param(WHOLE_ZONES, "--zone-bytes", ZONE_BYTES_HELP, parse=parse_zone_bytes,
+                                   metavar="SIZE", default_text=FULL_DEFAULT)
+    sweep_bs_bytes: int = param(SWEEP_BS_BYTES, "--bs", "sequential request size of the sweeps", unit="bytes",
+                                parse=size, low=4096, multiple_of=4096)
+    sweep_qd: int = param(SWEEP_QD, "--qd", "sequential queue depth of the sweeps (like HD Tach: one request at a "
+                          "time)", low=1)
+    read: bool = param(True, "--no-read", "sweeps measure writes only", off_switch=True)
     #: Purge, fill and torture again before the idle period (as the review did).
-    retorture: bool = True
-    seed: int = 1
+    retorture: bool = param(True, "--no-retorture", "idle right after the after-torture sweep instead of purging, "
+                            "filling and torturing again first as the review did (saves a fill and --torture-min; "
+                            "but the after-idle sweep then rewrites what the previous sweep wrote, which a drive "
+                            "frees cheaply, and overstates idle recovery)", off_switch=True)
+    seed: int = param(1, None, "random seed")
 
 
 def _layout(target: Target, p: RecoveryParams) -> tuple[int, ZoneLayout]:
@@ -268,3 +279,34 @@ def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p:
     summary["plots"] = names
     if target.simulated:
         summary["counters"] = target.counters()
+
+
+def _mb(v) -> str:
+    return "n/a" if v is None else f"{v:,.1f}"
+
+
+def show(s: dict) -> None:
+    """The lines printed at the end of a run."""
+    n = s.get("edge_zones", 1)
+    print(f"{s['target']}  recovery: {s['torture_min']:g} min torture, {s['idle_min']:g} min idle; "
+          f"sequential write MB/s per stage (avg / min / % of clean / first {n} zones -> last {n} zones)")
+    for st in s["stages"].values():
+        pct = st.get("write_vs_clean_pct")
+        print(f"  {st['label']:<16} {_mb(st['write_mbps_mean']):>8} / {_mb(st['write_mbps_min']):>8}"
+              + ("         " if pct is None else f"  {pct:5.1f} %")
+              + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
+
+
+TEST = Test(
+    name="recovery",
+    help="TRIM and idle recovery (Plextor M3 sequence): sweeps clean / after torture / idle / TRIM",
+    description="The Plextor M3 sequence: purge; clean sweep; sequential fill of the span (128 KiB, QD32) and 4 KiB "
+                "random writes at QD32 over the span for --torture-min minutes; sweep; purge, fill and torture again "
+                "(as the review did, so the idle sweep does not rewrite the previous sweep's zones); --idle-min "
+                "minutes without I/O; sweep; TRIM of the span; sweep. Each sweep's write pass rewrites the whole "
+                "span by default, as HD Tach's (--zone-bytes). Times are simulated time on sim: targets. Writes "
+                "summary.json (stages: average/min/max MB/s per sweep; tables), sweeps.parquet/.csv (one column per "
+                "stage and direction), fill/torture series, the overlay plots recovery_write/recovery_read (MB/s vs "
+                "position, one line per stage), recovery_stages and report.html. Sizes: bytes or 4KiB, 128KiB, "
+                "64MiB, 8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+    params=RecoveryParams, plan=plan, run=run, show=show)

@@ -86,6 +86,26 @@ class ZoneLayout:
 WHOLE_ZONES = -1
 
 
+def parse_zone_bytes(text: str) -> int | None:
+    """``--zone-bytes``: a size, ``full`` (:data:`WHOLE_ZONES`) for whole zones, or ``sample``
+    (None) for the sweep's default sample."""
+    from .declare import size
+
+    word = text.strip().lower()
+    if word == "sample":
+        return None
+    return WHOLE_ZONES if word == "full" else size(text)
+
+
+#: ``--zone-bytes`` help: the choice, then each command's default.
+ZONE_BYTES_HELP = ("bytes transferred at the start of each zone, a multiple of --bs; 'full' for whole zones; "
+                   "'sample' for min(64 MiB, zone size, 3% of the span / zones), so that a sweep writes at most "
+                   "~3% of the span")
+SAMPLE_DEFAULT = "sample: a sweep changes the drive it measures little; 'full' rewrites the whole span"
+FULL_DEFAULT = ("full: each write pass rewrites the whole span, as HD Tach's write test, which is what shows a "
+                "dirty drive cleaning itself across the pass; 'sample' writes ~3% of the span and cannot")
+
+
 def zone_layout(span: int, zones: int = SWEEP_ZONES, zone_bytes: int | None = None,
                 bs_bytes: int = SWEEP_BS_BYTES, offset_bytes: int = 0) -> ZoneLayout:
     """Cuts ``span`` bytes into ``zones`` zones aligned to ``bs_bytes``; ``zone_bytes`` is the
