@@ -240,3 +240,24 @@ def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
     assert (tmp_path / "wd" / "001_torture_clat_hist.1.log").exists()  # fio wrote its log on exit
     assert not os.path.exists(backing)  # the loop device was cleaned up
     assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout
+
+
+def test_timed_phase_series_covers_the_job_duration(tmp_path):
+    """fio's runtime of a 3 s job may say 3.004 s and its last histogram row land past 3 s:
+    the series still has exactly 3 one-second intervals holding every IO fio counted."""
+    from ssdlab.fio_logs import hist_bins_ns
+
+    lower, _ = hist_bins_ns(928)
+    b = int(np.searchsorted(lower, 50_000, side="right") - 1)
+    rows = []
+    for t in (1001, 2001, 3004):
+        bins = [0] * 928
+        bins[b] = 100
+        rows.append(f"{t}, 1, 4096, " + ", ".join(map(str, bins)) + "\n")
+    with FioTarget(f"file:{tmp_path}/t.img", tmp_path, size_bytes=MiB) as t:
+        (tmp_path / "007_w_clat_hist.1.log").write_text("".join(rows))
+        data = {"jobs": [{"write": {"total_ios": 350}, "job_runtime": 3004}]}
+        job = JobSpec("w", "randwrite", duration_s=3.0)
+        series, note = t._phase_series(job, "007_w", data, {"duration_s": 3.004})
+    assert series["t_s"].tolist() == [0.0, 1.0, 2.0] and series["dt_s"].tolist() == [1.0, 1.0, 1.0]
+    assert float(np.sum(series["iops"] * series["dt_s"])) == 350 and "final window" in note

@@ -468,6 +468,10 @@ class FioTarget:
         does not log), and a note on what was added or missing."""
         path = self.workdir / f"{stem}_clat_hist.1.log"
         end_s = totals.get("duration_s") or None
+        if job.duration_s and end_s and end_s >= job.duration_s:
+            # fio's runtime of a timed job overshoots by a few ms: the series covers the job's
+            # duration, and the IOs of those ms count in its last interval
+            end_s = job.duration_s
         notes: list[str] = []
         try:
             grid = fio_logs.grid_from_hist(fio_logs.read_hist_log(path, notes), path, interval_s=job.interval_s,
