@@ -218,3 +218,20 @@ def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
     assert labels[:2] == ["sweeps: MB/s", "torture: IOPS"], labels  # the clean sweep, the torture so far
     _chart_buttons(browser, "lines-0")["sweeps: MB/s"].click()
     assert _legend(browser, "lines-0") == ["write MB/s clean", "read MB/s clean"]
+
+
+def test_loop_device_consistency_report_shows_latency(browser, tmp_path):
+    """A real run (fio on a loop device) carries per-interval latency too, and its report
+    draws it; the simulator-only charts (WA, free blocks, GC) are absent."""
+    from conftest import require_loops
+
+    require_loops()
+    out = tmp_path / "loop"
+    run_cli("consistency", "--target", "loop:128M", "--duration", "20", "--out", str(out), "--no-progress")
+    _load_clean(browser, out / "report.html")
+    shots = _shot_dir(tmp_path)
+    _drawn(browser, "consistency", shots / "loop_consistency.png")
+    _drawn(browser, "consistency-latency", shots / "loop_consistency_latency.png")
+    data = _page_data((out / "report.html").read_text(encoding="utf-8"))
+    (run,) = data["runs"].values()
+    assert [c["id"] for c in run["companions"]] == ["latency"]
