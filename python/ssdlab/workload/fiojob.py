@@ -1395,13 +1395,11 @@ def _block(text: str, kb: int) -> int:
 def _check_value(opt: _Opt, val: str | None, kb: int) -> object:
     """Checks a host or refused option's value as fio would; returns it parsed."""
     t = opt.type
-    if t == "set":
-        return _bool(None if val is None else _one(val), bare_ok=True)
+    if t in ("set", "bool"):
+        return _bool(None if val is None else _one(val), bare_ok=t == "set")
     if t == "text":
         return val
     val = _need(val)
-    if t == "bool":
-        return _bool(_one(val), bare_ok=False)
     if t == "int":
         return _int(_one(val), kb)
     if t == "sint":
@@ -1721,6 +1719,10 @@ class _Builder:
             self.add_job(st, sec.name, sec.name, sec.where)
 
     def workload(self) -> Workload:
+        if not self.records:
+            where = f"{self.sources[0]}: " if self.sources else ""
+            raise WorkloadError(f"{where}no job defined (fio: 'No job(s) defined'): add a [job] section, "
+                                "or --name=JOB with its options")
         groups: list[list[Job]] = []
         report, in_report, any_started = 0, 0, False
         for rec in self.records:
@@ -1908,9 +1910,7 @@ def parse_command_line(args: Sequence[str], *, environ: Mapping[str, str] | None
             text = Path(path).read_text(errors="replace")
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read the job file ({e.strerror}); check the path") from None
-        b.add_file(path, text, n, sections or None)
-    if not b.records:
-        raise WorkloadError("no job defined: give a job file or --name=JOB with its options")
+        b.add_file(path, text, n, (sections or None) if n == 0 else None)   # fio: --section, first file only
     return b.workload()
 
 
