@@ -840,3 +840,38 @@ def test_env_expansion_is_fios():
     assert (j.size_bytes, j.name) == (8 << 20, "job-x")
     # fio expands ${VAR} only; $VAR is left as written (and fails as a value)
     assert "is not a size" in _error("[a]\nsize=$SZ\n", environ={"SZ": "8m"})
+
+
+def test_a_percentage_then_bytes_is_refused_because_fio_keeps_the_percentage(need_fio, tmp_path):
+    (tmp_path / "target").write_bytes(b"\0" * (1 << 20))
+    text = ("[global]\nfilename=target\nioengine=psync\nbs=64k\nrw=write\n"
+            "[a]\nsize=50%\nsize=256k\nwrite_iolog=a.log\n[b]\noffset=50%\noffset=0\nsize=128k\nwrite_iolog=b.log\n")
+    fio_run(text, tmp_path)
+    logs = iologs(tmp_path)
+    assert [int(r[3]) for r in logs["a.log"]] == [65536, 65536]           # 50% of 256k, not 256k
+    assert [int(r[2]) for r in logs["b.log"]] == [524288, 589824]         # 50%, not offset 0
+    assert "would take 50% of 256k" in _error(text)
+    assert "would ignore 0 and use 50%" in _error(text.replace("size=50%\nsize=256k\n", ""))
+    # 100% scales nothing: the bytes that follow count, in fio and here
+    assert parse_job_text("[global]\nsize=100%\n[a]\nsize=256k\n").jobs[0].size_bytes == 256 << 10
+
+
+def test_every_fio_option_is_classified(need_fio):
+    """Each option fio 3.33 lists (fio --cmdhelp=all, and --enghelp=ENGINE for the engines)
+    is modelled, listed as not applicable, or refused with a reason: none is unknown."""
+    out = subprocess.run(["fio", "--cmdhelp=all"], capture_output=True, text=True, timeout=FIO_TIMEOUT_S).stdout
+    names = {line.split(":")[0].strip() for line in out.splitlines() if ":" in line}
+    assert len(names) > 200
+    assert names <= set(F._OPTIONS), sorted(names - set(F._OPTIONS))
+    for engine, options in F._BLOCK_ENGINES.items():
+        p = subprocess.run(["fio", f"--enghelp={engine}"], capture_output=True, text=True, timeout=FIO_TIMEOUT_S)
+        if "not found" in p.stdout + p.stderr or "not loadable" in p.stdout + p.stderr:
+            continue                          # not built into this fio
+        listed = {line.split(":")[0].strip() for line in p.stdout.splitlines()
+                  if ":" in line and "has no options" not in line}
+        assert listed <= set(options), (engine, sorted(listed - set(options)))
+    for name in set(F._OPTIONS):
+        opt = F._OPTIONS[name]
+        assert opt.cls != "pattern" or opt.name in F._PATTERN, name
+        assert opt.cls != "host" or opt.detail in F._REASONS, name
+        assert opt.cls != "refuse" or opt.detail in F._REFUSALS, name

@@ -418,9 +418,10 @@ def _size(text: str, kb_base: int, *, pct: bool = False, signed: bool = False) -
         text = text[1:]
     if _HEX.fullmatch(text):
         return sign * _check_u64(int(text, 16))
-    if "0x" in text.lower():
-        raise _Bad(f"{text!r}: fio reads hex numbers without units (it would read the unit as nothing); "
-                   "write the value in bytes")
+    if "0x" in text.lower():       # fio's str_to_decimal: any "0x" makes it read the text as hex, unit dropped
+        digits = re.match(r"(0[xX])?([0-9a-fA-F]*)", text).group(2)
+        raise _Bad(f"{text!r}: fio reads a number holding '0x' as hex and drops any unit after it (this would "
+                   f"be {int(digits or '0', 16)}); write a plain number with a unit, or hex alone")
     m = _NUM.fullmatch(text)
     if m is None:
         d = _DEC.fullmatch(text)
@@ -1042,8 +1043,9 @@ def _h_rw(st: _State, val: str | None, kb: int) -> None:
         post = post.strip()
         if rw in _RANDOM_RW:
             if not post.isdigit() or int(post) < 1:
+                lead = re.match(r"\d*", post).group(0)          # fio reads it with atoi()
                 raise _Bad(f"rw={base}:N needs a whole number of I/Os N >= 1 (a new random offset every N I/Os); "
-                           f"fio would read {post!r} as {int(post) if post.isdigit() else 0}")
+                           f"fio would read {post!r} as {int(lead or 0)}")
             st.v["rw_seq_nr"] = _int(post, kb, 1)
         else:
             st.v["rw_seq_add"] = _bytes(post, kb, signed=True)
@@ -1058,8 +1060,14 @@ def _h_size_like(key: str, pct_key: str, *, zero_pct_ok: bool) -> Callable[[_Sta
             if v.pct == 0 and not zero_pct_ok:
                 raise _Bad("0% is no size; give a percentage from 1% to 100%")
             st.v[key], st.v[pct_key] = 0, v.pct
-        else:
-            st.v[key], st.v[pct_key] = v, 0
+            return
+        pct = st.v[pct_key]
+        if pct and not (pct == 100 and key in ("size", "io_size")):
+            # fio's callback sets the bytes but keeps the percentage, which then wins
+            does = (f"take {pct}% of {val}" if key in ("size", "io_size") else f"ignore {val} and use {pct}%")
+            raise _Bad(f"follows {key}={pct}% (in this job or its [global]): fio keeps the percentage and would "
+                       f"{does}; give {key} as a percentage here too, or move the percentage out of [global]")
+        st.v[key], st.v[pct_key] = v, 0       # after 100% fio's bytes count as such (100% scales nothing)
     return handler
 
 
@@ -1486,7 +1494,7 @@ def _apply(st: _State, item: _Item) -> None:
         elif opt.cls == "needs":
             reason = f"no effect unless {opt.detail} is set, which ssdlab does not model"
         elif opt.cls == "refuse":
-            if not _at_default(opt, parsed, kb):
+            if opt.detail == "deprecated" or not _at_default(opt, parsed, kb):
                 raise _refuse(opt, key)
             reason = _REASONS["default"]
         else:
@@ -1537,7 +1545,7 @@ def _check_engine_options(st: _State) -> None:
         if key not in _BLOCK_ENGINES.get(engine, ()):
             raise _fail(item, f"{key} is an option of the {', '.join(owners)} engine(s), not of "
                               f"ioengine={engine}; set ioengine or remove it")
-        if key in _ENGINE_REFUSED and (item.value or "") not in (_ENGINE_REFUSED[key], ""):
+        if key in _ENGINE_REFUSED and item.value != _ENGINE_REFUSED[key]:
             raise _fail(item, f"{key} is not supported: {_REFUSALS['fua']}")
         reason = _REASONS["default"] if key in _ENGINE_REFUSED else _REASONS["submit"]
         st.host[key] = HostOption(key, item.value, reason, item.where)
