@@ -496,11 +496,15 @@ def random_job(rng: random.Random, stream: bool) -> list[str]:
         o.append(f"random_distribution=normal:{rng.choice(['5', '20.5'])}" + rng.choice(["", ":0.5"]))
     elif r < 0.5:
         o.append("random_distribution=" + _zones(rng))
-    o.append(f"size={_spell(rng.choice([256 * 1024, 512 * 1024, 1024 * 1024]), rng, kb)}")
+    if not stream and rng.random() < 0.1:
+        o.append(f"size={rng.randint(1, 100)}%")
+    else:
+        o.append(f"size={_spell(rng.choice([256 * 1024, 512 * 1024, 1024 * 1024]), rng, kb)}")
     optional = [
         (0.2, lambda: f"io_size={_spell(rng.choice([128 * 1024, 256 * 1024]), rng, kb)}"),
         (0.2, lambda: f"number_ios={rng.randint(1, 100)}"),
-        (0.2, lambda: f"offset={_spell(rng.choice([0, 65536]), rng, kb)}"),
+        (0.2, lambda: f"offset={_spell(rng.choice([0, 65536]), rng, kb)}" if stream or rng.random() < 0.5
+         else f"offset={rng.randint(0, 50)}%"),
         (0.3, lambda: f"iodepth={rng.randint(1, 64)}"),
         (0.2, lambda: rng.choice(["norandommap", "norandommap=1", "norandommap=0"])),
         (0.2, lambda: f"randseed={rng.randint(0, 10 ** 6)}"),
@@ -527,8 +531,7 @@ def random_job(rng: random.Random, stream: bool) -> list[str]:
                      (0.1, lambda: f"thinktime_blocks={rng.randint(1, 64)}"),
                      (0.1, lambda: "thinktime_blocks_type=issue"),
                      (0.1, lambda: f"thinktime_iotime={rng.randint(1, 9)}s"),
-                     (0.1, lambda: "rate_process=poisson"), (0.1, lambda: "exitall"),
-                     (0.1, lambda: f"size={rng.randint(1, 100)}%"), (0.1, lambda: f"offset={rng.randint(0, 50)}%")]
+                     (0.1, lambda: "rate_process=poisson"), (0.1, lambda: "exitall")]
     o += [make() for p, make in optional if rng.random() < p]
     rng.shuffle(o)
     if "time_based=1" in o and not any(x.startswith("runtime") for x in o):
