@@ -878,3 +878,29 @@ def test_every_fio_option_is_classified(need_fio):
         assert opt.cls != "pattern" or opt.name in F._PATTERN, name
         assert opt.cls != "host" or opt.detail in F._REASONS, name
         assert opt.cls != "refuse" or opt.detail in F._REFUSALS, name
+
+
+def test_exitall_is_global_and_exitall_0_is_refused(need_fio, tmp_path):
+    # fio 3.33's exitall callback ignores its value: exitall=0 in job a still stops job b
+    text = ("[a]\nioengine=null\nsize=64k\nexitall=0\n"
+            "[b]\nioengine=null\nsize=1g\ntime_based\nruntime=3s\nthinktime=1ms\n")
+    jobs = fio_json(fio_run(text, tmp_path, "--output-format=json").stdout)["jobs"]
+    assert jobs[1]["jobname"] == "b" and jobs[1]["job_runtime"] < 1000     # ms: stopped long before 3 s
+    assert "turns exitall on even with exitall=0" in _error(text)
+    w = parse_job_text(text.replace("exitall=0", "exitall"))
+    assert w.exitall and [j.exit_what for j in w.jobs] == ["group", "group"]
+    assert parse_job_text(format_job_file(w)) == w
+    assert parse_job_text("[a]\n[global]\nexitall\n").exitall       # set anywhere, as fio's global flag
+
+
+def test_command_line_values_are_taken_as_given(need_fio):
+    # fio expands ${VAR} in job files only; on its command line the shell does
+    env = {**os.environ, "SZ": "4k"}
+    p = subprocess.run(["fio", "--parse-only", "--name=x", "--size=${SZ}"], capture_output=True, text=True,
+                       env=env, timeout=FIO_TIMEOUT_S)
+    assert "failed parsing size=${SZ}" in p.stderr
+    with pytest.raises(WorkloadError, match="is not a size"):
+        parse_command_line(["--name=x", "--size=${SZ}"], environ={"SZ": "4k"})
+    assert parse_job_text("[x]\nsize=${SZ}\n", environ={"SZ": "4k"}).jobs[0].size_bytes == 4096
+    with pytest.raises(WorkloadError, match="abbreviated option 'runt': fio would take it for runtime"):
+        parse_command_line(["--name=x", "--runt=10"])

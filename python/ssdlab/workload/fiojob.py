@@ -216,9 +216,8 @@ class Job:
     #: (``startdelay=1-5``) fio draws a delay between the two.
     startdelay_us: int
     startdelay_max_us: int
-    #: fio's ``exitall``: when this job ends, the others stop (``exit_what``: group,
-    #: stonewall or all).
-    exitall: bool
+    #: What stops when this job ends under :attr:`Workload.exitall`: ``group`` (the jobs
+    #: of its reporting group), ``stonewall`` (the running jobs) or ``all`` (every job).
     exit_what: str
 
     #: fio's ``rw=`` (``readwrite`` is written ``rw``).
@@ -343,6 +342,9 @@ class Workload:
     (fio's ``stonewall``)."""
 
     groups: tuple[tuple[Job, ...], ...]
+    #: fio's ``exitall``, which is global in fio (set in any section, it applies to every
+    #: job): when a job ends, fio stops the others as its ``exit_what`` says.
+    exitall: bool = False
     #: fio's own command-line options (``--output``, ``--eta``...): listed, not applicable.
     program_options: tuple[HostOption, ...] = field(default=(), compare=False)
     #: The job files read (includes too), in order.
@@ -1273,6 +1275,8 @@ def _h_startdelay(st: _State, val: str | None, kb: int) -> None:
         hi = lo
     elif parts[1][0]:
         hi = _time_us(parts[1][0], True)
+    if hi < lo:
+        raise _Bad("a range is LOW-HIGH (fio would draw between them the wrong way round)")
     st.v["startdelay"] = (lo, hi)
 
 
@@ -1379,7 +1383,7 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "rate_ignore_thinktime": _simple("rate_ignore_thinktime", _c_bool(False)),
     "end_fsync": _simple("end_fsync", _c_bool(False)),
     "fsync_on_close": _simple("fsync_on_close", _c_bool(False)),
-    "exitall": _simple("exitall", _c_bool(True)),
+    "exitall": _simple("exitall", lambda val, kb: _exitall(val)),
     "exit_what": _simple("exit_what", _c_enum(("group", "stonewall", "all"))),
     "stonewall": _simple("stonewall", _c_bool(True)),
     "new_group": _simple("new_group", _c_bool(True)),
@@ -1389,6 +1393,13 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "buffer_compress_chunk": _simple("buffer_compress_chunk", _c_int()),
     "kb_base": _h_kb_base,
 }
+
+
+def _exitall(val: str | None) -> bool:
+    if val is not None and _bool(_one(val), bare_ok=True) is False:
+        raise _Bad("fio 3.33 turns exitall on even with exitall=0 (its callback ignores the value); "
+                   "remove the line")
+    return True
 
 
 def _block(text: str, kb: int) -> int:
@@ -1676,8 +1687,10 @@ class _Builder:
         self.sources: list[str] = []
         self.program: list[HostOption] = []
         self.readonly: Where | None = None
+        self.exitall = False            # fio's global exitall flag, whichever section set it
 
     def reset_defaults(self) -> None:
+        self.exitall = self.exitall or self.defaults.v["exitall"]
         self.defaults = _State()
 
     def add_job(self, st: _State, section: str, jobname: str, where: Where) -> None:
@@ -1747,7 +1760,8 @@ class _Builder:
                 groups[-1].append(_make_job(rec, clone, len(groups) - 1, report))
                 in_report += 1
             any_started = True
-        return Workload(tuple(tuple(g) for g in groups), tuple(self.program), tuple(self.sources))
+        exitall = self.defaults.v["exitall"] or any(r.state.v["exitall"] for r in self.records) or self.exitall
+        return Workload(tuple(tuple(g) for g in groups), exitall, tuple(self.program), tuple(self.sources))
 
 
 def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
@@ -1785,7 +1799,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         name=name, section=rec.section, clone=clone, numjobs=v["numjobs"], group=group, report_group=report,
         wait_for=v["wait_for"], startdelay_us=v["startdelay"][0],
         startdelay_max_us=max(v["startdelay"][1], v["startdelay"][0]),
-        exitall=v["exitall"], exit_what=v["exit_what"],
+        exit_what=v["exit_what"],
         rw=v["rw"], rw_new_offset_every_ios=v["rw_seq_nr"], rw_skip_bytes=v["rw_seq_add"],
         rwmix_read_pct=v["rwmix_read"], bs_min_bytes=lo, bs_max_bytes=hi, bssplit=v["bssplit"],
         bs_unaligned=v["bs_unaligned"], bs_is_seq_rand=v["bs_is_seq_rand"], ba_bytes=ba,
@@ -1834,8 +1848,11 @@ def parse_command_line(args: Sequence[str], *, environ: Mapping[str, str] | None
     or ``--name value`` (``-name=value`` too), jobs started by ``--name=JOB``, options before
     the first ``--name`` (or after ``--name=global``) as defaults, and job files, read after
     the command-line jobs with the command line's defaults for the first file, as fio does.
-    fio's own options (``--output``, ``--eta``...) are listed in
-    :attr:`Workload.program_options`. Abbreviated option names are refused."""
+    Values are taken as given: fio expands ``${VAR}`` in job files only (on its command line
+    the shell does). Options are applied in order (``kb_base`` is not moved first, as in
+    fio). fio's own options (``--output``, ``--eta``...) are listed in
+    :attr:`Workload.program_options`; ``--section`` and ``--readonly`` act as in fio.
+    Abbreviated option names are refused."""
     b = _Builder(environ)
     files: list[str] = []
     sections: list[str] = []
@@ -1883,19 +1900,16 @@ def parse_command_line(args: Sequence[str], *, environ: Mapping[str, str] | None
             if key.startswith("$"):
                 raise WorkloadError(f"{where}: {arg}: {_unknown(key)}")
             cands = [n for n in _ALL_NAMES if n.startswith(key)] if key else []
-            hint = (f"; fio would take the abbreviation for {cands[0]}, write it out"
-                    if len(cands) == 1 else "")
-            raise WorkloadError(f"{where}: {arg}: {_unknown(key) if not hint else 'abbreviated option ' + repr(key)}"
-                                f"{hint}")
+            if len(cands) == 1:                    # getopt_long_only takes unique abbreviations
+                raise WorkloadError(f"{where}: {arg}: abbreviated option {key!r}: fio would take it for "
+                                    f"{cands[0]}; write --{cands[0]}")
+            raise WorkloadError(f"{where}: {arg}: {_unknown(key)}")
         bare_ok = opt is not None and opt.type == "set"
         if value is None and not bare_ok and opt is not None:
             if i >= len(args):
                 raise WorkloadError(f"{where}: {arg}: needs a value (--{key}=VALUE)")
             value, i = args[i], i + 1
-        text = f"{key}={value}" if value is not None else key
-        expanded, unset = _expand(text, b.environ)
-        k2, eq2, v2 = expanded.partition("=")
-        item = _Item(k2, v2 if eq2 else None, where, arg, unset)
+        item = _Item(key, value, where, arg)       # fio leaves ${VAR} on its command line to the shell
         if key == "name":
             finish()
             if (value or "").startswith("global"):
@@ -2049,8 +2063,7 @@ def _job_lines(job: Job) -> list[str]:
     for key, n in (("fsync", job.fsync_every_writes), ("fdatasync", job.fdatasync_every_writes)):
         if n:
             out.append(f"{key}={n}")
-    for key, on in (("end_fsync", job.end_fsync), ("fsync_on_close", job.fsync_on_close),
-                    ("exitall", job.exitall)):
+    for key, on in (("end_fsync", job.end_fsync), ("fsync_on_close", job.fsync_on_close)):
         if on:
             out.append(f"{key}=1")
     if job.exit_what != "group":
@@ -2086,6 +2099,8 @@ def format_job_file(workload: Workload) -> str:
                 lines.append("new_group")
             if job.numjobs != 1:
                 lines.append(f"numjobs={job.numjobs}")
+            if workload.exitall and prev is None:
+                lines.append("exitall")          # global in fio: once is enough
             lines += _job_lines(job)
             lines.append("")
             prev = job
