@@ -307,6 +307,23 @@ def test_distributions():
             dist(bad)
 
 
+def test_zones_are_what_fio_computes(need_fio):
+    """fio's parse debug prints each zone as access/size after filling in blank sizes."""
+    specs = ["zoned:60/10:30/20:8/30:2/40", "zoned:60/10:30/:10/", "zoned:50/0:50/50", "zoned:34/:33/:33/",
+             "zoned:10/5:90/", "zoned_abs:60/20g:40/1m", "zoned_abs:50/4KiB:50"]
+    p = subprocess.run(["fio", "--parse-only", "--debug=parse", "--name=x", "--rw=randread",
+                        *[f"--random_distribution={s}" for s in specs]], capture_output=True, text=True,
+                       timeout=FIO_TIMEOUT_S)
+    blocks = re.split(r"zone ddir 0 \(nr=\d+\): \n", p.stdout + p.stderr)[1:]
+    fio = [re.findall(r"\t\d+: (\d+)/(\d+)", b.split("zone ddir 1")[0]) for b in blocks]
+    assert len(fio) == len(specs)
+    for spec, zones in zip(specs, fio):
+        mine = parse_command_line(["--name=x", "--rw=randread", f"--random_distribution={spec}"]
+                                  ).jobs[0].random_distribution.zones
+        assert [(z.access_pct, z.size_pct if z.size_pct is not None else z.size_bytes) for z in mine] == \
+            [(int(a), int(b)) for a, b in zones], spec
+
+
 def test_rw_modifiers_rwmix_and_fixups():
     j = parse_command_line(["--name=x", "--rw=randread:8"]).jobs[0]
     assert (j.rw, j.rw_new_offset_every_ios, j.rw_skip_bytes) == ("randread", 8, 0)
@@ -765,6 +782,7 @@ def test_unknown_option_names_file_line_and_the_closest(tmp_path):
     ("filesize", "1g"), ("buffer_pattern", "0xdeadbeef"), ("steadystate_duration", "60"), ("profile", "tiobench"),
     ("ioengine", "cpuio"), ("ioengine", "net"), ("ioengine", "falloc"), ("filename", "/dev/sdb:/dev/sdc"),
     ("pre_read", "1"), ("verify_only", "1"), ("trim_percentage", "10"), ("percentage_sequential", "10"),
+    ("verify_pattern", "0xff"),
 ])
 def test_options_not_modelled_are_refused_with_file_line_and_option(option, value):
     text = f"[global]\nsize=1g\n[job]\nrw=randwrite\n{option}={value}\n"

@@ -605,7 +605,7 @@ _REASONS = {
 
 #: Why options of class (c) are refused, and what to do.
 _REFUSALS = {
-    "verify": "fio's data verification (verify, verify_only, trim_percentage, trim_backlog) adds "
+    "verify": "fio's data verification (verify, verify_pattern, verify_only, trim_percentage, trim_backlog) adds "
               "read-back and trim I/O that ssdlab does not model; remove it (verify=0) or run the job with fio",
     "zones": "zoned block devices and fio's zone modes are not modelled; remove the zone options",
     "files": "several files per job are not modelled (the simulator is one drive); use one file "
@@ -714,7 +714,7 @@ verifysort                  text     soft
 verifysort_nr               text     soft
 verify_interval             int      needs:verify
 verify_offset               int      needs:verify
-verify_pattern              text     needs:verify
+verify_pattern              text     refuse:verify
 verify_fatal                bool     needs:verify
 verify_dump                 bool     needs:verify
 verify_async                int      needs:verify
