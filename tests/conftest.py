@@ -162,3 +162,16 @@ def signal_fio_of_phase(args: list[str], jobfile: str, action, wait_s: float,
             proc.kill()
             proc.wait()
     return proc.returncode, out, err
+
+
+def hist_row(t_ms: int, ios: int, latency_ns: float = 50_000, ddir: int = 1, bs_bytes: int = 4096) -> str:
+    """One fio ``write_hist_log`` row at ``log_hist_coarseness=1`` (928 bins): ``ios`` IOs in
+    the bin of ``latency_ns``."""
+    from ssdlab.fio_logs import hist_bins_ns
+
+    import numpy as np
+
+    lower, _ = hist_bins_ns(928)
+    bins = [0] * 928
+    bins[int(np.searchsorted(lower, latency_ns, side="right") - 1)] = ios
+    return f"{t_ms}, {ddir}, {bs_bytes}, " + ", ".join(map(str, bins))

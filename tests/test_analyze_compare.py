@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import hist_row, run_cli
 from ssdlab import analysis, cli, results
 
 
@@ -246,20 +246,9 @@ def _windowed_lines(window_ms: int, both: bool = False, epoch_ms: int = 0) -> li
 
 
 def _hist_lines(window_ms: int = 1000) -> list[str]:
-    """write_hist_log rows at log_hist_msec=window_ms, coarseness 1 (928 bins): IOs of a window
-    with 100 us latency (bin of value ~100 us), the closing IO a row each."""
-    from ssdlab.fio_logs import hist_bins_ns
-
-    lower, _ = hist_bins_ns(928)
-    b = int(np.searchsorted(lower, 100_000, side="right") - 1)
-    lines = []
-    for k in range(30_000 // window_ms):
-        if int(k * window_ms / 1000) in STALL:
-            continue
-        bins = [0] * 928
-        bins[b] = 1000 * window_ms // 1000
-        lines.append(f"{(k + 1) * window_ms + 1}, 1, 4096, " + ", ".join(map(str, bins)))
-    return lines
+    """write_hist_log rows at log_hist_msec=window_ms: 1000 IOs a second at 100 us."""
+    return [hist_row((k + 1) * window_ms + 1, 1000 * window_ms // 1000, 100_000)
+            for k in range(30_000 // window_ms) if int(k * window_ms / 1000) not in STALL]
 
 
 @pytest.mark.parametrize("name, lines, window_ms, cut_last", [

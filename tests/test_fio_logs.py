@@ -211,22 +211,3 @@ def test_fio_log_to_analysis(tmp_path):
     assert series["iops"].tolist() == iops.tolist()
     res = analyze_iops(series["iops"])
     assert res["bimodal"] is True and res["burst_period_s"] == 7.0
-
-
-def test_grid_clamps_rows_past_the_job_end_into_its_last_interval(tmp_path):
-    # a 3 s timed job: fio's runtime says 3.004 s and its last row lands at 3004 ms
-    from ssdlab.fio_logs import hist_bins_ns, grid_from_hist, read_hist_log
-
-    lower, _ = hist_bins_ns(928)
-    b = int(np.searchsorted(lower, 50_000, side="right") - 1)
-    rows = []
-    for t in (1001, 2001, 3004):
-        bins = [0] * 928
-        bins[b] = 100
-        rows.append(f"{t}, 1, 4096, " + ", ".join(map(str, bins)))
-    p = write(tmp_path / "j_clat_hist.1.log", rows)
-    g = grid_from_hist(read_hist_log(p), p, interval_s=1.0, window_ms=1000, end_s=3.0)
-    assert g.add_tail("write", 350, 3.0, 4096) is not None  # 50 IOs after the last row
-    s = g.series(4096)
-    assert s["t_s"].tolist() == [0.0, 1.0, 2.0] and s["dt_s"].tolist() == [1.0, 1.0, 1.0]
-    assert float(s["iops"].sum()) == 350

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import interrupt_fio_child
+from conftest import hist_row, interrupt_fio_child
 from ssdlab.targets.base import JobSpec, PhaseResult
 from ssdlab import fio_logs
 from ssdlab.targets.fio import FioError, FioTarget, LoopTarget, open_target, parse_fio_json
@@ -245,15 +245,7 @@ def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
 def test_timed_phase_series_covers_the_job_duration(tmp_path):
     """fio's runtime of a 3 s job may say 3.004 s and its last histogram row land past 3 s:
     the series still has exactly 3 one-second intervals holding every IO fio counted."""
-    from ssdlab.fio_logs import hist_bins_ns
-
-    lower, _ = hist_bins_ns(928)
-    b = int(np.searchsorted(lower, 50_000, side="right") - 1)
-    rows = []
-    for t in (1001, 2001, 3004):
-        bins = [0] * 928
-        bins[b] = 100
-        rows.append(f"{t}, 1, 4096, " + ", ".join(map(str, bins)) + "\n")
+    rows = [hist_row(t, 100) + "\n" for t in (1001, 2001, 3004)]
     with FioTarget(f"file:{tmp_path}/t.img", tmp_path, size_bytes=MiB) as t:
         (tmp_path / "007_w_clat_hist.1.log").write_text("".join(rows))
         data = {"jobs": [{"write": {"total_ios": 350}, "job_runtime": 3004}]}
