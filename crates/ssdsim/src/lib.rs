@@ -3,7 +3,8 @@
 //! A page-mapped FTL ([`ftl`]) over a NAND geometry with spare area, greedy or FIFO
 //! garbage collection, TRIM, and a timed device model ([`device`]: DRAM write buffer,
 //! channels, dies, host link, controller) driven by a closed-loop host at a queue depth
-//! ([`sim`]), or replaying a trace ([`replay`]). Every host I/O gets a completion time, so per-second IOPS and latency
+//! ([`sim`]) running fio-like jobs and workloads ([`workload`]), or replaying a trace
+//! ([`replay`]). Every host I/O gets a completion time, so per-second IOPS and latency
 //! percentiles come out of the model ([`stats`]). Deterministic for a given seed.
 //!
 //! Units: time is [`time::Ns`] (u64 nanoseconds) everywhere; addresses and sizes inside the
@@ -31,9 +32,11 @@ pub use ssdrng as rng;
 pub mod sim;
 pub mod stats;
 pub mod time;
+pub mod workload;
 
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
 pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
 pub use sim::{Job, Pattern, Progress, Simulation};
-pub use stats::{PhaseReport, Snapshot};
+pub use stats::{DirectionReport, PhaseReport, Snapshot};
+pub use workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, Zone};
 pub use time::Ns;

@@ -17,21 +17,19 @@
 //!    run commands in chunks and average IOPS over every `window_commands` completions
 //!    (completion order), with the drive's write amplification per window.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::config::UNIT_BYTES;
-use crate::sim::Simulation;
-use crate::stats::{LatencyHistogram, Snapshot};
-use crate::time::Ns;
+use crate::ftl::Ftl;
+use crate::sim::{Simulation, Source, Sources};
+use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
+use crate::time::{Ns, NS_PER_S};
 
-/// What a replayed command does.
+/// What a replayed command does (the first three in fio's direction order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmdKind {
-    Read,
-    Write,
-    Trim,
-    Flush,
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+    Flush = 3,
 }
 
 impl CmdKind {
@@ -46,13 +44,9 @@ impl CmdKind {
         })
     }
 
+    #[inline]
     pub fn code(self) -> u8 {
-        match self {
-            CmdKind::Read => 0,
-            CmdKind::Write => 1,
-            CmdKind::Trim => 2,
-            CmdKind::Flush => 3,
-        }
+        self as u8
     }
 }
 
@@ -204,149 +198,193 @@ pub struct ReplayReport {
     pub counts: ReplayCounts,
     /// Latency of data commands and TRIMs (submission to completion).
     pub latency: LatencyHistogram,
+    /// The replay as a phase's series: per-interval IOs, bytes and latency per direction
+    /// (flushes are not IOs there), counter snapshots; its `duration_ns` runs to the last
+    /// completion.
+    pub series: PhaseReport,
 }
 
-pub(crate) struct ReplayState {
-    qd: usize,
+/// A replay's windows of `window_commands` completions, counted in completion order.
+pub(crate) struct Windows {
     window_commands: u64,
     start_ns: Ns,
-    /// Outstanding commands: (completion time, data bytes), earliest first.
-    outstanding: BinaryHeap<Reverse<(Ns, u64)>>,
-    /// Submission time of the next command when the queue has room.
-    next_submit: Ns,
-    completed: u64,
+    /// Completions so far (flushes included) and until the current window closes.
+    pub(crate) completed: u64,
+    until_close: u64,
     window_bytes: u64,
+    /// Time of the latest completion.
     last_completion: Ns,
     windows: Vec<Window>,
+    pub(crate) flushes: u64,
     start_snapshot: Snapshot,
-    counts: ReplayCounts,
-    latency: LatencyHistogram,
+}
+
+impl Windows {
+    /// Counts one completion (they arrive in time order) at `t` moving `bytes` of data;
+    /// true when it fills the window: the caller then closes it with the drive's counters.
+    #[inline]
+    pub(crate) fn complete(&mut self, t: Ns, bytes: u64) -> bool {
+        self.completed += 1;
+        self.window_bytes += bytes;
+        self.last_completion = self.last_completion.max(t);
+        self.until_close -= 1;
+        self.until_close == 0
+    }
+
+    pub(crate) fn close(&mut self, snapshot: Snapshot) {
+        self.windows.push(Window { commands: self.completed, end_ns: self.last_completion - self.start_ns, data_bytes: self.window_bytes, snapshot });
+        self.window_bytes = 0;
+        self.until_close = self.window_commands;
+    }
+}
+
+/// The commands of one replay chunk, checked against the drive as they are taken. Looks
+/// ahead in the chunk to prefetch the mapping entries the coming commands will touch, as a
+/// workload's generator does.
+pub(crate) struct ChunkSource<'a> {
+    cmds: &'a [Command],
+    pos: usize,
+    user_units: u64,
+    /// The first command refused (index in the chunk and why).
+    error: Option<String>,
+}
+
+/// How far ahead in a chunk the L2P entries of a command are prefetched, and (half way)
+/// the valid-bit words and block records of the copies it will invalidate.
+const AHEAD: usize = 16;
+/// Units of a command whose old copies are prefetched (a long command's are mostly in the
+/// same block: the first few lines are what is worth fetching).
+const AHEAD_UNITS: u64 = 4;
+
+impl ChunkSource<'_> {
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, c: Command) {
+        self.error = Some(format!("command {}: {} units at unit {} do not fit the drive's {} units", self.pos, c.units, c.unit, self.user_units));
+    }
+}
+
+impl Source for ChunkSource<'_> {
+    #[inline]
+    fn peek(&mut self) -> Option<Command> {
+        let c = *self.cmds.get(self.pos)?;
+        if c.kind != CmdKind::Flush && (c.units == 0 || c.unit.checked_add(c.units).is_none_or(|end| end > self.user_units)) {
+            self.refuse(c);
+            return None;
+        }
+        Some(c)
+    }
+
+    #[inline]
+    fn advance(&mut self, _rng: &mut crate::rng::Rng, ftl: &Ftl) {
+        self.pos += 1;
+        let user = self.user_units;
+        if let Some(c) = self.cmds.get(self.pos + AHEAD) {
+            if c.kind != CmdKind::Flush && c.unit < user {
+                ftl.prefetch(c.unit);
+                let last = c.unit.saturating_add(c.units.saturating_sub(1)).min(user - 1);
+                // The entries of a long command may span a second cache line (16 per line).
+                if last / 16 != c.unit / 16 {
+                    ftl.prefetch(last);
+                }
+            }
+        }
+        if let Some(c) = self.cmds.get(self.pos + AHEAD / 2) {
+            if matches!(c.kind, CmdKind::Write | CmdKind::Trim) && c.unit < user {
+                let end = c.unit.saturating_add(c.units.min(AHEAD_UNITS)).min(user);
+                for u in c.unit..end {
+                    ftl.prefetch_old(u);
+                }
+            }
+        }
+    }
 }
 
 impl Simulation {
     /// Starts a replay at the current time: `qd` commands outstanding, IOPS averaged over
-    /// every `window_commands` completions.
+    /// every `window_commands` completions (and a per-second series, as a phase has).
     pub fn start_replay(&mut self, qd: u32, window_commands: u64) -> Result<(), String> {
+        self.start_replay_with_interval(qd, window_commands, NS_PER_S)
+    }
+
+    /// [`Simulation::start_replay`] with the series interval [ns] of the report's `series`.
+    pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), String> {
         if self.phase_running() {
             return Err("a phase or replay is already running; finish it first".into());
         }
-        if qd == 0 || window_commands == 0 {
-            return Err("queue depth and window_commands must be positive".into());
+        if qd == 0 || window_commands == 0 || interval_ns == 0 {
+            return Err("queue depth, window_commands and the interval must be positive".into());
         }
         let now = self.now_ns();
-        self.replay = Some(Box::new(ReplayState {
-            qd: qd as usize,
+        let windows = Windows {
             window_commands,
             start_ns: now,
-            outstanding: BinaryHeap::with_capacity(qd as usize + 1),
-            next_submit: now,
             completed: 0,
+            until_close: window_commands,
             window_bytes: 0,
             last_completion: now,
             windows: Vec::new(),
+            flushes: 0,
             start_snapshot: self.snapshot(),
-            counts: ReplayCounts::default(),
-            latency: LatencyHistogram::default(),
-        }));
+        };
+        self.start_replay_host(qd, interval_ns, windows);
         Ok(())
     }
 
     /// Issues `cmds` in order. Errors name the first command outside the drive (index in
     /// `cmds`); commands before it have run.
     pub fn replay(&mut self, cmds: &[Command]) -> Result<(), String> {
-        let mut r = self.replay.take().expect("replay() without start_replay()");
-        let user = self.geometry().user_units;
-        let mut result = Ok(());
-        for (i, c) in cmds.iter().enumerate() {
-            if c.kind != CmdKind::Flush && (c.units == 0 || c.unit + c.units > user) {
-                result = Err(format!("command {i}: {} units at unit {} do not fit the drive's {user} units", c.units, c.unit));
-                break;
-            }
-            if c.kind == CmdKind::Flush {
-                self.replay_drain(&mut r);
-                let done = self.dev.flush(r.next_submit);
-                r.counts.flushes += 1;
-                r.next_submit = done;
-                self.replay_complete(&mut r, done, 0);
-                continue;
-            }
-            let submit = if r.outstanding.len() < r.qd {
-                r.next_submit
-            } else {
-                let Reverse((t, bytes)) = r.outstanding.pop().unwrap();
-                self.replay_complete(&mut r, t, bytes);
-                t.max(r.next_submit)
-            };
-            let bytes = c.units * UNIT_BYTES;
-            let (done, data) = match c.kind {
-                CmdKind::Write => {
-                    r.counts.writes += 1;
-                    r.counts.write_bytes += bytes;
-                    (self.dev.write(c.unit, c.units, submit), bytes)
-                }
-                CmdKind::Read => {
-                    r.counts.reads += 1;
-                    r.counts.read_bytes += bytes;
-                    (self.dev.read(c.unit, c.units, submit), bytes)
-                }
-                CmdKind::Trim => {
-                    r.counts.trims += 1;
-                    r.counts.trim_bytes += bytes;
-                    (self.dev.trim(c.unit, c.units, submit), 0)
-                }
-                CmdKind::Flush => unreachable!(),
-            };
-            r.latency.record(done - submit);
-            r.next_submit = submit;
-            r.outstanding.push(Reverse((done, data)));
+        let mut h = self.host.take().expect("replay() without start_replay()");
+        assert!(h.windows.is_some(), "replay() during a phase");
+        let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
+        self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
+        self.host = Some(h);
+        match src.error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        self.replay = Some(r);
-        result
     }
 
     /// Completed commands so far and the simulated time of the latest submission [ns from
     /// replay start].
     pub fn replay_progress(&self) -> (u64, Ns) {
-        let r = self.replay.as_ref().expect("replay_progress() without start_replay()");
-        (r.completed, r.next_submit - r.start_ns)
+        let h = self.host.as_ref().expect("replay_progress() without start_replay()");
+        let w = h.windows.as_ref().expect("replay_progress() during a phase");
+        (w.completed, h.last_submit - h.start_ns)
     }
 
     /// Waits for every outstanding command, closes the last (partial) window and returns
     /// the report. The drive's clock moves to the last completion.
     pub fn finish_replay(&mut self) -> ReplayReport {
-        let mut r = self.replay.take().expect("finish_replay() without start_replay()");
-        self.replay_drain(&mut r);
-        if r.completed % r.window_commands != 0 {
+        let mut h = self.host.take().expect("finish_replay() without start_replay()");
+        assert!(h.windows.is_some(), "finish_replay() during a phase");
+        // The last completions are counted in the windows as the queue drains.
+        self.drain(&mut h);
+        let mut w = h.windows.take().expect("a replay host has windows");
+        if w.until_close != w.window_commands {
             let snap = self.snapshot();
-            r.windows.push(Window { commands: r.completed, end_ns: r.last_completion - r.start_ns, data_bytes: r.window_bytes, snapshot: snap });
+            w.close(snap);
         }
-        self.set_now(r.last_completion.max(r.next_submit));
+        let series = self.close_host(*h);
+        let [r, wr, t] = &series.directions;
+        let counts = ReplayCounts {
+            reads: r.total_ios,
+            writes: wr.total_ios,
+            trims: t.total_ios,
+            flushes: w.flushes,
+            read_bytes: r.total_bytes,
+            write_bytes: wr.total_bytes,
+            trim_bytes: t.total_bytes,
+        };
         ReplayReport {
-            start_ns: r.start_ns,
-            duration_ns: r.last_completion - r.start_ns,
-            window_commands: r.window_commands,
-            windows: r.windows,
-            start_snapshot: r.start_snapshot,
-            counts: r.counts,
-            latency: r.latency,
-        }
-    }
-
-    fn replay_drain(&mut self, r: &mut ReplayState) {
-        while let Some(Reverse((t, bytes))) = r.outstanding.pop() {
-            self.replay_complete(r, t, bytes);
-            r.next_submit = r.next_submit.max(t);
-        }
-    }
-
-    /// Counts one completion (they arrive in time order) and closes a full window.
-    fn replay_complete(&self, r: &mut ReplayState, t: Ns, bytes: u64) {
-        r.completed += 1;
-        r.window_bytes += bytes;
-        r.last_completion = r.last_completion.max(t);
-        if r.completed % r.window_commands == 0 {
-            r.windows.push(Window { commands: r.completed, end_ns: r.last_completion - r.start_ns, data_bytes: r.window_bytes, snapshot: self.snapshot() });
-            r.window_bytes = 0;
+            start_ns: w.start_ns,
+            duration_ns: w.last_completion - w.start_ns,
+            window_commands: w.window_commands,
+            windows: w.windows,
+            start_snapshot: w.start_snapshot,
+            counts,
+            latency: series.latency.clone(),
+            series,
         }
     }
 }

@@ -1,20 +1,28 @@
 //! The simulation: one drive, a closed-loop host, and phases of work.
 //!
-//! A *phase* is one fio-like job (pattern, block size, queue depth, span, duration or byte
-//! count). The host keeps `qd` commands outstanding: a new command is submitted the moment
-//! the earliest outstanding one completes (closed loop), exactly like fio's `iodepth`.
+//! A *phase* is one fio-like job ([`Job`]: pattern, block size, queue depth, span, duration
+//! or byte count) or a richer [`Workload`] (mixes, size splits, distributions, idle gaps,
+//! rate caps). The host keeps `qd` commands outstanding: a new command is submitted the
+//! moment the earliest outstanding one completes (closed loop), exactly like fio's `iodepth`.
 //! Phases run back to back on the same drive; simulated time only moves forward.
+//!
+//! One host loop ([`Simulation::run_host`]) serves every phase and trace replays
+//! ([`crate::replay`]): it takes commands from a [`Source`] (a workload's generator, or the
+//! current chunk of a replay), submits them, honours flush barriers, idle gaps and rate caps,
+//! and keeps the per-interval series (IOs, bytes and latency histograms per direction,
+//! counter snapshots, live figures); a replay also averages over windows of N completions.
 //!
 //! Callers drive a phase in chunks ([`Simulation::advance`]) so a front end can show
 //! progress and stop early, then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
-use crate::ftl::FtlCounters;
-use crate::replay::ReplayState;
+use crate::ftl::{Ftl, FtlCounters};
+use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
-use crate::stats::{IntervalLatency, LatencyHistogram, PhaseReport, Snapshot};
+use crate::stats::{DirectionReport, IntervalLatency, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
+use crate::workload::{Pacing, Plan, Workload, WorkloadError};
 
 /// Access pattern of a phase (fio `rw=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,9 +49,6 @@ impl Pattern {
         })
     }
 
-    fn is_random(self) -> bool {
-        matches!(self, Pattern::RandWrite | Pattern::RandRead)
-    }
 }
 
 /// One phase of host work. Addresses and sizes are in 4 KiB units.
@@ -107,17 +112,18 @@ pub struct PhaseLive {
     pub remaining_ns: Option<Ns>,
 }
 
-/// Completion times of the outstanding commands, earliest first (a min-priority queue, as
-/// the `BinaryHeap` it replaces).
+/// Completion times of the outstanding commands, each with a tag (a replay's data bytes),
+/// earliest first: a min-priority queue of (time, tag), as the `BinaryHeap` it replaces.
 ///
 /// A phase's writes and reads end on the host link and its TRIMs on the controller, each
-/// serving commands in submission order, so completions arrive in nondecreasing order and a
-/// push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices wrap
-/// with a mask). A push that is out of order is inserted at its sorted place, so the queue is
-/// exact for any input; only equal times can trade places, and those are indistinguishable.
-struct Completions {
-    buf: Vec<Ns>,
-    mask: usize,
+/// serving commands in submission order, so completions mostly arrive in nondecreasing order
+/// and a push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices
+/// wrap with a mask). A push that is out of order is inserted at its sorted place, so the
+/// queue is exact for any input: entries leave in (time, tag) order, as from a binary heap.
+pub(crate) struct Completions {
+    /// A power-of-two number of entries; indices are masked with `buf.len() - 1` (which
+    /// also proves them in bounds).
+    buf: Box<[(Ns, u64)]>,
     head: usize,
     len: usize,
 }
@@ -125,34 +131,54 @@ struct Completions {
 impl Completions {
     fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
-        Completions { buf: vec![0; cap], mask: cap - 1, head: 0, len: 0 }
+        Completions { buf: vec![(0, 0); cap].into_boxed_slice(), head: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize) -> usize {
+        (self.head + i) & (self.buf.len() - 1)
     }
 
     /// Adds a completion; at most `qd` may be outstanding.
     #[inline]
-    fn push(&mut self, t: Ns) {
+    fn push(&mut self, t: Ns, tag: u64) {
         debug_assert!(self.len < self.buf.len());
         let mut i = self.len;
-        // Shift later completions up by one (almost never: completions come in order).
-        while i > 0 && self.buf[(self.head + i - 1) & self.mask] > t {
-            self.buf[(self.head + i) & self.mask] = self.buf[(self.head + i - 1) & self.mask];
+        // Shift later completions up by one (rare: completions mostly come in order).
+        while i > 0 && {
+            let (pt, ptag) = self.buf[self.at(i - 1)];
+            pt > t || (pt == t && ptag > tag)
+        } {
+            self.buf[self.at(i)] = self.buf[self.at(i - 1)];
             i -= 1;
         }
-        self.buf[(self.head + i) & self.mask] = t;
+        self.buf[self.at(i)] = (t, tag);
         self.len += 1;
     }
 
+    /// Time of the earliest completion (0 when empty).
     #[inline]
-    fn earliest(&self) -> Option<Ns> {
-        (self.len > 0).then(|| self.buf[self.head])
+    fn earliest_ns(&self) -> Ns {
+        if self.len > 0 {
+            self.buf[self.at(0)].0
+        } else {
+            0
+        }
     }
 
     #[inline]
-    fn pop(&mut self) {
-        if self.len > 0 {
-            self.head = (self.head + 1) & self.mask;
-            self.len -= 1;
-        }
+    fn pop(&mut self) -> Option<(Ns, u64)> {
+        (self.len > 0).then(|| self.pop_front())
+    }
+
+    /// Removes the earliest completion; the queue must not be empty.
+    #[inline]
+    fn pop_front(&mut self) -> (Ns, u64) {
+        debug_assert!(self.len > 0);
+        let e = self.buf[self.at(0)];
+        self.head = self.at(1);
+        self.len -= 1;
+        e
     }
 
     #[inline]
@@ -161,20 +187,166 @@ impl Completions {
     }
 }
 
-struct Phase {
-    job: Job,
+/// Where the host loop takes its commands from: a workload's generator, or the current
+/// chunk of a trace replay.
+pub(crate) trait Source {
+    /// The next command, not yet consumed; None when the source has nothing more now (the
+    /// end of a replay chunk, or a command it refuses).
+    fn peek(&mut self) -> Option<Command>;
+    /// Consumes the command `peek` gave. May prefetch mapping entries of later commands.
+    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl);
+}
+
+/// Commands generated ahead: how far, so their mapping entries can be prefetched.
+const LOOKAHEAD: usize = 16;
+
+/// A workload's commands, generated [`LOOKAHEAD`] ahead of submission: the L2P entry of a
+/// command is prefetched when it is generated, and, half way, the valid-bit word and block
+/// record of the copy a write or TRIM will invalidate.
+pub(crate) struct GenSource {
+    gen: crate::workload::Generator,
+    ring: [Command; LOOKAHEAD],
+    pos: usize,
+}
+
+impl GenSource {
+    fn new(mut gen: crate::workload::Generator, rng: &mut Rng) -> Self {
+        let ring = std::array::from_fn(|_| gen.next(rng));
+        GenSource { gen, ring, pos: 0 }
+    }
+}
+
+impl Source for GenSource {
+    #[inline(always)]
+    fn peek(&mut self) -> Option<Command> {
+        Some(self.ring[self.pos % LOOKAHEAD])
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
+        let next = self.gen.next(rng);
+        ftl.prefetch(next.unit);
+        let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
+        if half.kind != CmdKind::Read {
+            ftl.prefetch_old(half.unit);
+        }
+        self.ring[self.pos % LOOKAHEAD] = next;
+        self.pos = (self.pos + 1) % LOOKAHEAD;
+    }
+}
+
+/// fio's plain random pattern (`rw=randwrite`, `randread`, `randtrim`: one direction, one
+/// block size, uniform offsets): only the addresses are generated ahead, as before
+/// workloads existed, so the commonest phase keeps its lean loop.
+pub(crate) struct UniformSource {
+    kind: CmdKind,
+    start_unit: u64,
+    blocks: u64,
+    bs_units: u64,
+    ring: [u64; LOOKAHEAD],
+    pos: usize,
+}
+
+impl UniformSource {
+    fn new(kind: CmdKind, start_unit: u64, blocks: u64, bs_units: u64, rng: &mut Rng) -> Self {
+        let mut s = UniformSource { kind, start_unit, blocks, bs_units, ring: [0; LOOKAHEAD], pos: 0 };
+        for i in 0..LOOKAHEAD {
+            s.ring[i] = s.draw(rng);
+        }
+        s
+    }
+
+    #[inline(always)]
+    fn draw(&self, rng: &mut Rng) -> u64 {
+        self.start_unit + rng.below(self.blocks) * self.bs_units
+    }
+}
+
+impl Source for UniformSource {
+    #[inline(always)]
+    fn peek(&mut self) -> Option<Command> {
+        Some(Command { kind: self.kind, unit: self.ring[self.pos % LOOKAHEAD], units: self.bs_units })
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
+        let next = self.draw(rng);
+        ftl.prefetch(next);
+        if self.kind != CmdKind::Read {
+            ftl.prefetch_old(self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD]);
+        }
+        self.ring[self.pos % LOOKAHEAD] = next;
+        self.pos = (self.pos + 1) % LOOKAHEAD;
+    }
+}
+
+/// The running phase's command source.
+enum PhaseSource {
+    Uniform(Box<UniformSource>),
+    General(Box<GenSource>),
+}
+
+/// The source the host loop runs on. One loop (not one per source type) keeps a single call
+/// site of the drive's write path, which the compiler then inlines into it.
+pub(crate) enum Sources<'s, 'c> {
+    Uniform(&'s mut UniformSource),
+    General(&'s mut GenSource),
+    Chunk(&'s mut crate::replay::ChunkSource<'c>),
+}
+
+impl Sources<'_, '_> {
+    #[inline(always)]
+    fn peek(&mut self) -> Option<Command> {
+        match self {
+            Sources::Uniform(s) => s.peek(),
+            Sources::General(s) => s.peek(),
+            Sources::Chunk(s) => s.peek(),
+        }
+    }
+
+    /// The plain random pattern's generation is inlined; the others are calls, which keeps
+    /// the loop small enough for the compiler to keep its state in registers.
+    #[inline(always)]
+    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
+        match self {
+            Sources::Uniform(s) => s.advance(rng, ftl),
+            Sources::General(s) => advance_out_of_line(*s, rng, ftl),
+            Sources::Chunk(s) => advance_out_of_line(*s, rng, ftl),
+        }
+    }
+}
+
+#[inline(never)]
+fn advance_out_of_line<S: Source>(s: &mut S, rng: &mut Rng, ftl: &Ftl) {
+    s.advance(rng, ftl)
+}
+
+
+/// IOs and bytes completed in one interval, per direction (read, write, TRIM).
+#[derive(Clone, Copy, Debug, Default)]
+struct Bin {
+    ios: [u64; 3],
+    bytes: [u64; 3],
+}
+
+impl Bin {
+    fn ios(&self) -> u64 {
+        self.ios.iter().sum()
+    }
+
+    /// Bytes read and written (TRIMs move no data).
+    fn data_bytes(&self) -> u64 {
+        self.bytes[0] + self.bytes[1]
+    }
+}
+
+/// Latency histograms of one open interval, per direction.
+type Hists = [LatencyHistogram; 3];
+
+/// The per-interval series of a running phase or replay.
+struct Series {
     start_ns: Ns,
-    outstanding: Completions,
-    last_submit: Ns,
-    max_completion: Ns,
-    cursor: u64,
-    units: u64,
-    done: bool,
-    /// Random addresses generated ahead, so their mapping entries can be prefetched.
-    lookahead: [u64; LOOKAHEAD],
-    la_pos: usize,
-    /// Random patterns: block-aligned positions in the span (`span_units / bs_units`).
-    span_blocks: u64,
+    interval_ns: Ns,
     /// Submission time at which the next snapshot is due (start + snapshots × interval).
     next_snapshot_ns: Ns,
     /// Series interval of the latest completion: its index and start time (`Ns::MAX` before
@@ -182,21 +354,25 @@ struct Phase {
     /// interval and `slot` up again).
     bin: usize,
     bin_start_ns: Ns,
-    ios: Vec<u64>,
-    bytes: Vec<u64>,
+    bins: Vec<Bin>,
     snapshots: Vec<Snapshot>,
     /// Latency histograms of the open intervals (completions may still land there: the
-    /// submission clock has not passed their end), as (interval index, histogram) by index;
+    /// submission clock has not passed their end), as (interval index, histograms) by index;
     /// usually one or two, more when a drive stall pushes completions several intervals
     /// ahead of the submissions.
-    open: Vec<(usize, LatencyHistogram)>,
-    /// Position in `open` of interval `bin`'s histogram.
+    open: Vec<(usize, Hists)>,
+    /// Position in `open` of interval `bin`'s histograms.
     slot: usize,
     /// Emptied histograms, reused for the next open intervals.
-    spare: Vec<LatencyHistogram>,
-    /// Every closed interval's histogram merged: the whole phase once all are closed.
-    latency: LatencyHistogram,
+    spare: Vec<Hists>,
+    /// Every closed interval's histograms merged, per direction: the whole phase once all
+    /// are closed.
+    latency: [LatencyHistogram; 3],
+    /// Closed intervals' latency figures, all directions together and per direction.
     interval_latency: Vec<Option<IntervalLatency>>,
+    dir_interval_latency: [Vec<Option<IntervalLatency>>; 3],
+    /// Scratch histogram for an interval's directions together.
+    scratch: LatencyHistogram,
     /// Intervals `0..final_bins` are final (the submission clock is past their end).
     final_bins: usize,
     /// Over the final intervals: IOs and bytes of the last one, fewest IOs (`u64::MAX`
@@ -205,15 +381,60 @@ struct Phase {
     last_final_bytes: u64,
     min_final_ios: u64,
     zero_final: u64,
-    total_ios: u64,
-    write_bytes: u64,
-    read_bytes: u64,
 }
 
-const LOOKAHEAD: usize = 16;
+impl Series {
+    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot) -> Self {
+        Series {
+            start_ns,
+            interval_ns,
+            next_snapshot_ns: start_ns.saturating_add(interval_ns),
+            bin: 0,
+            // No interval yet: the first completion takes the slow path.
+            bin_start_ns: Ns::MAX,
+            bins: Vec::new(),
+            snapshots: vec![first],
+            open: Vec::new(),
+            slot: 0,
+            spare: Vec::new(),
+            latency: Default::default(),
+            interval_latency: Vec::new(),
+            dir_interval_latency: Default::default(),
+            scratch: LatencyHistogram::default(),
+            final_bins: 0,
+            last_final_ios: 0,
+            last_final_bytes: 0,
+            min_final_ios: u64::MAX,
+            zero_final: 0,
+        }
+    }
 
-impl Phase {
-    /// Position in `open` of interval `bin`'s histogram, opening one if needed.
+    /// Counts an IO of direction `d` (0 read, 1 write, 2 TRIM) of `bytes`, submitted at
+    /// `submit` and completing at `done`, in its interval.
+    #[inline(always)]
+    fn record(&mut self, d: usize, submit: Ns, done: Ns, bytes: u64) {
+        // Completions mostly fall in the interval of the previous one, which saves a
+        // division per command.
+        if done < self.bin_start_ns || done - self.bin_start_ns >= self.interval_ns {
+            self.rebin(done);
+        }
+        let b = &mut self.bins[self.bin];
+        b.ios[d] += 1;
+        b.bytes[d] += bytes;
+        self.open[self.slot].1[d].record(done - submit);
+    }
+
+    /// Looks up the interval of a completion at `done` and its histograms.
+    fn rebin(&mut self, done: Ns) {
+        self.bin = ((done - self.start_ns) / self.interval_ns) as usize;
+        self.bin_start_ns = self.start_ns + self.bin as u64 * self.interval_ns;
+        if self.bin >= self.bins.len() {
+            self.bins.resize(self.bin + 1, Bin::default());
+        }
+        self.slot = self.open_slot(self.bin);
+    }
+
+    /// Position in `open` of interval `bin`'s histograms, opening them if needed.
     fn open_slot(&mut self, bin: usize) -> usize {
         debug_assert!(bin >= self.final_bins, "completion in final interval {bin}");
         match self.open.binary_search_by_key(&bin, |(b, _)| *b) {
@@ -230,10 +451,10 @@ impl Phase {
     /// their histograms and updates the live figures.
     fn finalize_until(&mut self, k: usize) {
         while self.final_bins < k {
-            let b = self.final_bins;
-            let ios = self.ios.get(b).copied().unwrap_or(0);
+            let b = self.bins.get(self.final_bins).copied().unwrap_or_default();
+            let ios = b.ios();
             self.last_final_ios = ios;
-            self.last_final_bytes = self.bytes.get(b).copied().unwrap_or(0);
+            self.last_final_bytes = b.data_bytes();
             self.min_final_ios = self.min_final_ios.min(ios);
             self.zero_final += (ios == 0) as u64;
             self.final_bins += 1;
@@ -252,11 +473,78 @@ impl Phase {
         for (b, mut h) in self.open.drain(..n) {
             if self.interval_latency.len() <= b {
                 self.interval_latency.resize(b + 1, None);
+                for l in &mut self.dir_interval_latency {
+                    l.resize(b + 1, None);
+                }
             }
-            self.interval_latency[b] = IntervalLatency::of(&h);
-            self.latency.merge(&h);
-            h.clear();
+            let used: Vec<usize> = (0..3).filter(|&d| h[d].count() > 0).collect();
+            self.interval_latency[b] = match used[..] {
+                [] => None,
+                [d] => IntervalLatency::of(&h[d]),
+                _ => {
+                    self.scratch.clear();
+                    for &d in &used {
+                        self.scratch.merge(&h[d]);
+                    }
+                    IntervalLatency::of(&self.scratch)
+                }
+            };
+            for d in used {
+                self.dir_interval_latency[d][b] = IntervalLatency::of(&h[d]);
+                self.latency[d].merge(&h[d]);
+                h[d].clear();
+            }
             self.spare.push(h);
+        }
+    }
+}
+
+/// The closed-loop host of a running phase or replay.
+pub(crate) struct Host {
+    qd: usize,
+    pub(crate) start_ns: Ns,
+    duration_ns: Option<Ns>,
+    end_ns: Option<Ns>,
+    /// Units / IOs after which the phase ends (`u64::MAX`: no such limit).
+    limit_units: u64,
+    limit_ios: u64,
+    outstanding: Completions,
+    /// Time of the latest submission (the host's clock).
+    pub(crate) last_submit: Ns,
+    max_completion: Ns,
+    /// Units and IOs (reads, writes, TRIMs) submitted.
+    units: u64,
+    ios: u64,
+    done: bool,
+    pacing: Option<Box<Pacing>>,
+    idle_gaps: u64,
+    idle_ns: Ns,
+    series: Series,
+    /// A replay's windows of N completions.
+    pub(crate) windows: Option<Box<Windows>>,
+}
+
+impl Host {
+    #[allow(clippy::too_many_arguments)]
+    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot) -> Self {
+        Host {
+            qd: qd as usize,
+            start_ns,
+            duration_ns,
+            end_ns: duration_ns.map(|d| start_ns.saturating_add(d)),
+            limit_units,
+            limit_ios,
+            outstanding: Completions::new(qd as usize),
+            last_submit: start_ns,
+            max_completion: start_ns,
+            units: 0,
+            ios: 0,
+            done: false,
+            pacing: None,
+            idle_gaps: 0,
+            idle_ns: 0,
+            series: Series::new(start_ns, interval_ns, first),
+            windows: None,
         }
     }
 }
@@ -266,9 +554,10 @@ pub struct Simulation {
     pub(crate) dev: Device,
     rng: Rng,
     now_ns: Ns,
-    phase: Option<Phase>,
-    /// A trace replay in progress ([`crate::replay`]).
-    pub(crate) replay: Option<Box<ReplayState>>,
+    /// The running phase or replay.
+    pub(crate) host: Option<Box<Host>>,
+    /// The running phase's command source (None during a replay).
+    source: Option<PhaseSource>,
 }
 
 impl Simulation {
@@ -279,7 +568,7 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, phase: None, replay: None })
+        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -304,12 +593,13 @@ impl Simulation {
     }
 
     /// True while a phase or a replay is running.
-    pub(crate) fn phase_running(&self) -> bool {
-        self.phase.is_some() || self.replay.is_some()
+    pub fn phase_running(&self) -> bool {
+        self.host.is_some()
     }
 
-    pub(crate) fn set_now(&mut self, t: Ns) {
-        self.now_ns = self.now_ns.max(t);
+    /// True while a replay is running.
+    pub fn replay_running(&self) -> bool {
+        self.host.as_ref().is_some_and(|h| h.windows.is_some())
     }
 
     /// Internal counters now.
@@ -343,167 +633,248 @@ impl Simulation {
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
             return Err("block size, queue depth and interval must be positive".into());
         }
-        if job.span_units < job.bs_units || job.start_unit + job.span_units > user {
+        if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
             return Err(format!(
                 "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
                 job.span_units, job.start_unit, user
             ));
         }
-        let mut p = Phase {
-            start_ns: self.now_ns,
-            outstanding: Completions::new(job.qd as usize),
-            last_submit: self.now_ns,
-            max_completion: self.now_ns,
-            cursor: 0,
-            units: 0,
-            done: false,
-            lookahead: [0; LOOKAHEAD],
-            la_pos: 0,
-            span_blocks: job.span_units / job.bs_units,
-            next_snapshot_ns: self.now_ns.saturating_add(job.interval_ns),
-            bin: 0,
-            // No interval yet: the first completion takes the slow path.
-            bin_start_ns: Ns::MAX,
-            ios: Vec::new(),
-            bytes: Vec::new(),
-            snapshots: vec![self.snapshot()],
-            open: Vec::new(),
-            slot: 0,
-            spare: Vec::new(),
-            latency: LatencyHistogram::default(),
-            interval_latency: Vec::new(),
-            final_bins: 0,
-            last_final_ios: 0,
-            last_final_bytes: 0,
-            min_final_ios: u64::MAX,
-            zero_final: 0,
-            total_ios: 0,
-            write_bytes: 0,
-            read_bytes: 0,
-            job,
-        };
-        if p.job.pattern.is_random() {
-            for i in 0..LOOKAHEAD {
-                p.lookahead[i] = random_block(&mut self.rng, &p.job, p.span_blocks);
-            }
-        }
-        self.phase = Some(p);
+        self.start_plan(Plan::of_job(&job));
         Ok(())
+    }
+
+    /// Starts a [`Workload`] at the current time; run it with [`Simulation::advance`] and
+    /// [`Simulation::finish_phase`] like a job. Errors name the workload field at fault.
+    pub fn start_workload(&mut self, w: &Workload) -> Result<(), WorkloadError> {
+        if self.phase_running() {
+            return Err(WorkloadError { field: String::new(), message: "a phase or replay is already running; finish it first".into() });
+        }
+        let plan = Plan::of_workload(w, self.geometry().user_units, &mut self.rng)?;
+        self.start_plan(plan);
+        Ok(())
+    }
+
+    fn start_plan(&mut self, plan: Plan) {
+        let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
+        h.pacing = plan.pacing.map(|mut p| {
+            p.last_gap_ns = self.now_ns;
+            Box::new(p)
+        });
+        let src = match plan.gen.uniform() {
+            Some((kind, start_unit, blocks, bs_units)) => PhaseSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, &mut self.rng))),
+            None => PhaseSource::General(Box::new(GenSource::new(plan.gen, &mut self.rng))),
+        };
+        self.host = Some(Box::new(h));
+        self.source = Some(src);
+    }
+
+    /// Starts a host for a replay (see [`crate::replay`]).
+    pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows) {
+        let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot());
+        h.windows = Some(Box::new(windows));
+        self.host = Some(Box::new(h));
     }
 
     /// Runs the current phase for at most `max_ios` more commands.
     pub fn advance(&mut self, max_ios: u64) -> Progress {
-        let mut p = self.phase.take().expect("advance() without a phase");
-        let job = p.job.clone();
-        let end_ns = job.duration_ns.map(|d| p.start_ns + d);
-        let limit_units = job.io_units.unwrap_or(if job.duration_ns.is_some() { u64::MAX } else { job.span_units });
-        let bytes_per_io = job.bs_units * UNIT_BYTES;
+        let mut h = self.host.take().expect("advance() without a phase");
+        let mut src = self.source.take().expect("advance() during a replay");
+        let mut s = match &mut src {
+            PhaseSource::Uniform(u) => Sources::Uniform(u),
+            PhaseSource::General(g) => Sources::General(g),
+        };
+        self.run_host(&mut h, &mut s, max_ios);
+        let progress = progress_of(&h);
+        self.host = Some(h);
+        self.source = Some(src);
+        progress
+    }
+
+    /// The host loop: submits up to `max_cmds` commands from `src` while fewer than `qd`
+    /// are outstanding (else when the earliest completes), until the phase's end or the
+    /// source runs dry. A flush waits for every earlier command, then for the drive to
+    /// program what it buffered.
+    pub(crate) fn run_host(&mut self, h: &mut Host, src: &mut Sources<'_, '_>, max_cmds: u64) {
+        // The hot scalars live in locals (registers) for the loop; the cold paths (flush,
+        // rate wait, thinktime) see them through `h`, written back before and read after.
+        let (qd, limit_units, limit_ios) = (h.qd, h.limit_units, h.limit_ios);
+        let end_ns = h.end_ns.unwrap_or(Ns::MAX);
+        let paced = h.pacing.is_some();
+        let (mut units_done, mut ios, mut last_submit, mut max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
         let mut n = 0;
-        while n < max_ios {
-            if p.units >= limit_units {
-                p.done = true;
+        while n < max_cmds {
+            if (units_done >= limit_units) | (ios >= limit_ios) {
+                h.done = true;
                 break;
             }
-            let submit = if p.outstanding.len() < job.qd as usize {
-                p.last_submit
-            } else {
-                p.outstanding.earliest().unwrap()
-            };
-            if end_ns.is_some_and(|e| submit >= e) {
-                p.done = true;
+            let Some(cmd) = src.peek() else { break };
+            if cmd.kind == CmdKind::Flush {
+                h.last_submit = last_submit;
+                self.drain(h);
+                let done = self.dev.flush(h.last_submit);
+                last_submit = done;
+                max_completion = max_completion.max(done);
+                if let Some(w) = h.windows.as_deref_mut() {
+                    w.flushes += 1;
+                    if w.complete(done, 0) {
+                        w.close(self.snapshot());
+                    }
+                }
+                src.advance(&mut self.rng, &self.dev.ftl);
+                n += 1;
+                continue;
+            }
+            let full = h.outstanding.len() >= qd;
+            let mut submit = if full { h.outstanding.earliest_ns().max(last_submit) } else { last_submit };
+            if paced {
+                (h.last_submit, h.ios) = (last_submit, ios);
+                submit = self.rate_wait(h, cmd.kind.code() as usize, submit);
+                last_submit = h.last_submit;
+            }
+            if submit >= end_ns {
+                h.done = true;
                 break;
             }
-            if p.outstanding.len() >= job.qd as usize {
-                p.outstanding.pop();
+            if h.outstanding.len() >= qd {
+                let (t, tag) = h.outstanding.pop_front();
+                if let Some(w) = h.windows.as_deref_mut() {
+                    if w.complete(t, tag) {
+                        w.close(self.snapshot());
+                    }
+                }
             }
             // Snapshot internal counters at each interval boundary the clock has passed
             // (`next_snapshot_ns` saves a division per command).
-            if submit >= p.next_snapshot_ns {
-                let k = ((submit - p.start_ns) / job.interval_ns) as usize;
-                while p.snapshots.len() <= k {
-                    p.snapshots.push(self.snapshot());
+            let s = &mut h.series;
+            if submit >= s.next_snapshot_ns {
+                let k = ((submit - s.start_ns) / s.interval_ns) as usize;
+                while s.snapshots.len() <= k {
+                    s.snapshots.push(self.snapshot());
                 }
-                p.next_snapshot_ns = p.start_ns.saturating_add((p.snapshots.len() as u64).saturating_mul(job.interval_ns));
+                s.next_snapshot_ns = s.start_ns.saturating_add((s.snapshots.len() as u64).saturating_mul(s.interval_ns));
                 // Every later completion is at or after `submit`, in interval k or later.
-                p.finalize_until(k);
+                s.finalize_until(k);
             }
-            let lpn = match job.pattern {
-                Pattern::RandWrite | Pattern::RandRead => {
-                    let next = random_block(&mut self.rng, &job, p.span_blocks);
-                    self.dev.ftl.prefetch(next);
-                    self.dev.ftl.prefetch_old(p.lookahead[(p.la_pos + LOOKAHEAD / 2) % LOOKAHEAD]);
-                    std::mem::replace(&mut p.lookahead[p.la_pos], next)
+            src.advance(&mut self.rng, &self.dev.ftl);
+            let units = cmd.units.min(limit_units - units_done);
+            let bytes = units * UNIT_BYTES;
+            // The constant direction in each arm lets `record` index without checks.
+            let (done, data_bytes) = match cmd.kind {
+                CmdKind::Write => {
+                    let done = self.dev.write(cmd.unit, units, submit);
+                    s.record(1, submit, done, bytes);
+                    (done, bytes)
                 }
-                _ => job.start_unit + p.cursor,
+                CmdKind::Read => {
+                    let done = self.dev.read(cmd.unit, units, submit);
+                    s.record(0, submit, done, bytes);
+                    (done, bytes)
+                }
+                CmdKind::Trim => {
+                    let done = self.dev.trim(cmd.unit, units, submit);
+                    s.record(2, submit, done, bytes);
+                    (done, 0)
+                }
+                CmdKind::Flush => unreachable!("flushes are handled above"),
             };
-            p.la_pos = (p.la_pos + 1) % LOOKAHEAD;
-            let nunits = job.bs_units.min(limit_units - p.units);
-            let done = match job.pattern {
-                Pattern::SeqWrite | Pattern::RandWrite => {
-                    p.write_bytes += nunits * UNIT_BYTES;
-                    self.dev.write(lpn, nunits, submit)
-                }
-                Pattern::SeqRead | Pattern::RandRead => {
-                    p.read_bytes += nunits * UNIT_BYTES;
-                    self.dev.read(lpn, nunits, submit)
-                }
-                Pattern::Trim => self.dev.trim(lpn, nunits, submit),
-            };
-            if !job.pattern.is_random() {
-                p.cursor += nunits;
-                if p.cursor + job.bs_units > job.span_units {
-                    p.cursor = 0;
-                }
+            units_done += units;
+            ios += 1;
+            last_submit = submit;
+            max_completion = max_completion.max(done);
+            h.outstanding.push(done, data_bytes);
+            if paced {
+                (h.last_submit, h.ios) = (last_submit, ios);
+                self.after_io(h, cmd.kind.code() as usize, submit);
+                last_submit = h.last_submit;
             }
-            p.units += nunits;
-            p.last_submit = submit;
-            p.max_completion = p.max_completion.max(done);
-            p.outstanding.push(done);
-            // Count the completion in its interval; completions mostly fall in the interval
-            // of the previous one, which saves a division per command.
-            if done < p.bin_start_ns || done - p.bin_start_ns >= job.interval_ns {
-                p.bin = ((done - p.start_ns) / job.interval_ns) as usize;
-                p.bin_start_ns = p.start_ns + p.bin as u64 * job.interval_ns;
-                if p.bin >= p.ios.len() {
-                    p.ios.resize(p.bin + 1, 0);
-                    p.bytes.resize(p.bin + 1, 0);
-                }
-                p.slot = p.open_slot(p.bin);
-            }
-            let bin = p.bin;
-            p.ios[bin] += 1;
-            p.bytes[bin] += if job.pattern == Pattern::Trim { 0 } else { bytes_per_io.min(nunits * UNIT_BYTES) };
-            p.open[p.slot].1.record(done - submit);
-            p.total_ios += 1;
             n += 1;
         }
-        let elapsed_ns = p.last_submit - p.start_ns;
-        let fraction = if p.done {
-            1.0
-        } else {
-            let by_units = if limit_units == u64::MAX { 0.0 } else { p.units as f64 / limit_units as f64 };
-            let by_time = job.duration_ns.map_or(0.0, |d| elapsed_ns as f64 / d as f64);
-            by_units.max(by_time).min(1.0)
-        };
-        let progress = Progress { done: p.done, elapsed_ns, units: p.units, fraction };
-        self.phase = Some(p);
-        progress
+        (h.units, h.ios, h.last_submit, h.max_completion) = (units_done, ios, last_submit, max_completion);
+    }
+
+    /// Waits for every outstanding command (counting them in a replay's windows); the
+    /// host's clock moves to the last completion, which it returns.
+    pub(crate) fn drain(&mut self, h: &mut Host) -> Ns {
+        while let Some((t, tag)) = h.outstanding.pop() {
+            if let Some(w) = h.windows.as_deref_mut() {
+                if w.complete(t, tag) {
+                    w.close(self.snapshot());
+                }
+            }
+            h.last_submit = h.last_submit.max(t);
+        }
+        h.last_submit
+    }
+
+    /// Rate caps: when the next IO of direction `d` is ahead of the schedule at `submit`,
+    /// the host (as fio submitting inline) waits for its outstanding IOs, then for the
+    /// schedule; the drive is idle meanwhile. Returns the submission time.
+    #[cold]
+    fn rate_wait(&mut self, h: &mut Host, d: usize, submit: Ns) -> Ns {
+        let Some(allowed) = h.pacing.as_deref().map(|p| p.allowed_ns(h.start_ns, d)) else { return submit };
+        if allowed <= submit {
+            return submit;
+        }
+        let t = self.drain(h);
+        let resume = allowed.max(t);
+        self.idle_gap(h, t, resume);
+        resume
+    }
+
+    /// After an IO of direction `d` submitted at `submit`: counts it for the rate caps and,
+    /// when a thinktime is due, waits for every outstanding IO and stays idle the thinktime.
+    #[cold]
+    fn after_io(&mut self, h: &mut Host, d: usize, submit: Ns) {
+        let full = h.outstanding.len() >= h.qd;
+        let Some(p) = h.pacing.as_deref_mut() else { return };
+        p.issued[d] += 1;
+        p.issued_total += 1;
+        if p.thinktime_ns == 0 {
+            return;
+        }
+        // Completed IOs as fio counts them: those the host has taken (every IO submitted
+        // and no longer outstanding), plus the one a full queue waits for.
+        let taken = h.ios - h.outstanding.len() as u64;
+        let count = if p.count_issued { p.issued_total } else { taken + full as u64 };
+        let by_blocks = p.thinktime_blocks != 0 && count >= p.last_gap_count + p.thinktime_blocks;
+        let by_time = p.thinktime_period_ns != 0 && submit - p.last_gap_ns >= p.thinktime_period_ns;
+        if !(by_blocks || by_time) {
+            return;
+        }
+        p.last_gap_count = count;
+        p.last_gap_ns = submit;
+        let gap = p.thinktime_ns;
+        let t = self.drain(h);
+        h.idle_gaps += 1;
+        self.idle_gap(h, t, t.saturating_add(gap));
+    }
+
+    /// The host leaves the drive idle from `from` to `until` (cut at a timed phase's end):
+    /// idle GC may run; the host's clock moves to the end of the gap.
+    fn idle_gap(&mut self, h: &mut Host, from: Ns, until: Ns) {
+        let until = h.end_ns.map_or(until, |e| until.min(e.max(from)));
+        if until > from {
+            self.dev.idle(from, until - from);
+            h.idle_ns += until - from;
+        }
+        h.last_submit = h.last_submit.max(until);
     }
 
     /// Figures of the running phase over its final intervals (O(1)); None without a phase.
     pub fn phase_live(&self) -> Option<PhaseLive> {
-        let p = self.phase.as_ref()?;
-        let any = p.final_bins > 0;
-        let elapsed_ns = p.last_submit - p.start_ns;
+        let h = self.host.as_ref()?;
+        let s = &h.series;
+        let any = s.final_bins > 0;
+        let elapsed_ns = h.last_submit - h.start_ns;
         Some(PhaseLive {
-            interval_ns: p.job.interval_ns,
-            intervals_done: p.final_bins as u64,
-            last_ios: any.then_some(p.last_final_ios),
-            last_bytes: any.then_some(p.last_final_bytes),
-            min_ios: any.then_some(p.min_final_ios),
-            zero_intervals: p.zero_final,
+            interval_ns: s.interval_ns,
+            intervals_done: s.final_bins as u64,
+            last_ios: any.then_some(s.last_final_ios),
+            last_bytes: any.then_some(s.last_final_bytes),
+            min_ios: any.then_some(s.min_final_ios),
+            zero_intervals: s.zero_final,
             elapsed_ns,
-            remaining_ns: p.job.duration_ns.map(|d| d.saturating_sub(elapsed_ns)),
+            remaining_ns: h.duration_ns.map(|d| d.saturating_sub(elapsed_ns)),
         })
     }
 
@@ -515,43 +886,75 @@ impl Simulation {
     /// Ends the current phase (complete or not), waits for outstanding commands, and
     /// returns its report. The drive's clock moves to the last completion.
     pub fn finish_phase(&mut self) -> PhaseReport {
-        let mut p = self.phase.take().expect("finish_phase() without a phase");
-        p.close_first(p.open.len());
-        let job = &p.job;
-        let end_ns = if p.done { job.duration_ns.map(|d| p.start_ns + d) } else { None };
-        let duration_ns = end_ns.unwrap_or(p.max_completion.max(p.last_submit)) - p.start_ns;
+        let h = self.host.take().expect("finish_phase() without a phase");
+        self.source = None;
+        self.close_host(*h)
+    }
+
+    /// Closes a host's series into a report (its queue already drained for a replay) and
+    /// moves the drive's clock to the last completion (a timed phase: at least its end).
+    pub(crate) fn close_host(&mut self, h: Host) -> PhaseReport {
+        let Host { start_ns, duration_ns, max_completion, last_submit, done, mut series, ios: total_ios, idle_gaps, idle_ns, .. } = h;
+        let s = &mut series;
+        s.close_first(s.open.len());
+        let interval_ns = s.interval_ns;
+        let end_ns = if done { duration_ns.map(|d| start_ns + d) } else { None };
+        let duration_ns = end_ns.unwrap_or(max_completion.max(last_submit)) - start_ns;
         // A timed phase keeps exactly its duration (completions after the end are dropped);
         // a phase limited by bytes keeps every completion.
         let intervals = match end_ns {
-            Some(_) => duration_ns.div_ceil(job.interval_ns) as usize,
-            None => p.ios.len().max(duration_ns.div_ceil(job.interval_ns) as usize),
+            Some(_) => duration_ns.div_ceil(interval_ns) as usize,
+            None => s.bins.len().max(duration_ns.div_ceil(interval_ns) as usize),
         };
-        let mut ios = p.ios;
-        let mut bytes = p.bytes;
-        let mut interval_latency = p.interval_latency;
-        ios.resize(intervals, 0);
-        bytes.resize(intervals, 0);
-        interval_latency.resize(intervals, None);
-        let mut snapshots = p.snapshots;
+        // Every IO submitted is in a bin (before the bins after a timed phase's end go).
+        let mut totals = Bin::default();
+        for b in &s.bins {
+            for d in 0..3 {
+                totals.ios[d] += b.ios[d];
+                totals.bytes[d] += b.bytes[d];
+            }
+        }
+        s.bins.resize(intervals, Bin::default());
+        s.interval_latency.resize(intervals, None);
+        let mut snapshots = std::mem::take(&mut s.snapshots);
         let last = self.snapshot();
         snapshots.truncate(intervals);
         while snapshots.len() <= intervals {
             snapshots.push(last);
         }
-        self.now_ns = p.max_completion.max(p.last_submit).max(p.start_ns + duration_ns);
+        self.now_ns = max_completion.max(last_submit).max(start_ns + duration_ns);
+        let mut latency = LatencyHistogram::default();
+        for l in &s.latency {
+            latency.merge(l);
+        }
+        let directions = std::array::from_fn(|d| {
+            let mut il = std::mem::take(&mut s.dir_interval_latency[d]);
+            il.resize(intervals, None);
+            DirectionReport {
+                ios: s.bins.iter().map(|b| b.ios[d]).collect(),
+                bytes: s.bins.iter().map(|b| b.bytes[d]).collect(),
+                latency: std::mem::take(&mut s.latency[d]),
+                interval_latency: il,
+                total_ios: totals.ios[d],
+                total_bytes: totals.bytes[d],
+            }
+        });
         PhaseReport {
-            start_ns: p.start_ns,
+            start_ns,
             duration_ns,
-            interval_ns: job.interval_ns,
-            ios,
-            bytes,
+            interval_ns,
+            ios: s.bins.iter().map(Bin::ios).collect(),
+            bytes: s.bins.iter().map(Bin::data_bytes).collect(),
             snapshots,
-            latency: p.latency,
-            interval_latency,
-            total_ios: p.total_ios,
-            host_write_bytes: p.write_bytes,
-            host_read_bytes: p.read_bytes,
-            complete: p.done,
+            latency,
+            interval_latency: std::mem::take(&mut s.interval_latency),
+            total_ios,
+            host_write_bytes: totals.bytes[1],
+            host_read_bytes: totals.bytes[0],
+            complete: done,
+            directions,
+            idle_gaps,
+            idle_ns,
         }
     }
 
@@ -561,10 +964,24 @@ impl Simulation {
         self.run_to_end();
         Ok(self.finish_phase())
     }
+
+    /// Runs a whole workload and returns its report.
+    pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, WorkloadError> {
+        self.start_workload(w)?;
+        self.run_to_end();
+        Ok(self.finish_phase())
+    }
 }
 
-/// A random block-aligned start in the span; `span_blocks` = `span_units / bs_units`.
-#[inline]
-fn random_block(rng: &mut Rng, job: &Job, span_blocks: u64) -> u64 {
-    job.start_unit + rng.below(span_blocks) * job.bs_units
+/// How far a host has got.
+fn progress_of(h: &Host) -> Progress {
+    let elapsed_ns = h.last_submit - h.start_ns;
+    let fraction = if h.done {
+        1.0
+    } else {
+        let of = |n: u64, limit: u64| if limit == u64::MAX { 0.0 } else { n as f64 / limit as f64 };
+        let by_time = h.duration_ns.map_or(0.0, |d| elapsed_ns as f64 / d as f64);
+        of(h.units, h.limit_units).max(of(h.ios, h.limit_ios)).max(by_time).min(1.0)
+    };
+    Progress { done: h.done, elapsed_ns, units: h.units, fraction }
 }

@@ -167,6 +167,22 @@ pub struct Snapshot {
     pub gc_die_ns: Ns,
 }
 
+/// What one data direction (read, write or TRIM) of a phase produced.
+#[derive(Clone, Debug, Default)]
+pub struct DirectionReport {
+    /// IOs of this direction completed in each interval (len = `PhaseReport::ios.len()`).
+    pub ios: Vec<u64>,
+    /// Bytes of those IOs [bytes] (for TRIMs: the bytes deallocated).
+    pub bytes: Vec<u64>,
+    /// Per-IO latency of this direction, every IO of the phase (as `PhaseReport::latency`).
+    pub latency: LatencyHistogram,
+    /// Latency per interval, by completion time (None where none of this direction completed).
+    pub interval_latency: Vec<Option<IntervalLatency>>,
+    /// IOs and bytes of this direction submitted and completed in the phase.
+    pub total_ios: u64,
+    pub total_bytes: u64,
+}
+
 /// What one phase produced.
 #[derive(Clone, Debug, Default)]
 pub struct PhaseReport {
@@ -195,4 +211,11 @@ pub struct PhaseReport {
     pub host_read_bytes: u64,
     /// False if the phase was ended early (interrupted) before its natural end.
     pub complete: bool,
+    /// The same series per data direction, in fio's order: read, write, TRIM
+    /// ([`crate::workload::Direction::index`]). `ios` is their sum; `bytes` the sum of the
+    /// read and write bytes (TRIMs move no data).
+    pub directions: [DirectionReport; 3],
+    /// Idle gaps the host made (thinktime) and the simulated time they took [ns].
+    pub idle_gaps: u64,
+    pub idle_ns: Ns,
 }

@@ -1,0 +1,110 @@
+//! Trace-replay speed: commands per wall-clock (and CPU) second for the JEDEC-client-like
+//! TRIM trace test (`ssdlab trace run jedec-like`) on the built-in default 256 GB drive,
+//! the Rust part only (no Python, no chunk conversion).
+//!
+//! Purge, sequential fill (128 KiB, QD32, as the test does), then one pass of the
+//! generated trace (75 % random / 25 % sequential writes, flushes, TRIMs freeing 13 % of the
+//! span), mapped as `ssdlab trace run` maps it, in chunks of 2^20 records, replayed at the
+//! queue depth with IOPS windows of 100,000 commands.
+//!
+//! `cargo bench -p ssdsim --bench replay [-- --write-gb 200 --qd 32 --no-trim]`
+//! (defaults: 200 GB written, a quarter of the test's 800 GB pass; QD32; with TRIM).
+//!
+//! `check` hashes the replay's windows, counts and the drive's counters: identical before
+//! and after a change that only makes the simulator faster.
+
+use std::time::Instant;
+
+use ssdsim::{Command, Config, Job, Mapper, Pattern, Remap, Simulation};
+use ssdtrace::{GenParams, Generator};
+
+/// CPU time of this thread [s] (steadier than wall time on a shared machine).
+fn thread_cpu_s() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the struct we own.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.sec as f64 + ts.nsec as f64 * 1e-9
+}
+
+/// python/ssdlab/profiles/default.toml (the other keys are the simulator's defaults).
+fn default_profile() -> Config {
+    let mut cfg = Config::default();
+    for (k, v) in [
+        ("gc_bg_start_free_blocks", "4"),
+        ("gc_bg_stop_free_blocks", "6"),
+        ("gc_bg_reclaim_ratio", "1.2"),
+        ("gc_bg_copies_per_write", "12.0"),
+        ("gc_idle_delay_ms", "1000.0"),
+        ("gc_idle_free_blocks", "32"),
+    ] {
+        cfg.set(k, v).unwrap();
+    }
+    cfg
+}
+
+fn fnv(words: &[u64]) -> u64 {
+    words.iter().flat_map(|w| w.to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let write_gb: f64 = arg("--write-gb").map_or(200.0, |v| v.parse().expect("--write-gb GB"));
+    let qd: u32 = arg("--qd").map_or(32, |v| v.parse().expect("--qd N"));
+    let trim = !args.iter().any(|a| a == "--no-trim");
+
+    let cfg = default_profile();
+    let mut sim = Simulation::new(&cfg, 1).unwrap();
+    let user = sim.geometry().user_units;
+    let span_bytes = user * 4096;
+    let t_fill = Instant::now();
+    sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
+    let fill_s = t_fill.elapsed().as_secs_f64();
+
+    let write_bytes = (write_gb * 1e9) as u64 / 4096 * 4096;
+    let mut gen = Generator::new(GenParams::new(span_bytes, write_bytes)).unwrap();
+    let mapper = Mapper { span_start_unit: 0, span_units: user, remap: Remap::Error, trace_span_bytes: 0, keep_reads: false, keep_trims: trim };
+    sim.start_replay(qd, 100_000).unwrap();
+    let (mut wall, mut cpu) = (0.0, 0.0);
+    let mut chunk: Vec<Command> = Vec::with_capacity(1 << 20);
+    loop {
+        chunk.clear();
+        for r in gen.by_ref().take(1 << 20) {
+            if let Some(c) = mapper.map(r.op.code(), r.offset_bytes, r.len_bytes).unwrap() {
+                chunk.push(c);
+            }
+        }
+        if chunk.is_empty() {
+            break;
+        }
+        let (t, c) = (Instant::now(), thread_cpu_s());
+        sim.replay(&chunk).unwrap();
+        wall += t.elapsed().as_secs_f64();
+        cpu += thread_cpu_s() - c;
+    }
+    let (t, c) = (Instant::now(), thread_cpu_s());
+    let rep = sim.finish_replay();
+    wall += t.elapsed().as_secs_f64();
+    cpu += thread_cpu_s() - c;
+
+    let n = rep.counts.commands();
+    let mut words = vec![rep.duration_ns, n, rep.counts.write_bytes, rep.counts.trim_bytes, rep.counts.flushes];
+    for w in &rep.windows {
+        words.extend([w.commands, w.end_ns, w.data_bytes, w.snapshot.nand_units, w.snapshot.free_blocks]);
+    }
+    let s = sim.snapshot();
+    words.extend([sim.now_ns(), s.host_units, s.nand_units, s.gc_units, s.erases, s.gc_die_ns]);
+    let wa = (s.nand_units - rep.start_snapshot.nand_units) as f64 / (s.host_units - rep.start_snapshot.host_units) as f64;
+    println!("JEDEC-like replay, default 256 GB drive, QD{qd}, TRIM {}, {write_gb} GB written (fill {fill_s:.1} s)", if trim { "on" } else { "off" });
+    println!("{:>12} {:>9} {:>9} {:>12} {:>12} {:>6} {:>18}", "commands", "wall s", "CPU s", "cmd/s", "cmd/CPU-s", "WA", "check");
+    println!("{n:>12} {wall:>9.2} {cpu:>9.2} {:>12.0} {:>12.0} {wa:>6.2} {:>18}", n as f64 / wall, n as f64 / cpu, format!("{:016x}", fnv(&words)));
+}

@@ -1,0 +1,769 @@
+//! Synthetic workloads as rich as fio's: mixed directions, block-size mixes, random and
+//! sequential shares, skewed address distributions, idle gaps (thinktime), rate caps and
+//! end conditions, run by the closed-loop host of [`crate::sim`].
+//!
+//! A [`Workload`] is plain data with units in every field name; [`Simulation::start_workload`]
+//! checks it (errors name the field) and runs it through the same `advance` / `phase_live` /
+//! `finish_phase` flow as a [`crate::sim::Job`]. A `Job` is the special case of one direction,
+//! one block size, all random or all sequential, uniform addresses; it is run by the same
+//! generator and draws the same random numbers as before workloads existed.
+//!
+//! What follows fio 3.33 (`io_u.c`, `lib/zipf.c`, `lib/gauss.c`, `backend.c`; re-implemented,
+//! with this simulator's random numbers, so the same seed gives other offsets than fio):
+//!
+//! - **Direction** per IO: a draw against `read_fraction` / `trim_fraction` (fio's
+//!   `rwmixread`, drawn per IO as fio effectively does once both directions have run).
+//! - **Random or sequential** per IO and direction: a draw against `random_fraction` (fio's
+//!   `percentage_random`). A sequential IO starts where the last IO of its direction ended
+//!   (fio's `last_pos`, random IOs included) and wraps to the span's start when it would
+//!   cross the end.
+//! - **Random offsets** are block indices over the span in units of the direction's
+//!   smallest block size (fio's `ba` default), drawn from the [`Distribution`]: uniform;
+//!   `zipf` and `pareto` (fio's generators: a hot set scattered over the span by fio's
+//!   multiplicative hash, shifted by a random or given centre); `normal` (fio's: the mean of
+//!   12 uniform draws plus a uniform deviation of `dev_pct` % of the span, hashed and
+//!   centred); `zoned` (an access percentage draw picks a zone, then a uniform block in it).
+//! - **Block size** per IO from the direction's `bssplit` weights (fio's `bssplit`); a size
+//!   that would cross the span's end is drawn again, as fio does.
+//! - **Thinktime**: after `thinktime_blocks` IOs (completed, or issued) or once
+//!   `thinktime_iotime_ns` of IO time has passed, the host waits for every outstanding IO,
+//!   then stays idle `thinktime_ns` (fio's `io_u_quiesce` + sleep): the drive is idle and
+//!   idle GC runs ([`crate::device::Device::idle`]).
+//! - **Rate caps**: IO number k of a direction is not submitted before k / `rate_iops` after
+//!   the phase start (fio's linear schedule); when the host is ahead of the schedule it
+//!   waits for its outstanding IOs and then for the schedule (fio's inline submission).
+//! - **Ends** at the first of `duration_ns` (fio's `runtime` with `time_based`), `io_bytes`
+//!   (fio's `io_size`), `number_ios`; with none of them, after one span's worth of bytes.
+
+use std::fmt;
+
+use crate::config::UNIT_BYTES;
+use crate::replay::{CmdKind, Command};
+use crate::rng::Rng;
+use crate::sim::{Job, Pattern};
+use crate::time::{Ns, NS_PER_S};
+
+/// A data direction, in fio's order (its logs code them 0, 1, 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
+
+    /// 0 read, 1 write, 2 trim (= the [`CmdKind`] code).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+            Direction::Trim => "trim",
+        }
+    }
+
+    fn kind(self) -> CmdKind {
+        match self {
+            Direction::Read => CmdKind::Read,
+            Direction::Write => CmdKind::Write,
+            Direction::Trim => CmdKind::Trim,
+        }
+    }
+}
+
+/// One entry of a block-size mix (fio's `bssplit`): IOs of `bs_bytes` with relative `weight`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockSize {
+    /// Block size [bytes]; a positive multiple of 4096.
+    pub bs_bytes: u64,
+    /// Relative weight (fio's percentage; any positive numbers, normalised to their sum).
+    pub weight: u32,
+}
+
+/// The IOs of one direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectionMix {
+    /// Block sizes and their weights (one entry: fio's `bs`; several: fio's `bssplit`).
+    pub bssplit: Vec<BlockSize>,
+    /// Share of random IOs [0..1] (fio's `percentage_random` / 100); the rest sequential.
+    pub random_fraction: f64,
+    /// Cap on this direction's IOs [IOs per second of simulated time]; 0 = none (fio's
+    /// `rate_iops` for the direction).
+    pub rate_iops: f64,
+}
+
+impl Default for DirectionMix {
+    /// 4 KiB, all random, no cap.
+    fn default() -> Self {
+        DirectionMix { bssplit: vec![BlockSize { bs_bytes: UNIT_BYTES, weight: 1 }], random_fraction: 1.0, rate_iops: 0.0 }
+    }
+}
+
+/// One zone of a zoned distribution: `access_pct` % of the random offsets fall in the next
+/// `span_pct` % of the span (zones follow each other from the span's start).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zone {
+    /// Share of random offsets [%, whole]; the zones' shares add up to 100.
+    pub access_pct: u32,
+    /// Share of the span [%]; the zones' shares add up to 100.
+    pub span_pct: f64,
+}
+
+/// How random offsets spread over the span (fio's `random_distribution`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Uniform,
+    /// fio's `zipf:theta[:center]` (theta > 0, not 1).
+    Zipf { theta: f64, center_fraction: Option<f64> },
+    /// fio's `pareto:h[:center]` (0 < h < 1).
+    Pareto { h: f64, center_fraction: Option<f64> },
+    /// fio's `normal:dev[:center]`: `dev_pct` [% of the span, 0..100]; centre 0.5 unless given.
+    Normal { dev_pct: f64, center_fraction: Option<f64> },
+    /// fio's `zoned:a/s:a/s...`.
+    Zoned { zones: Vec<Zone> },
+}
+
+/// A synthetic workload. Sizes in bytes (multiples of 4096), times in ns, rates per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// Share of IOs that read [0..1] (fio's `rwmixread` / 100).
+    pub read_fraction: f64,
+    /// Share of IOs that TRIM [0..1]. Writes are the rest: 1 − read − trim.
+    pub trim_fraction: f64,
+    pub read: DirectionMix,
+    pub write: DirectionMix,
+    pub trim: DirectionMix,
+    /// Random offsets' distribution (every direction).
+    pub distribution: Distribution,
+    /// Commands kept outstanding (fio's `iodepth`).
+    pub qd: u32,
+    /// Start of the span [bytes].
+    pub offset_bytes: u64,
+    /// Length of the span [bytes]; None = to the end of the drive.
+    pub span_bytes: Option<u64>,
+    /// Ends after this much simulated time [ns] (fio's `runtime`, time based)...
+    pub duration_ns: Option<Ns>,
+    /// ...or once this many bytes were submitted (reads, writes and TRIMs; fio's `io_size`)...
+    pub io_bytes: Option<u64>,
+    /// ...or after this many IOs (fio's `number_ios`); with none of the three: one span's
+    /// worth of bytes.
+    pub number_ios: Option<u64>,
+    /// Series interval [ns].
+    pub interval_ns: Ns,
+    /// Idle gap [ns] (fio's `thinktime`); 0 = none.
+    pub thinktime_ns: Ns,
+    /// A gap after every this many IOs (fio's `thinktime_blocks`); 0 = fio's default: 1,
+    /// or only `thinktime_iotime_ns` when that is set.
+    pub thinktime_blocks: u64,
+    /// Count issued IOs for `thinktime_blocks` (fio's `thinktime_blocks_type=issue`) rather
+    /// than completed ones (fio's default).
+    pub thinktime_blocks_issued: bool,
+    /// A gap once this much time has passed since the last one started [ns] (fio's
+    /// `thinktime_iotime`, which counts the gap itself too); 0 = none.
+    pub thinktime_iotime_ns: Ns,
+    /// Cap on all IOs together [IOs per second of simulated time]; 0 = none.
+    pub rate_iops_total: f64,
+    /// Written data is this compressible [%, 0..100] (fio's `buffer_compress_percentage`).
+    pub buffer_compress_pct: u32,
+}
+
+impl Default for Workload {
+    /// fio's `rw=randwrite bs=4k iodepth=32` over the whole drive, one pass, 1 s intervals.
+    fn default() -> Self {
+        Workload {
+            read_fraction: 0.0,
+            trim_fraction: 0.0,
+            read: DirectionMix::default(),
+            write: DirectionMix::default(),
+            trim: DirectionMix::default(),
+            distribution: Distribution::Uniform,
+            qd: 32,
+            offset_bytes: 0,
+            span_bytes: None,
+            duration_ns: None,
+            io_bytes: None,
+            number_ios: None,
+            interval_ns: NS_PER_S,
+            thinktime_ns: 0,
+            thinktime_blocks: 0,
+            thinktime_blocks_issued: false,
+            thinktime_iotime_ns: 0,
+            rate_iops_total: 0.0,
+            buffer_compress_pct: 0,
+        }
+    }
+}
+
+/// A workload field the simulator cannot run, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadError {
+    /// The field at fault, e.g. `write.bssplit[1].bs_bytes`.
+    pub field: String,
+    pub message: String,
+}
+
+impl WorkloadError {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        WorkloadError { field: field.into(), message: message.into() }
+    }
+}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::new(field, message)
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "workload field `{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// Everything the host loop needs to run a phase, checked, in 4 KiB units.
+pub(crate) struct Plan {
+    pub qd: u32,
+    pub duration_ns: Option<Ns>,
+    /// Units / IOs after which the phase ends (`u64::MAX`: no such limit).
+    pub limit_units: u64,
+    pub limit_ios: u64,
+    pub interval_ns: Ns,
+    pub gen: Generator,
+    pub pacing: Option<Pacing>,
+}
+
+impl Plan {
+    /// The plan of a single-pattern job (its checks are [`crate::sim::Simulation::start_phase`]'s).
+    pub fn of_job(job: &Job) -> Plan {
+        let dir = match job.pattern {
+            Pattern::SeqWrite | Pattern::RandWrite => Direction::Write,
+            Pattern::SeqRead | Pattern::RandRead => Direction::Read,
+            Pattern::Trim => Direction::Trim,
+        };
+        let random = matches!(job.pattern, Pattern::RandWrite | Pattern::RandRead);
+        let limit_units = job.io_units.unwrap_or(if job.duration_ns.is_some() { u64::MAX } else { job.span_units });
+        let mut dirs = [DirGen::unused(Direction::Read), DirGen::unused(Direction::Write), DirGen::unused(Direction::Trim)];
+        dirs[dir.index()] = DirGen {
+            kind: dir.kind(),
+            single_size: job.bs_units,
+            sizes: vec![job.bs_units],
+            cum_weights: vec![1.0],
+            ba: job.bs_units,
+            blocks: job.span_units / job.bs_units,
+            random_fraction: if random { 1.0 } else { 0.0 },
+            dist: Dist::Uniform,
+            cursor: 0,
+        };
+        Plan {
+            qd: job.qd,
+            duration_ns: job.duration_ns,
+            limit_units,
+            limit_ios: u64::MAX,
+            interval_ns: job.interval_ns,
+            gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs),
+            pacing: None,
+        }
+    }
+
+    /// Checks `w` against a drive of `user_units` and plans it; `rng` draws the random
+    /// centres of skewed distributions.
+    pub fn of_workload(w: &Workload, user_units: u64, rng: &mut Rng) -> Result<Plan, WorkloadError> {
+        let fraction = |field: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(err(field, format!("{v} is not a fraction between 0 and 1"))) }
+        };
+        let read = fraction("read_fraction", w.read_fraction)?;
+        let trim = fraction("trim_fraction", w.trim_fraction)?;
+        if read + trim > 1.0 + 1e-12 {
+            return Err(err("trim_fraction", format!("read_fraction {read} + trim_fraction {trim} exceed 1 (writes are the rest)")));
+        }
+        let write = (1.0 - read - trim).max(0.0);
+        if w.qd == 0 {
+            return Err(err("qd", "must be at least 1"));
+        }
+        if w.interval_ns == 0 {
+            return Err(err("interval_ns", "must be positive"));
+        }
+        let aligned = |field: &str, v: u64| {
+            if v % UNIT_BYTES == 0 { Ok(v / UNIT_BYTES) } else { Err(err(field, format!("{v} is not a multiple of {UNIT_BYTES} bytes"))) }
+        };
+        let start_unit = aligned("offset_bytes", w.offset_bytes)?;
+        if start_unit >= user_units {
+            return Err(err("offset_bytes", format!("{} is at or beyond the drive's end ({} bytes)", w.offset_bytes, user_units * UNIT_BYTES)));
+        }
+        let span_units = match w.span_bytes {
+            None => user_units - start_unit,
+            Some(b) => aligned("span_bytes", b)?,
+        };
+        if span_units == 0 || start_unit + span_units > user_units {
+            return Err(err(
+                "span_bytes",
+                format!("{} bytes from offset {} do not fit the drive's {} bytes (or are 0)", span_units * UNIT_BYTES, w.offset_bytes, user_units * UNIT_BYTES),
+            ));
+        }
+        if w.buffer_compress_pct > 100 {
+            return Err(err("buffer_compress_pct", format!("{} is not a percentage (0..100)", w.buffer_compress_pct)));
+        }
+        if w.buffer_compress_pct != 0 {
+            return Err(err("buffer_compress_pct", "compressible data is not modelled yet; use 0 (incompressible)"));
+        }
+        let shares = [read, write, trim];
+        let mixes = [&w.read, &w.write, &w.trim];
+        let mut dirs = [DirGen::unused(Direction::Read), DirGen::unused(Direction::Write), DirGen::unused(Direction::Trim)];
+        for d in Direction::ALL {
+            let (mix, name) = (mixes[d.index()], d.name());
+            fraction(&format!("{name}.random_fraction"), mix.random_fraction)?;
+            if !(mix.rate_iops >= 0.0 && mix.rate_iops.is_finite()) {
+                return Err(err(format!("{name}.rate_iops"), format!("{} must be a finite number >= 0", mix.rate_iops)));
+            }
+            if shares[d.index()] == 0.0 {
+                continue;
+            }
+            if mix.bssplit.is_empty() {
+                return Err(err(format!("{name}.bssplit"), "needs at least one block size"));
+            }
+            let mut sizes = Vec::new();
+            let mut cum_weights = Vec::new();
+            let total: f64 = mix.bssplit.iter().map(|b| b.weight as f64).sum();
+            if total == 0.0 {
+                return Err(err(format!("{name}.bssplit"), "the weights add up to 0"));
+            }
+            let mut acc = 0.0;
+            for (i, b) in mix.bssplit.iter().enumerate() {
+                let field = format!("{name}.bssplit[{i}].bs_bytes");
+                if b.bs_bytes == 0 || b.bs_bytes % UNIT_BYTES != 0 {
+                    let why = if b.bs_bytes < UNIT_BYTES {
+                        "is below the drive's 4096-byte mapping unit: the drive would read, modify and write the unit, which the simulator does not model; use multiples of 4096"
+                    } else {
+                        "is not a multiple of 4096 bytes (the drive's mapping unit)"
+                    };
+                    return Err(err(field, format!("{} {why}", b.bs_bytes)));
+                }
+                let units = b.bs_bytes / UNIT_BYTES;
+                if units > span_units {
+                    return Err(err(field, format!("{} bytes is larger than the span ({} bytes)", b.bs_bytes, span_units * UNIT_BYTES)));
+                }
+                acc += b.weight as f64;
+                sizes.push(units);
+                cum_weights.push(acc / total);
+            }
+            *cum_weights.last_mut().expect("one entry at least") = 1.0;
+            let ba = *sizes.iter().min().expect("one entry at least");
+            let blocks = span_units / ba;
+            let dist = Dist::new(&w.distribution, blocks, rng)?;
+            let single_size = if sizes.len() == 1 { sizes[0] } else { 0 };
+            dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
+        }
+        let io_units = match w.io_bytes {
+            Some(0) => return Err(err("io_bytes", "must be positive")),
+            Some(b) => Some(aligned("io_bytes", b)?),
+            None => None,
+        };
+        if w.number_ios == Some(0) {
+            return Err(err("number_ios", "must be positive"));
+        }
+        if w.duration_ns == Some(0) {
+            return Err(err("duration_ns", "must be positive"));
+        }
+        let limit_units = match (w.duration_ns, io_units, w.number_ios) {
+            (None, None, None) => span_units,
+            (_, Some(u), _) => u,
+            _ => u64::MAX,
+        };
+        let singles: Vec<usize> = (0..3).filter(|&i| shares[i] > 0.0).collect();
+        let single = (singles.len() == 1).then(|| singles[0] as u8);
+        let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs);
+        let pacing = Pacing::new(w)?;
+        Ok(Plan {
+            qd: w.qd,
+            duration_ns: w.duration_ns,
+            limit_units,
+            limit_ios: w.number_ios.unwrap_or(u64::MAX),
+            interval_ns: w.interval_ns,
+            gen,
+            pacing,
+        })
+    }
+}
+
+/// Idle gaps and rate caps of a running workload ([`crate::sim`] applies them).
+pub(crate) struct Pacing {
+    pub thinktime_ns: Ns,
+    /// A gap after this many IOs (0: no such trigger).
+    pub thinktime_blocks: u64,
+    pub count_issued: bool,
+    /// A gap once this much time passed since the last gap started (0: no such trigger).
+    pub thinktime_period_ns: Ns,
+    /// Simulated time between IOs of each direction / of all IOs at the cap [ns] (0: no cap).
+    pub rate_ns_per_io: [f64; 3],
+    pub rate_total_ns_per_io: f64,
+    /// IOs issued per direction and in all.
+    pub issued: [u64; 3],
+    pub issued_total: u64,
+    /// Count at the last gap, and when it started [ns].
+    pub last_gap_count: u64,
+    pub last_gap_ns: Ns,
+}
+
+impl Pacing {
+    fn new(w: &Workload) -> Result<Option<Pacing>, WorkloadError> {
+        if !(w.rate_iops_total >= 0.0 && w.rate_iops_total.is_finite()) {
+            return Err(WorkloadError::new("rate_iops_total", format!("{} must be a finite number >= 0", w.rate_iops_total)));
+        }
+        let per = |r: f64| if r > 0.0 { NS_PER_S as f64 / r } else { 0.0 };
+        let rates = [per(w.read.rate_iops), per(w.write.rate_iops), per(w.trim.rate_iops)];
+        let total = per(w.rate_iops_total);
+        if w.thinktime_ns == 0 && rates.iter().all(|&r| r == 0.0) && total == 0.0 {
+            return Ok(None);
+        }
+        let (blocks, period) = if w.thinktime_ns == 0 {
+            (0, 0)
+        } else if w.thinktime_blocks == 0 && w.thinktime_iotime_ns != 0 {
+            (0, w.thinktime_iotime_ns + w.thinktime_ns)
+        } else {
+            (w.thinktime_blocks.max(1), if w.thinktime_iotime_ns != 0 { w.thinktime_iotime_ns + w.thinktime_ns } else { 0 })
+        };
+        Ok(Some(Pacing {
+            thinktime_ns: w.thinktime_ns,
+            thinktime_blocks: blocks,
+            count_issued: w.thinktime_blocks_issued,
+            thinktime_period_ns: period,
+            rate_ns_per_io: rates,
+            rate_total_ns_per_io: total,
+            issued: [0; 3],
+            issued_total: 0,
+            last_gap_count: 0,
+            last_gap_ns: 0,
+        }))
+    }
+
+    /// Earliest submission the rate caps allow for the next IO of direction `d` [ns].
+    #[inline]
+    pub fn allowed_ns(&self, start_ns: Ns, d: usize) -> Ns {
+        let at = |n: u64, per: f64| if per > 0.0 { start_ns.saturating_add((n as f64 * per) as Ns) } else { 0 };
+        at(self.issued[d], self.rate_ns_per_io[d]).max(at(self.issued_total, self.rate_total_ns_per_io))
+    }
+}
+
+/// Generates a workload's commands, one at a time, in the order the host submits them.
+pub(crate) struct Generator {
+    start_unit: u64,
+    span_units: u64,
+    /// The direction of every IO when only one has a share.
+    single: Option<u8>,
+    /// Draws below `cut[0]` read, below `cut[1]` write, else TRIM.
+    cut: [f64; 2],
+    dirs: [DirGen; 3],
+    /// fio's plain `rw=randwrite`-like case (one direction, one size, all random, uniform):
+    /// its kind, block count and size, generated without the general path's checks.
+    uniform: Option<(CmdKind, u64, u64)>,
+}
+
+impl Generator {
+    fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3]) -> Self {
+        let uniform = single.map(|d| &dirs[d as usize]).and_then(|g| {
+            (g.single_size != 0 && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform)).then_some((g.kind, g.blocks, g.ba))
+        });
+        Generator { start_unit, span_units, single, cut, dirs, uniform }
+    }
+
+    /// fio's plain random pattern: (kind, first unit, blocks, block size [units]); the
+    /// commands are then `first + below(blocks) × size`, one draw each, as [`Generator::next`]
+    /// would make them.
+    pub fn uniform(&self) -> Option<(CmdKind, u64, u64, u64)> {
+        self.uniform.map(|(kind, blocks, ba)| (kind, self.start_unit, blocks, ba))
+    }
+
+    #[inline(always)]
+    pub fn next(&mut self, rng: &mut Rng) -> Command {
+        let d = match self.single {
+            Some(d) => d as usize,
+            None => {
+                let u = rng.unit_f64();
+                if u < self.cut[0] {
+                    0
+                } else if u < self.cut[1] {
+                    1
+                } else {
+                    2
+                }
+            }
+        };
+        let span = self.span_units;
+        let g = &mut self.dirs[d];
+        let random = if g.random_fraction >= 1.0 {
+            true
+        } else if g.random_fraction <= 0.0 {
+            false
+        } else {
+            rng.unit_f64() < g.random_fraction
+        };
+        let (offset, units) = if random {
+            let b = match g.dist {
+                Dist::Uniform => rng.below(g.blocks),
+                _ => g.dist.draw_skewed(rng, g.blocks),
+            };
+            let offset = b * g.ba;
+            (offset, g.size_fitting(rng, span - offset))
+        } else {
+            let units = g.size(rng);
+            if g.cursor + units > span {
+                g.cursor = 0;
+            }
+            (g.cursor, units)
+        };
+        g.cursor = offset + units;
+        Command { kind: g.kind, unit: self.start_unit + offset, units }
+    }
+}
+
+/// One direction's generator state.
+struct DirGen {
+    kind: CmdKind,
+    /// The block size when there is one [units], else 0.
+    single_size: u64,
+    /// Block sizes [units] and cumulative weights (last = 1.0).
+    sizes: Vec<u64>,
+    cum_weights: Vec<f64>,
+    /// Alignment of random offsets [units]: the smallest size (fio's `ba` default).
+    ba: u64,
+    /// Random offsets are `0..blocks` × `ba`.
+    blocks: u64,
+    random_fraction: f64,
+    dist: Dist,
+    /// End of this direction's last IO, from the span start [units].
+    cursor: u64,
+}
+
+impl DirGen {
+    fn unused(d: Direction) -> DirGen {
+        DirGen { kind: d.kind(), single_size: 1, sizes: vec![1], cum_weights: vec![1.0], ba: 1, blocks: 1, random_fraction: 0.0, dist: Dist::Uniform, cursor: 0 }
+    }
+
+    #[inline(always)]
+    fn size(&self, rng: &mut Rng) -> u64 {
+        if self.single_size != 0 {
+            return self.single_size;
+        }
+        self.size_of_mix(rng)
+    }
+
+    #[inline(never)]
+    fn size_of_mix(&self, rng: &mut Rng) -> u64 {
+        let u = rng.unit_f64();
+        let i = self.cum_weights.iter().position(|&c| u < c).unwrap_or(self.sizes.len() - 1);
+        self.sizes[i]
+    }
+
+    /// A size that fits in `room` units: drawn again when it does not (as fio does), the
+    /// smallest (which always fits a block offset) after 16 tries.
+    #[inline(always)]
+    fn size_fitting(&self, rng: &mut Rng, room: u64) -> u64 {
+        if self.single_size != 0 {
+            // Random offsets are multiples of the size below the span's end: it fits.
+            return self.single_size;
+        }
+        for _ in 0..16 {
+            let s = self.size(rng);
+            if s <= room {
+                return s;
+            }
+        }
+        self.ba
+    }
+}
+
+/// fio's multiplicative hash (`__hash_u64`): scatters the hot blocks of a skewed
+/// distribution over the span.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
+/// zipf's normalisation sums at most this many terms (fio's `ZIPF_MAX_GEN`).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+
+/// A random-offset distribution over `blocks` block indices.
+enum Dist {
+    Uniform,
+    Zipf { theta: f64, zetan: f64, alpha: f64, eta: f64, off: u64 },
+    Pareto { pow: f64, off: u64 },
+    Normal { stddev: i64, off: u64 },
+    /// `index[v]`: the zone of access percentile v + 1; zones as (first block, blocks).
+    Zoned { index: Box<[u16; 100]>, zones: Vec<(u64, u64)> },
+}
+
+impl Dist {
+    fn new(d: &Distribution, n: u64, rng: &mut Rng) -> Result<Dist, WorkloadError> {
+        let err = |field: &str, m: String| Err(WorkloadError::new(format!("distribution.{field}"), m));
+        let center = |c: Option<f64>| -> Result<Option<f64>, WorkloadError> {
+            match c {
+                Some(v) if !(0.0..=1.0).contains(&v) => Err(WorkloadError::new("distribution.center_fraction", format!("{v} is not between 0 and 1"))),
+                _ => Ok(c),
+            }
+        };
+        // zipf and pareto: a random shift unless a centre is given (fio's `rand_off`).
+        let shift = |c: Option<f64>, rng: &mut Rng| match c {
+            Some(c) => ((n as f64 * c) as u64).min(n.saturating_sub(1)),
+            None => rng.below(n),
+        };
+        Ok(match d {
+            Distribution::Uniform => Dist::Uniform,
+            &Distribution::Zipf { theta, center_fraction } => {
+                if !(theta > 0.0 && theta.is_finite()) || theta == 1.0 {
+                    return err("theta", format!("{theta}: zipf needs a theta > 0 other than 1"));
+                }
+                let c = center(center_fraction)?;
+                let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN)).map(|i| (1.0 / i as f64).powf(theta)).sum();
+                let zeta2 = 1.0 + 0.5f64.powf(theta);
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                Dist::Zipf { theta, zetan, alpha, eta, off: shift(c, rng) }
+            }
+            &Distribution::Pareto { h, center_fraction } => {
+                if !(h > 0.0 && h < 1.0) {
+                    return err("h", format!("{h}: pareto needs 0 < h < 1"));
+                }
+                let c = center(center_fraction)?;
+                Dist::Pareto { pow: h.ln() / (1.0 - h).ln(), off: shift(c, rng) }
+            }
+            &Distribution::Normal { dev_pct, center_fraction } => {
+                if !(0.0..=100.0).contains(&dev_pct) {
+                    return err("dev_pct", format!("{dev_pct} is not a percentage (0..100)"));
+                }
+                let c = center(center_fraction)?.unwrap_or(0.5);
+                let stddev = if dev_pct != 0.0 { ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2) } else { 0 };
+                let off = ((n as f64 * (c - 0.5)).round() as i128).rem_euclid(n as i128) as u64;
+                Dist::Normal { stddev: stddev.min(i64::MAX as u64) as i64, off }
+            }
+            Distribution::Zoned { zones } => {
+                if zones.is_empty() || zones.len() > 256 {
+                    return err("zones", format!("{} zones; give 1 to 256", zones.len()));
+                }
+                let access: u32 = zones.iter().map(|z| z.access_pct).sum();
+                if access != 100 {
+                    return err("zones", format!("the access_pct add up to {access}, not 100"));
+                }
+                if zones.iter().any(|z| !(z.span_pct >= 0.0 && z.span_pct.is_finite())) {
+                    return err("zones", "a span_pct is negative or not a number".into());
+                }
+                let span: f64 = zones.iter().map(|z| z.span_pct).sum();
+                if (span - 100.0).abs() > 1e-6 {
+                    return err("zones", format!("the span_pct add up to {span}, not 100"));
+                }
+                let mut index = Box::new([0u16; 100]);
+                let mut out = Vec::with_capacity(zones.len());
+                let (mut a, mut s) = (0usize, 0.0f64);
+                for (i, z) in zones.iter().enumerate() {
+                    index[a..a + z.access_pct as usize].fill(i as u16);
+                    a += z.access_pct as usize;
+                    let first = ((s * n as f64 / 100.0) as u64).min(n - 1);
+                    s += z.span_pct;
+                    let end = ((s * n as f64 / 100.0) as u64).min(n);
+                    out.push((first, end.saturating_sub(first).max(1)));
+                }
+                Dist::Zoned { index, zones: out }
+            }
+        })
+    }
+
+    /// A block index in `0..n` (the uniform case is inlined by the caller).
+    #[inline(never)]
+    fn draw_skewed(&self, rng: &mut Rng, n: u64) -> u64 {
+        match self {
+            Dist::Uniform => rng.below(n),
+            &Dist::Zipf { theta, zetan, alpha, eta, off } => {
+                let u = rng.unit_f64();
+                let z = u * zetan;
+                let val = if z < 1.0 {
+                    1
+                } else if z < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(alpha)) as u64
+                };
+                (val - 1).wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n
+            }
+            &Dist::Pareto { pow, off } => {
+                let v = ((n - 1) as f64 * rng.unit_f64().powf(pow)) as u64;
+                v.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n
+            }
+            &Dist::Normal { stddev, off } => {
+                let mut sum = 0u64;
+                for _ in 0..12 {
+                    sum += rng.below(n + 1);
+                }
+                let mut sum = ((sum + 11) / 12) as i128;
+                if stddev != 0 {
+                    let mut dev = (stddev as f64 * rng.unit_f64()) as i64 - stddev / 2;
+                    while dev != 0 && !(0..n as i128).contains(&(sum + dev as i128)) {
+                        dev /= 2;
+                    }
+                    sum += dev as i128;
+                }
+                (sum as u64).wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n
+            }
+            Dist::Zoned { index, zones } => {
+                let (first, len) = zones[index[rng.below(100) as usize] as usize];
+                (first + rng.below(len)).min(n - 1)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(w: &Workload) -> Result<Plan, WorkloadError> {
+        Plan::of_workload(w, 1 << 20, &mut Rng::new(1))
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let mut w = Workload::default();
+        w.write.bssplit[0].bs_bytes = 512;
+        let e = plan(&w).err().unwrap();
+        assert_eq!(e.field, "write.bssplit[0].bs_bytes");
+        assert!(e.message.contains("read, modify and write"), "{e}");
+        let mut w = Workload::default();
+        w.read_fraction = 0.7;
+        w.trim_fraction = 0.5;
+        assert_eq!(plan(&w).err().unwrap().field, "trim_fraction");
+        let w = Workload { distribution: Distribution::Zipf { theta: 1.0, center_fraction: None }, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "distribution.theta");
+        let w = Workload { distribution: Distribution::Zoned { zones: vec![Zone { access_pct: 80, span_pct: 20.0 }] }, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "distribution.zones");
+        let w = Workload { span_bytes: Some(u64::MAX - 4095), ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "span_bytes");
+        let w = Workload { offset_bytes: 4096 << 20, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "offset_bytes");
+        let mut w = Workload::default();
+        w.write.rate_iops = f64::NAN;
+        assert_eq!(plan(&w).err().unwrap().field, "write.rate_iops");
+    }
+
+    #[test]
+    fn offsets_stay_in_the_span_for_every_distribution() {
+        let dists = [
+            Distribution::Uniform,
+            Distribution::Zipf { theta: 1.2, center_fraction: None },
+            Distribution::Zipf { theta: 0.8, center_fraction: Some(0.25) },
+            Distribution::Pareto { h: 0.2, center_fraction: None },
+            Distribution::Normal { dev_pct: 10.0, center_fraction: Some(0.9) },
+            Distribution::Zoned { zones: vec![Zone { access_pct: 80, span_pct: 20.0 }, Zone { access_pct: 20, span_pct: 80.0 }] },
+        ];
+        for dist in dists {
+            let mut w = Workload { distribution: dist.clone(), read_fraction: 0.3, offset_bytes: 4096 * 1000, span_bytes: Some(4096 * 5000), ..Workload::default() };
+            w.write.bssplit = vec![BlockSize { bs_bytes: 4096, weight: 50 }, BlockSize { bs_bytes: 65536, weight: 50 }];
+            w.write.random_fraction = 0.6;
+            let mut rng = Rng::new(3);
+            let mut p = Plan::of_workload(&w, 1 << 20, &mut rng).unwrap();
+            for _ in 0..20_000 {
+                let c = p.gen.next(&mut rng);
+                assert!(c.unit >= 1000 && c.unit + c.units <= 6000, "{dist:?}: {c:?}");
+            }
+        }
+    }
+}
