@@ -525,6 +525,22 @@ impl Ftl {
         }
     }
 
+    /// [`Ftl::prefetch_old`] for the units `lpn..lpn + n` of a multi-unit write or TRIM (their
+    /// L2P entries already prefetched): fetches each valid-bit word and block record once
+    /// (the old copies of a long command mostly share them).
+    #[inline]
+    pub fn prefetch_old_range(&self, lpn: u64, n: u64) {
+        let mut last_word = usize::MAX;
+        for &old in &self.l2p[lpn as usize..(lpn + n) as usize] {
+            let word = old as usize >> 6;
+            if old != NONE && word != last_word {
+                last_word = word;
+                prefetch_ptr(self.valid.word_ptr(old as usize));
+                prefetch_ptr(self.blocks.as_ptr().wrapping_add(self.div_spb.div(old) as usize));
+            }
+        }
+    }
+
     /// Writes logical unit `lpn` into the host open block of `pool`; returns the slot.
     /// May run foreground GC in that pool first (see [`Ftl::take_gc_work`]).
     #[inline]

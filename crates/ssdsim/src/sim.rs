@@ -228,7 +228,7 @@ impl Source for GenSource {
         ftl.prefetch(next.unit);
         let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
         if half.kind != CmdKind::Read {
-            ftl.prefetch_old(half.unit);
+            ftl.prefetch_old_range(half.unit, half.units.min(64));
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -273,7 +273,12 @@ impl Source for UniformSource {
         let next = self.draw(rng);
         ftl.prefetch(next);
         if self.kind != CmdKind::Read {
-            ftl.prefetch_old(self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD]);
+            let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
+            if self.bs_units == 1 {
+                ftl.prefetch_old(half);
+            } else {
+                ftl.prefetch_old_range(half, self.bs_units.min(64));
+            }
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;

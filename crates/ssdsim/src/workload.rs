@@ -31,7 +31,9 @@
 //!   idle GC runs ([`crate::device::Device::idle`]).
 //! - **Rate caps**: IO number k of a direction is not submitted before k / `rate_iops` after
 //!   the phase start (fio's linear schedule); when the host is ahead of the schedule it
-//!   waits for its outstanding IOs and then for the schedule (fio's inline submission).
+//!   waits for its outstanding IOs and then for the schedule (fio's inline submission). The
+//!   direction is drawn first and waited for; fio would issue the other direction meanwhile
+//!   if that one is behind its own schedule.
 //! - **Ends** at the first of `duration_ns` (fio's `runtime` with `time_based`), `io_bytes`
 //!   (fio's `io_size`), `number_ios`; with none of them, after one span's worth of bytes.
 
@@ -742,6 +744,31 @@ mod tests {
         let mut w = Workload::default();
         w.write.rate_iops = f64::NAN;
         assert_eq!(plan(&w).err().unwrap().field, "write.rate_iops");
+    }
+
+    /// fio's `percentage_random`: a sequential IO starts where the last IO of its direction
+    /// ended (random ones included), so with random share p an IO continues the last one
+    /// with probability 1 − p (plus the rare random hit).
+    #[test]
+    fn sequential_ios_continue_from_the_last_io_of_their_direction() {
+        let mut w = Workload { read_fraction: 0.4, ..Workload::default() };
+        w.write.random_fraction = 0.3;
+        w.read.random_fraction = 0.8;
+        w.read.bssplit = vec![BlockSize { bs_bytes: 8192, weight: 1 }, BlockSize { bs_bytes: 16384, weight: 1 }];
+        let mut rng = Rng::new(5);
+        let mut p = Plan::of_workload(&w, 1 << 20, &mut rng).unwrap();
+        let (mut end, mut cont, mut n) = ([u64::MAX; 2], [0u64; 2], [0u64; 2]);
+        for _ in 0..100_000 {
+            let c = p.gen.next(&mut rng);
+            let d = c.kind.code() as usize;
+            n[d] += 1;
+            cont[d] += (c.unit == end[d]) as u64;
+            end[d] = c.unit + c.units;
+        }
+        let share = |d: usize| cont[d] as f64 / n[d] as f64;
+        assert!((share(1) - 0.7).abs() < 0.01, "writes continuing: {}", share(1));
+        assert!((share(0) - 0.2).abs() < 0.01, "reads continuing: {}", share(0));
+        assert!((n[0] as f64 / 100_000.0 - 0.4).abs() < 0.01);
     }
 
     #[test]
