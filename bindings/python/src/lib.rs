@@ -9,8 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod trace;
-use ssdsim::stats::IntervalLatency;
+use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, Zone};
 use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
 
 create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
@@ -141,6 +142,163 @@ fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// The keys `Simulator.start_workload` takes (see its docstring), for unknown-key messages.
+const WORKLOAD_KEYS: &[&str] = &[
+    "read_fraction", "trim_fraction",
+    "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops",
+    "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops",
+    "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops",
+    "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones",
+    "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
+    "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
+    "rate_iops_total", "buffer_compress_pct", "name",
+];
+
+fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("workload key {key:?}: {msg}"))
+}
+
+/// A workload dict's values, taken key by key; errors name the key.
+struct WorkloadDict<'a, 'py>(&'a Bound<'py, PyDict>);
+
+impl WorkloadDict<'_, '_> {
+    fn get<T: for<'a, 'py> FromPyObject<'py>>(&self, key: &str, what: &str) -> PyResult<Option<T>> {
+        match self.0.get_item(key)? {
+            None => Ok(None),
+            Some(v) if v.is_none() => Ok(None),
+            Some(v) => v.extract::<T>().map(Some).map_err(|_| key_err(key, format!("expected {what}, got {}", v.repr().map(|r| r.to_string()).unwrap_or_default()))),
+        }
+    }
+
+    fn f64(&self, key: &str) -> PyResult<Option<f64>> {
+        self.get::<f64>(key, "a number")
+    }
+
+    fn u64(&self, key: &str) -> PyResult<Option<u64>> {
+        self.get::<u64>(key, "a whole number >= 0")
+    }
+
+    /// Seconds as ns (a finite number >= 0).
+    fn seconds(&self, key: &str) -> PyResult<Option<u64>> {
+        match self.f64(key)? {
+            None => Ok(None),
+            Some(s) if s.is_finite() && s >= 0.0 && s < 1.8e10 => Ok(Some(s_to_ns(s))),
+            Some(s) => Err(key_err(key, format!("{s} is not a time in seconds >= 0"))),
+        }
+    }
+}
+
+/// Builds a [`Workload`] from the dict `Simulator.start_workload` takes.
+fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
+    for k in d.keys() {
+        let k: String = k.extract().map_err(|_| PyValueError::new_err("workload keys must be strings"))?;
+        if !WORKLOAD_KEYS.contains(&k.as_str()) {
+            let close = WORKLOAD_KEYS.iter().filter(|c| c.contains(k.as_str()) || k.contains(*c)).copied().collect::<Vec<_>>();
+            let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(", ")) };
+            return Err(PyValueError::new_err(format!("workload key {k:?}: unknown{hint}; keys: {}", WORKLOAD_KEYS.join(", "))));
+        }
+    }
+    let w = WorkloadDict(d);
+    let mut out = Workload::default();
+    if let Some(v) = w.f64("read_fraction")? {
+        out.read_fraction = v;
+    }
+    if let Some(v) = w.f64("trim_fraction")? {
+        out.trim_fraction = v;
+    }
+    for dir in Direction::ALL {
+        let name = dir.name();
+        let mut mix = DirectionMix::default();
+        let single = w.u64(&format!("{name}_bs_bytes"))?;
+        let split = w.get::<Vec<(u64, u32)>>(&format!("{name}_bssplit"), "a list of (bs_bytes, weight) pairs")?;
+        match (single, split) {
+            (Some(_), Some(_)) => return Err(key_err(&format!("{name}_bssplit"), format!("give {name}_bs_bytes or {name}_bssplit, not both"))),
+            (Some(bs), None) => mix.bssplit = vec![BlockSize { bs_bytes: bs, weight: 1 }],
+            (None, Some(split)) => mix.bssplit = split.into_iter().map(|(bs_bytes, weight)| BlockSize { bs_bytes, weight }).collect(),
+            (None, None) => {}
+        }
+        if let Some(v) = w.f64(&format!("{name}_random_fraction"))? {
+            mix.random_fraction = v;
+        }
+        if let Some(v) = w.f64(&format!("{name}_rate_iops"))? {
+            mix.rate_iops = v;
+        }
+        match dir {
+            Direction::Read => out.read = mix,
+            Direction::Write => out.write = mix,
+            Direction::Trim => out.trim = mix,
+        }
+    }
+    let center_fraction = w.f64("center_fraction")?;
+    let dist = w.get::<String>("distribution", "a name")?.unwrap_or_else(|| "uniform".into());
+    let (theta, h, dev) = (w.f64("zipf_theta")?, w.f64("pareto_h")?, w.f64("normal_dev_pct")?);
+    let zones = w.get::<Vec<(u32, f64)>>("zones", "a list of (access_pct, span_pct) pairs")?;
+    // A parameter of another distribution than the one chosen is a mistake, not a no-op.
+    let uses: &[&str] = match dist.as_str() {
+        "zipf" => &["zipf_theta", "center_fraction"],
+        "pareto" => &["pareto_h", "center_fraction"],
+        "normal" => &["normal_dev_pct", "center_fraction"],
+        "zoned" => &["zones"],
+        _ => &[],
+    };
+    for (key, given) in [("zipf_theta", theta.is_some()), ("pareto_h", h.is_some()), ("normal_dev_pct", dev.is_some()), ("zones", zones.is_some()), ("center_fraction", center_fraction.is_some())] {
+        if given && !uses.contains(&key) {
+            return Err(key_err(key, format!("does not apply to distribution {dist:?}")));
+        }
+    }
+    let need = |key: &str, v: Option<f64>| v.ok_or_else(|| key_err(key, format!("needed by distribution {dist:?}")));
+    out.distribution = match dist.as_str() {
+        "uniform" | "random" => Distribution::Uniform,
+        "zipf" => Distribution::Zipf { theta: need("zipf_theta", theta)?, center_fraction },
+        "pareto" => Distribution::Pareto { h: need("pareto_h", h)?, center_fraction },
+        "normal" => Distribution::Normal { dev_pct: need("normal_dev_pct", dev)?, center_fraction },
+        "zoned" => {
+            let zones = zones.ok_or_else(|| key_err("zones", "needed by distribution \"zoned\""))?;
+            Distribution::Zoned { zones: zones.into_iter().map(|(access_pct, span_pct)| Zone { access_pct, span_pct }).collect() }
+        }
+        other => return Err(key_err("distribution", format!("{other:?} is not one of uniform, zipf, pareto, normal, zoned"))),
+    };
+    if let Some(v) = w.get::<u32>("qd", "a whole number >= 1")? {
+        out.qd = v;
+    }
+    if let Some(v) = w.u64("offset_bytes")? {
+        out.offset_bytes = v;
+    }
+    out.span_bytes = w.u64("span_bytes")?;
+    out.duration_ns = w.seconds("duration_s")?;
+    out.io_bytes = w.u64("io_bytes")?;
+    out.number_ios = w.u64("number_ios")?;
+    if let Some(v) = w.seconds("interval_s")? {
+        out.interval_ns = v;
+    }
+    out.thinktime_ns = w.seconds("thinktime_s")?.unwrap_or(0);
+    out.thinktime_blocks = w.u64("thinktime_blocks")?.unwrap_or(0);
+    out.thinktime_blocks_issued = w.get::<bool>("thinktime_blocks_issued", "True or False")?.unwrap_or(false);
+    out.thinktime_iotime_ns = w.seconds("thinktime_iotime_s")?.unwrap_or(0);
+    out.rate_iops_total = w.f64("rate_iops_total")?.unwrap_or(0.0);
+    out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?.unwrap_or(0);
+    Ok(out)
+}
+
+const PHASE_QUANTILES: [(&str, f64); 7] = [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)];
+
+fn quantiles_dict<'py>(py: Python<'py>, h: &LatencyHistogram) -> PyResult<Bound<'py, PyDict>> {
+    let lat = PyDict::new(py);
+    for (label, q) in PHASE_QUANTILES {
+        lat.set_item(label, h.quantile_ns(q))?;
+    }
+    Ok(lat)
+}
+
+fn interval_latency_dict<'py>(py: Python<'py>, per: &[Option<IntervalLatency>]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let stats: [(&str, fn(&IntervalLatency) -> u64); 4] = [("p50", |l| l.p50_ns), ("p99", |l| l.p99_ns), ("p99.9", |l| l.p999_ns), ("max", |l| l.max_ns)];
+    for (label, f) in stats {
+        d.set_item(label, per.iter().map(|l| l.as_ref().map(f)).collect::<Vec<Option<u64>>>())?;
+    }
+    Ok(d)
+}
+
 /// A simulated drive with a closed-loop host. Run phases with start_phase / advance /
 /// finish_phase; all times in seconds, sizes in bytes (multiples of 4096).
 #[pyclass(module = "ssdlab._native")]
@@ -178,6 +336,9 @@ impl Simulator {
     /// Lets `seconds` pass with no host I/O; idle-time GC may run. Returns the number of
     /// blocks idle GC collected.
     fn idle(&mut self, seconds: f64) -> PyResult<u64> {
+        if self.sim.phase_running() {
+            return Err(PyValueError::new_err("idle() while a phase or replay runs; finish it first"));
+        }
         if !(seconds >= 0.0) {
             return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
         }
@@ -225,12 +386,58 @@ impl Simulator {
         self.sim.start_phase(job).map_err(PyValueError::new_err)
     }
 
+    /// Starts a synthetic workload (fio-like: mixes, size splits, distributions, idle gaps,
+    /// rate caps), run like a phase with `advance` / `phase_live` / `finish_phase`. `params`
+    /// is a dict of plain values; every key is optional (defaults: fio's randwrite, bs=4k,
+    /// iodepth=32 over the whole drive, one pass). Sizes in bytes (multiples of 4096), times
+    /// in seconds, rates per second of simulated time:
+    ///
+    /// - `read_fraction`, `trim_fraction`: shares of IOs that read / TRIM (0..1; fio's
+    ///   rwmixread / 100); writes are the rest.
+    /// - per direction `{dir}` in read, write, trim: `{dir}_bs_bytes` (one size) or
+    ///   `{dir}_bssplit` (list of (bs_bytes, weight), fio's bssplit; sizes < 4096 are refused:
+    ///   the drive would read-modify-write); `{dir}_random_fraction` (0..1, fio's
+    ///   percentage_random / 100; sequential IOs continue where the direction's last IO
+    ///   ended); `{dir}_rate_iops` (cap, 0 = none).
+    /// - `distribution`: uniform | zipf (`zipf_theta`) | pareto (`pareto_h`) | normal
+    ///   (`normal_dev_pct`, % of the span) | zoned (`zones`: list of (access_pct, span_pct));
+    ///   `center_fraction` (0..1) for zipf, pareto, normal, as fio's `:center`.
+    /// - `qd`; `offset_bytes`, `span_bytes` (None: to the drive's end).
+    /// - ends: `duration_s`, `io_bytes`, `number_ios` (the first reached; none: one span).
+    /// - `interval_s` (series interval, default 1).
+    /// - idle gaps (fio's thinktime): `thinktime_s`, after `thinktime_blocks` IOs (completed,
+    ///   or issued with `thinktime_blocks_issued=True`) and/or every `thinktime_iotime_s`.
+    /// - `rate_iops_total`: cap on all IOs (0 = none).
+    /// - `buffer_compress_pct`: compressibility of written data (0..100).
+    /// - `name`: ignored here (the caller's label).
+    ///
+    /// Raises ValueError naming the key at fault.
+    fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
+        let w = workload_from_dict(params)?;
+        self.sim.start_workload(&w).map_err(|e| {
+            let key = match e.field.split_once('.') {
+                Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
+                Some(("distribution", rest)) => match rest {
+                    "theta" => "zipf_theta".into(),
+                    "h" => "pareto_h".into(),
+                    "dev_pct" => "normal_dev_pct".into(),
+                    other => other.to_string(),
+                },
+                _ => e.field.replace("_ns", "_s"),
+            };
+            PyValueError::new_err(format!("workload key {key:?}: {} ({})", e.message, e.field))
+        })
+    }
+
     /// Runs at most `max_ios` more commands (without holding the GIL).
     /// Returns (done, elapsed_s, fraction 0..1).
-    fn advance(&mut self, py: Python<'_>, max_ios: u64) -> (bool, f64, f64) {
+    fn advance(&mut self, py: Python<'_>, max_ios: u64) -> PyResult<(bool, f64, f64)> {
+        if !self.sim.phase_running() || self.sim.replay_running() {
+            return Err(PyValueError::new_err("advance() without a running phase (start_phase or start_workload first)"));
+        }
         let sim = &mut self.sim;
         let p = py.allow_threads(|| sim.advance(max_ios));
-        (p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction)
+        Ok((p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction))
     }
 
     /// Figures of the running phase over its final intervals (those no completion can land
@@ -260,8 +467,14 @@ impl Simulator {
     /// `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
     /// ({"p50", "p99", "p99.9", "max"}: a list per statistic, one value per interval of the
-    /// IOs that completed in it, None where none did), and totals.
+    /// IOs that completed in it, None where none did), and totals. `directions` holds the
+    /// same per direction ({"read", "write", "trim"}: `ios`, `bytes` per interval (TRIM: bytes
+    /// deallocated), `latency_ns`, `latency_intervals_ns`, `total_ios`, `total_bytes`);
+    /// `idle_gaps` and `idle_s` the thinktime gaps and the time the host left the drive idle.
     fn finish_phase<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if !self.sim.phase_running() || self.sim.replay_running() {
+            return Err(PyValueError::new_err("finish_phase() without a running phase"));
+        }
         let r = self.sim.finish_phase();
         let d = PyDict::new(py);
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
@@ -276,18 +489,23 @@ impl Simulator {
         d.set_item("erases", col(|s| s.erases))?;
         d.set_item("free_blocks", col(|s| s.free_blocks))?;
         d.set_item("gc_die_ns", col(|s| s.gc_die_ns))?;
-        let lat = PyDict::new(py);
-        for (label, q) in [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)] {
-            lat.set_item(label, r.latency.quantile_ns(q))?;
+        d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
+        d.set_item("latency_intervals_ns", interval_latency_dict(py, &r.interval_latency)?)?;
+        let dirs = PyDict::new(py);
+        for dir in Direction::ALL {
+            let x = &r.directions[dir.index()];
+            let e = PyDict::new(py);
+            e.set_item("ios", x.ios.clone())?;
+            e.set_item("bytes", x.bytes.clone())?;
+            e.set_item("latency_ns", quantiles_dict(py, &x.latency)?)?;
+            e.set_item("latency_intervals_ns", interval_latency_dict(py, &x.interval_latency)?)?;
+            e.set_item("total_ios", x.total_ios)?;
+            e.set_item("total_bytes", x.total_bytes)?;
+            dirs.set_item(dir.name(), e)?;
         }
-        d.set_item("latency_ns", lat)?;
-        let per = PyDict::new(py);
-        let stats: [(&str, fn(&IntervalLatency) -> u64); 4] =
-            [("p50", |l| l.p50_ns), ("p99", |l| l.p99_ns), ("p99.9", |l| l.p999_ns), ("max", |l| l.max_ns)];
-        for (label, f) in stats {
-            per.set_item(label, r.interval_latency.iter().map(|l| l.as_ref().map(f)).collect::<Vec<Option<u64>>>())?;
-        }
-        d.set_item("latency_intervals_ns", per)?;
+        d.set_item("directions", dirs)?;
+        d.set_item("idle_gaps", r.idle_gaps)?;
+        d.set_item("idle_s", r.idle_ns as f64 / NS_PER_S as f64)?;
         d.set_item("total_ios", r.total_ios)?;
         d.set_item("host_write_bytes", r.host_write_bytes)?;
         d.set_item("host_read_bytes", r.host_read_bytes)?;
@@ -305,14 +523,27 @@ impl Simulator {
     /// Issues prepared commands (see `replay_prepare`; little-endian byte buffers) without
     /// holding the GIL. Returns (completed commands, simulated seconds since replay start).
     fn replay_chunk(&mut self, py: Python<'_>, op: &[u8], offset: &[u8], length: &[u8]) -> PyResult<(u64, f64)> {
-        let (off, len) = chunk_arrays(op, offset, length)?;
+        if !self.sim.replay_running() {
+            return Err(PyValueError::new_err("replay_chunk() without start_replay()"));
+        }
+        if offset.len() != op.len() * 8 || length.len() != op.len() * 8 {
+            return Err(PyValueError::new_err(format!(
+                "chunk arrays differ in length: {} ops, {} offset bytes, {} length bytes (8 per command)",
+                op.len(),
+                offset.len(),
+                length.len()
+            )));
+        }
+        // Decoded straight into commands (one pass, no intermediate arrays).
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
         let mut cmds = Vec::with_capacity(op.len());
-        for i in 0..op.len() {
-            let kind = CmdKind::from_code(op[i]).ok_or_else(|| PyValueError::new_err(format!("command {i}: unknown op code {}", op[i])))?;
-            if off[i] % UNIT_BYTES != 0 || len[i] % UNIT_BYTES != 0 {
-                return Err(PyValueError::new_err(format!("command {i}: offset {} / length {} not 4 KiB aligned; prepare the chunk with replay_prepare", off[i], len[i])));
+        for (i, ((&code, o), l)) in op.iter().zip(offset.chunks_exact(8)).zip(length.chunks_exact(8)).enumerate() {
+            let (off, len) = (word(o), word(l));
+            let kind = CmdKind::from_code(code).ok_or_else(|| PyValueError::new_err(format!("command {i}: unknown op code {code}")))?;
+            if (off | len) % UNIT_BYTES != 0 {
+                return Err(PyValueError::new_err(format!("command {i}: offset {off} / length {len} not 4 KiB aligned; prepare the chunk with replay_prepare")));
             }
-            cmds.push(Command { kind, unit: off[i] / UNIT_BYTES, units: len[i] / UNIT_BYTES });
+            cmds.push(Command { kind, unit: off / UNIT_BYTES, units: len / UNIT_BYTES });
         }
         let sim = &mut self.sim;
         py.allow_threads(|| sim.replay(&cmds)).map_err(PyValueError::new_err)?;
@@ -326,6 +557,9 @@ impl Simulator {
     /// `free_blocks` (each preceded by the value at replay start); totals (counts and bytes
     /// per kind), `duration_s`, `latency_ns` quantiles.
     fn finish_replay<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if !self.sim.replay_running() {
+            return Err(PyValueError::new_err("finish_replay() without start_replay()"));
+        }
         let r = self.sim.finish_replay();
         let d = PyDict::new(py);
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;

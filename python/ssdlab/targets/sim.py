@@ -7,17 +7,25 @@ Phases run in simulated time, as fast as the simulator goes. The series carries,
 bytes written in the interval; NaN when the host wrote nothing), and for the job's direction
 the per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,
 p99.9 within 1/32, exact max; us; by completion time, NaN where nothing completed).
+
+:meth:`SimTarget.run_workload` runs a synthetic workload richer than a
+:class:`~ssdlab.targets.base.JobSpec` (read/write/TRIM mixes, block-size splits, random and
+sequential shares, skewed address distributions, idle gaps, rate caps; the keys of
+``ssdlab._native.Simulator.start_workload``); its series adds ``{dir}_iops`` and
+``{dir}_mbps`` and the latency columns of every direction that ran.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
 from .. import _native
 from ..profiles import Profile
 from .base import (
-    LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, ReplayResult,
+    DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, ReplayResult,
     latency_column, pattern_direction,
 )
 
@@ -25,6 +33,36 @@ UNIT_BYTES = int(_native.UNIT_BYTES)
 #: An idle phase reports how many blocks hold data of more than one of this many equal LBA
 #: regions, before and after (``mixed_blocks_before`` / ``_after``).
 MIXING_REGIONS = 32
+
+
+@dataclass(frozen=True)
+class WorkloadPhase:
+    """A synthetic workload run by :meth:`SimTarget.run_workload` (its result's ``job``):
+    ``params`` are the workload's keys as ``ssdlab._native.Simulator.start_workload`` takes
+    them (sizes in bytes, times in seconds, rates per second), ``interval_s`` the series
+    interval."""
+
+    name: str
+    params: Mapping[str, object] = field(default_factory=dict)
+    interval_s: float = 1.0
+    #: Not one of the JobSpec patterns: procedures that look at ``job.pattern`` see a workload.
+    pattern: str = "workload"
+
+    @classmethod
+    def of(cls, spec: "WorkloadPhase | Mapping[str, object]") -> "WorkloadPhase":
+        """``spec`` itself, or the phase of a dict of workload keys (``name`` labels it)."""
+        if isinstance(spec, WorkloadPhase):
+            return spec
+        params = {k: v for k, v in dict(spec).items() if k != "name"}
+        interval = params.get("interval_s")
+        return cls(name=str(spec.get("name") or "workload"), params=params,
+                   interval_s=float(interval) if interval is not None else 1.0)
+
+    def shares(self) -> dict[str, float]:
+        """Share of IOs per direction (read, write, trim) the workload asks for."""
+        read = float(self.params.get("read_fraction") or 0.0)
+        trim = float(self.params.get("trim_fraction") or 0.0)
+        return {"read": read, "write": max(0.0, 1.0 - read - trim), "trim": trim}
 
 
 class SimTarget:
@@ -80,28 +118,27 @@ class SimTarget:
             job.pattern, job.bs_bytes, job.qd, job.offset_bytes, span,
             duration_s=job.duration_s, io_bytes=job.io_bytes, interval_s=job.interval_s,
         )
-        chunk = 20_000
-        complete = True
-        try:
-            while True:
-                t0 = time.perf_counter()
-                done, elapsed_s, fraction = self._sim.advance(chunk)
-                dt = time.perf_counter() - t0
-                # Aim at ~0.1 s of wall time per call: responsive progress and Ctrl-C.
-                if dt > 0:
-                    chunk = int(min(max(chunk * 0.1 / dt, 1_000), 5_000_000))
-                if progress:
-                    progress(fraction, live_text(self._sim.phase_live()))
-                if done:
-                    break
-        except KeyboardInterrupt:
-            complete = False
-        raw = self._sim.finish_phase()
+        raw, complete = self._run_started(progress)
         result = self._to_result(job, raw)
-        result.complete = complete and bool(raw["complete"])
-        if not result.complete:
-            result.notes.append(f"interrupted after {raw['duration_s']:.1f} s of simulated time")
-        return result
+        return _mark_complete(result, raw, complete)
+
+    def run_workload(self, spec: "WorkloadPhase | Mapping[str, object]",
+                     progress: Progress | None = None) -> PhaseResult:
+        """Runs a synthetic workload: ``spec`` is a :class:`WorkloadPhase` or a dict of the
+        keys ``ssdlab._native.Simulator.start_workload`` documents (plus ``name``). Returns a
+        :class:`~ssdlab.targets.base.PhaseResult` (``job`` = the :class:`WorkloadPhase`)
+        whose series has ``t_s``, ``iops``, ``mbps``, the simulator's counters, and for each
+        direction that ran (or has a share) ``{dir}_iops``, ``{dir}_mbps`` (TRIM: MB
+        deallocated per second) and the latency columns of
+        :func:`~ssdlab.targets.base.latency_column`; totals add ``{dir}_ios``,
+        ``{dir}_bytes``, ``{dir}_latency_us``, ``idle_gaps`` and ``idle_s`` (thinktime gaps
+        and the time the host left the drive idle). Bad keys raise ``ValueError`` naming the
+        key. Ctrl-C keeps what was measured, marked incomplete."""
+        phase = WorkloadPhase.of(spec)
+        self._sim.start_workload(dict(phase.params))
+        raw, complete = self._run_started(progress)
+        result = self._workload_result(phase, raw)
+        return _mark_complete(result, raw, complete)
 
     def replay(self, job: ReplayJob, chunks, progress: Progress | None = None,
                total_commands: int | None = None) -> ReplayResult:
@@ -131,6 +168,49 @@ class SimTarget:
         return result
 
     # -- helpers -----------------------------------------------------------------------
+    def _run_started(self, progress: Progress | None) -> tuple[dict, bool]:
+        """Advances the started phase to its end (or Ctrl-C); returns (finish_phase's dict,
+        False if interrupted)."""
+        chunk = 20_000
+        complete = True
+        try:
+            while True:
+                t0 = time.perf_counter()
+                done, elapsed_s, fraction = self._sim.advance(chunk)
+                dt = time.perf_counter() - t0
+                # Aim at ~0.1 s of wall time per call: responsive progress and Ctrl-C.
+                if dt > 0:
+                    chunk = int(min(max(chunk * 0.1 / dt, 1_000), 5_000_000))
+                if progress:
+                    progress(fraction, live_text(self._sim.phase_live()))
+                if done:
+                    break
+        except KeyboardInterrupt:
+            complete = False
+        return self._sim.finish_phase(), complete
+
+    def _workload_result(self, phase: WorkloadPhase, raw: dict) -> PhaseResult:
+        series, totals = _counter_series(raw)
+        interval = float(raw["interval_s"])
+        shares = phase.shares()
+        per_dir_latency = {}
+        for direction in DIRECTIONS:
+            d = raw["directions"][direction]
+            if not d["total_ios"] and not shares[direction]:
+                continue
+            series[f"{direction}_iops"] = np.asarray(d["ios"], dtype=np.float64) / interval
+            series[f"{direction}_mbps"] = np.asarray(d["bytes"], dtype=np.float64) / interval / 1e6
+            for label, _ in LATENCY_STATS:
+                series[latency_column(direction, label)] = _us(d["latency_intervals_ns"][label])
+            totals[f"{direction}_ios"] = int(d["total_ios"])
+            totals[f"{direction}_bytes"] = int(d["total_bytes"])
+            per_dir_latency[direction] = {k: v / 1e3 for k, v in d["latency_ns"].items() if v is not None}
+            totals[f"{direction}_latency_us"] = per_dir_latency[direction]
+        totals["idle_gaps"] = int(raw["idle_gaps"])
+        totals["idle_s"] = float(raw["idle_s"])
+        latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
+        return PhaseResult(job=phase, series=series, totals=totals, latency_us=latency_us)
+
     def _idle(self, job: JobSpec) -> PhaseResult:
         before = self._sim.counters()
         holding_before, mixed_before = self._sim.region_mixing(MIXING_REGIONS)
@@ -154,49 +234,66 @@ class SimTarget:
         return PhaseResult(job=job, series=series, totals=totals)
 
     def _to_result(self, job: JobSpec, raw: dict) -> PhaseResult:
-        interval = float(raw["interval_s"])
-        ios = np.asarray(raw["ios"], dtype=np.float64)
-        n = len(ios)
-
-        def delta(key: str) -> np.ndarray:
-            return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
-
-        nand_unit = float(raw["nand_bytes_per_unit"])  # < 4096 when the profile compresses data
-        host_bytes = delta("host_units") * UNIT_BYTES
-        nand_bytes = delta("nand_units") * nand_unit
-        with np.errstate(divide="ignore", invalid="ignore"):
-            waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
-        series = {
-            "t_s": np.arange(n, dtype=np.float64) * interval,
-            "iops": ios / interval,
-            "mbps": np.asarray(raw["bytes"], dtype=np.float64) / interval / 1e6,
-            "host_write_bytes": host_bytes,
-            "nand_write_bytes": nand_bytes,
-            "write_amplification": waf,
-            "gc_copied_bytes": delta("gc_units") * UNIT_BYTES,
-            "erases": delta("erases"),
-            "gc_die_s": delta("gc_die_ns") / 1e9,
-            "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
-        }
-        host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
-        nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
-        totals = {
-            "duration_s": float(raw["duration_s"]),
-            "ios": int(raw["total_ios"]),
-            "host_write_bytes": int(raw["host_write_bytes"]),
-            "host_read_bytes": int(raw["host_read_bytes"]),
-            "nand_write_bytes": nand_total,
-            "gc_copied_bytes": int(raw["gc_units"][-1] - raw["gc_units"][0]) * UNIT_BYTES,
-            "erases": int(raw["erases"][-1] - raw["erases"][0]),
-            "write_amplification": nand_total / host_total if host_total else None,
-        }
+        series, totals = _counter_series(raw)
         direction = pattern_direction(job.pattern)
         for label, _ in LATENCY_STATS:
-            per = raw["latency_intervals_ns"][label]
-            series[latency_column(direction, label)] = np.array(
-                [np.nan if v is None else v / 1e3 for v in per], dtype=np.float64)
+            series[latency_column(direction, label)] = _us(raw["latency_intervals_ns"][label])
         latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
+
+
+def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
+    """The series every simulated phase has (``t_s``, ``iops``, ``mbps`` and the drive's
+    counters per interval) and its totals, from ``finish_phase``'s dict."""
+    interval = float(raw["interval_s"])
+    ios = np.asarray(raw["ios"], dtype=np.float64)
+    n = len(ios)
+
+    def delta(key: str) -> np.ndarray:
+        return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
+
+    nand_unit = float(raw["nand_bytes_per_unit"])  # < 4096 when the profile compresses data
+    host_bytes = delta("host_units") * UNIT_BYTES
+    nand_bytes = delta("nand_units") * nand_unit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
+    series = {
+        "t_s": np.arange(n, dtype=np.float64) * interval,
+        "iops": ios / interval,
+        "mbps": np.asarray(raw["bytes"], dtype=np.float64) / interval / 1e6,
+        "host_write_bytes": host_bytes,
+        "nand_write_bytes": nand_bytes,
+        "write_amplification": waf,
+        "gc_copied_bytes": delta("gc_units") * UNIT_BYTES,
+        "erases": delta("erases"),
+        "gc_die_s": delta("gc_die_ns") / 1e9,
+        "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
+    }
+    host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
+    nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
+    totals = {
+        "duration_s": float(raw["duration_s"]),
+        "ios": int(raw["total_ios"]),
+        "host_write_bytes": int(raw["host_write_bytes"]),
+        "host_read_bytes": int(raw["host_read_bytes"]),
+        "nand_write_bytes": nand_total,
+        "gc_copied_bytes": int(raw["gc_units"][-1] - raw["gc_units"][0]) * UNIT_BYTES,
+        "erases": int(raw["erases"][-1] - raw["erases"][0]),
+        "write_amplification": nand_total / host_total if host_total else None,
+    }
+    return series, totals
+
+
+def _us(per_interval_ns: list) -> np.ndarray:
+    """Per-interval latencies [ns, None where nothing completed] as us with NaN."""
+    return np.array([np.nan if v is None else v / 1e3 for v in per_interval_ns], dtype=np.float64)
+
+
+def _mark_complete(result: PhaseResult, raw: dict, complete: bool) -> PhaseResult:
+    result.complete = complete and bool(raw["complete"])
+    if not result.complete:
+        result.notes.append(f"interrupted after {raw['duration_s']:.1f} s of simulated time")
+    return result
 
 
 def live_text(live: dict) -> str:

@@ -1,0 +1,136 @@
+"""Synthetic workloads on the simulator (``SimTarget.run_workload``, ``Simulator.start_workload``).
+
+A small default-profile drive, filled, then fio-like workloads: a 70/30 random read/write mix
+with a block-size split, a rate-capped one, bursts with idle gaps. Oracles: the per-direction
+series add up to the phase's, shares and caps come out as asked, the latency columns are
+those of :func:`~ssdlab.targets.base.latency_column` and NaN exactly where a direction
+completed nothing; bad keys are refused naming the key; ``run_phase`` is unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ssdlab import _native
+from ssdlab.profiles import load_profile
+from ssdlab.targets.base import DIRECTIONS, LATENCY_STATS, JobSpec, latency_column
+from ssdlab.targets.sim import SimTarget, WorkloadPhase
+
+from conftest import SMALL_DRIVE
+
+
+@pytest.fixture(scope="module")
+def target():
+    t = SimTarget(load_profile("default", SMALL_DRIVE), seed=4)
+    t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
+    return t
+
+
+@pytest.fixture(scope="module")
+def randrw(target):
+    shown: list[tuple[float, str]] = []
+    spec = {"name": "randrw", "read_fraction": 0.7, "write_bssplit": [(4096, 80), (65536, 20)],
+            "duration_s": 20.0, "interval_s": 0.5, "qd": 32}
+    return target.run_workload(spec, lambda f, text: shown.append((f, text))), shown
+
+
+def test_series_has_total_and_per_direction_columns_that_add_up(randrw):
+    r, _ = randrw
+    s = r.series
+    n = len(s["t_s"])
+    assert n == 40 and r.complete
+    assert isinstance(r.job, WorkloadPhase) and r.job.name == "randrw" and r.job.interval_s == 0.5
+    for d in ("read", "write"):
+        for col in [f"{d}_iops", f"{d}_mbps"] + [latency_column(d, label) for label, _ in LATENCY_STATS]:
+            assert s[col].dtype == np.float64 and len(s[col]) == n, col
+    assert "trim_iops" not in s and latency_column("trim", "p50") not in s
+    np.testing.assert_allclose(s["read_iops"] + s["write_iops"], s["iops"])
+    np.testing.assert_allclose(s["read_mbps"] + s["write_mbps"], s["mbps"])
+    t = r.totals
+    assert t["read_ios"] + t["write_ios"] == t["ios"]
+    assert abs(t["read_ios"] / t["ios"] - 0.7) < 0.01
+    assert t["read_bytes"] == t["host_read_bytes"] == 4096 * t["read_ios"]
+    assert t["write_bytes"] == t["host_write_bytes"]
+    # 80 % 4 KiB and 20 % 64 KiB writes: mean write size 16 KiB.
+    assert abs(t["write_bytes"] / t["write_ios"] / 16384 - 1) < 0.05
+    assert set(t["read_latency_us"]) >= {"p50", "p99", "max"}
+    assert t["idle_gaps"] == 0
+
+
+def test_latency_columns_are_nan_exactly_where_a_direction_completed_nothing(randrw):
+    r, _ = randrw
+    for d in ("read", "write"):
+        busy = r.series[f"{d}_iops"] > 0
+        cols = [r.series[latency_column(d, label)] for label, _ in LATENCY_STATS]
+        for col in cols:
+            assert not np.isnan(col[busy]).any() and np.isnan(col[~busy]).all()
+        p50, p99, p999, mx = (c[busy] for c in cols)
+        assert (p50 <= p99).all() and (p99 <= p999).all() and (p999 <= mx).all()
+    assert r.latency_us["max"] >= np.nanmax(r.series[latency_column("write", "max")])
+
+
+def test_progress_shows_live_figures_and_reaches_the_end(randrw):
+    _, shown = randrw
+    assert shown and shown[-1][0] == 1.0
+    assert "simulated" in shown[-1][1]
+
+
+def test_rate_cap_and_idle_gaps(target):
+    r = target.run_workload({"read_fraction": 1.0, "read_rate_iops": 500.0, "duration_s": 10.0})
+    assert abs(r.totals["ios"] / 10.0 - 500) < 1
+    assert np.all(np.abs(r.series["read_iops"] - 500) <= 1)
+    assert r.totals["idle_s"] > 9.0
+    r = target.run_workload({"read_fraction": 1.0, "number_ios": 8000, "thinktime_s": 0.5,
+                             "thinktime_blocks": 1000, "thinktime_blocks_issued": True, "interval_s": 0.1})
+    # After every 1000th IO issued, the 8000th included (fio thinks after an IO, then ends).
+    assert r.totals["idle_gaps"] == 8 and r.totals["idle_s"] == pytest.approx(4.0)
+    # Bursts of 1000 reads take well under 0.1 s: each gap leaves 4 or 5 empty intervals.
+    assert (r.series["iops"] == 0).sum() >= 8 * 4
+
+
+def test_every_distribution_and_trims_run(target):
+    for extra in ({"distribution": "zipf", "zipf_theta": 1.2}, {"distribution": "pareto", "pareto_h": 0.3},
+                  {"distribution": "normal", "normal_dev_pct": 10.0, "center_fraction": 0.3},
+                  {"distribution": "zoned", "zones": [(80, 20.0), (20, 80.0)]}):
+        r = target.run_workload({"number_ios": 5000, "trim_fraction": 0.2, "trim_bs_bytes": 65536, **extra})
+        assert r.totals["ios"] == 5000
+        assert r.totals["trim_bytes"] == 65536 * r.totals["trim_ios"]
+        assert "trim_iops" in r.series and latency_column("trim", "p99") in r.series
+
+
+@pytest.mark.parametrize("params, key", [
+    ({"write_bssplit": [(512, 1)]}, "write_bssplit"),
+    ({"read_fraction": 1.5}, "read_fraction"),
+    ({"distribution": "zipf"}, "zipf_theta"),
+    ({"distribution": "zipf", "zipf_theta": 1.0}, "zipf_theta"),
+    ({"distribution": "gauss"}, "distribution"),
+    ({"distribution": "zoned", "zones": "80/20"}, "zones"),
+    ({"zones": [(100, 100.0)]}, "zones"),
+    ({"qd": 0}, "qd"),
+    ({"duration_s": -1}, "duration_s"),
+    ({"rwmixread": 70}, "rwmixread"),
+    ({"span_bytes": 4097}, "span_bytes"),
+    ({"buffer_compress_pct": 120}, "buffer_compress_pct"),
+])
+def test_bad_keys_are_refused_by_name_and_leave_the_drive_usable(target, params, key):
+    with pytest.raises(ValueError, match=key):
+        target.run_workload(params)
+    r = target.run_workload({"number_ios": 10})
+    assert r.totals["ios"] == 10
+
+
+def test_run_phase_is_unchanged_and_advance_needs_a_phase(target):
+    r = target.run_phase(JobSpec("rw", "randwrite", duration_s=2.0))
+    assert not any(f"{d}_iops" in r.series for d in DIRECTIONS)
+    assert latency_column("write", "p50") in r.series and latency_column("read", "p50") not in r.series
+    sim = _native.Simulator(list(load_profile("default", SMALL_DRIVE).pairs), 1)
+    with pytest.raises(ValueError, match="without a running phase"):
+        sim.advance(10)
+    with pytest.raises(ValueError, match="without a running phase"):
+        sim.finish_phase()
+    sim.start_workload({"number_ios": 100})
+    with pytest.raises(ValueError, match="finish it first"):
+        sim.idle(1.0)
+    assert sim.advance(1000)[0]
+    raw = sim.finish_phase()
+    assert raw["directions"]["write"]["total_ios"] == 100 and raw["idle_gaps"] == 0
