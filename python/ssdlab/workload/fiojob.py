@@ -309,7 +309,7 @@ class Job:
     end_fsync: bool
     fsync_on_close: bool
 
-    #: Accepted options that do not apply to the simulator, in the order fio applied them.
+    #: Accepted options that do not apply to the simulator (the last value of each), by name.
     host_options: tuple[HostOption, ...] = ()
     #: Where the job's section (or ``--name``) was written.
     where: Where | None = field(default=None, compare=False)
@@ -573,7 +573,14 @@ def _tri(old: Tri, text: str, parse: Callable[[str], int], *, colon_dash: bool =
     if len(parts) > 3 and any(p for p, _ in parts[3:]):
         raise _Bad("takes at most three values (read,write,trim); fio would ignore the rest")
     done = False
+    rest = text
     for curr, (part, more) in enumerate(parts[:3]):
+        # fio parses each part from the rest of the text up to the next ','; a '0x' anywhere
+        # in there makes it read the part as hex
+        seen, rest = rest.split(",")[0], rest[len(part) + 1:]
+        if "0x" in seen.lower() and not _HEX.fullmatch(part):
+            raise _Bad(f"{text!r}: fio reads {part!r} as hex because {seen!r} holds '0x'; separate the "
+                       "values with ',' or write them without hex")
         if part == "":
             continue
         v = parse(part)
@@ -1148,6 +1155,11 @@ def _bssplit_dir(text: str, kb: int) -> tuple[BlockSizeShare, ...]:
     if given > 100:
         raise _Bad(f"the shares add up to {given}%, more than 100%")
     share = 0 if (missing == 1 and len(raw) == 1) else ((100 - given) // missing if missing else 0)
+    if missing and share == 0 and len(raw) > 1:
+        blank = ", ".join(_fmt_size(bs) for bs, p in raw if p is None)
+        raise _Bad(f"{blank} get 0% (fio shares the {100 - given}% left among the blank entries): fio never "
+                   "issues them, yet takes the smallest as its minimum block size and alignment (and can then "
+                   "spin forever near the end of the region); remove them or give them a share")
     out = [BlockSizeShare(bs, share if p is None else p) for bs, p in raw]
     out.sort(key=lambda s: s.pct)                     # fio sorts by share (stable)
     rest = 100 - sum(s.pct for s in out)
@@ -1817,7 +1829,8 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         rate_ignore_thinktime=v["rate_ignore_thinktime"], buffer_compress_pct=compress,
         buffer_compress_chunk_bytes=v["buffer_compress_chunk"], zero_buffers=zero, refill_buffers=refill,
         fsync_every_writes=v["fsync"], fdatasync_every_writes=v["fdatasync"], end_fsync=v["end_fsync"],
-        fsync_on_close=v["fsync_on_close"], host_options=tuple(st.host.values()), where=where,
+        fsync_on_close=v["fsync_on_close"], where=where,
+        host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
     )
 
 
