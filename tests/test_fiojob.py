@@ -48,7 +48,7 @@ def fio_parse(args: list[str], cwd: Path | None = None, env: dict | None = None)
                        cwd=cwd, env=env, timeout=FIO_TIMEOUT_S)
     out: list = []
     for line in (p.stdout + p.stderr).splitlines():
-        m = re.search(r"parse\s+\d+ handle_option=([^,]+), ptr=(.*)$", line)
+        m = re.search(r"parse\s+\d+\s+handle_option=([^,]+), ptr=(.*)$", line)
         if m:
             out.append((m.group(1), m.group(2), []))
             continue
@@ -857,11 +857,11 @@ def test_host_options_are_checked_and_listed():
     ("[a\nsize=1\n", 1, "a section header is [name]"),
     ("[a]\nsize=${NOPE}\n", 2, "${NOPE} is not set"),
     ("[a]\nsize=$pagesize\n", 2, "$pagesize is the host's value"),
-    ("[a]\n[b]\nwait_for=c\n", 2, "no job of that name before it"),
-    ("[a]\nwait_for=a\n", 1, "cannot wait for itself"),
-    ("[a]\ntime_based\n", 1, "time_based needs a runtime"),
-    ("[a]\nrate=1m\nrate_iops=100\n", 1, "mutually exclusive"),
-    ("[a]\nsize=1k\nbs=4k\n", 1, "below the minimum block size"),
+    ("[a]\n[b]\nwait_for=c\n", 3, "no job of that name before it"),
+    ("[a]\nwait_for=a\n", 2, "cannot wait for itself"),
+    ("[a]\ntime_based\n", 2, "time_based needs a runtime"),
+    ("[a]\nrate=1m\nrate_iops=100\n", 3, "mutually exclusive"),
+    ("[a]\nsize=1k\nbs=4k\n", 2, "below the minimum block size"),
     ("[a]\nnumjobs=0\n", 2, "must be at least 1"),
     ("[a]\niodepth=0\n", 2, "must be at least 1"),
     ("[a]\nrwmixread=101\n", 2, "at most 100"),

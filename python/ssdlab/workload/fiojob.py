@@ -36,8 +36,12 @@ What fio would do is the reference (fio 3.33: ``parse.c``, ``options.c``, ``init
 would silently read something else than the text says, the parser refuses it and says what
 fio would do: ``size=1.5g`` (fio stops at the ``.``: 1 byte), ``runtime=10sec`` (fio knows
 ``s``, not ``sec``: 10 µs), ``size = 4k`` (fio reads `` 4k`` as 4 bytes), unknown units
-(``bs=4q`` is 4 bytes to fio), negative numbers, extra ``,`` parts fio ignores, ``bssplit``
-shares adding up to more than 100, ``0x`` numbers with units, percentages above 100.
+(``bs=4q`` is 4 bytes to fio), ``0x`` with a unit or in a later ``:`` part
+(``bs=8192:0x4000`` reads 0x8192), negative numbers, extra parts fio ignores
+(``iodepth=4:8``, ``rw=randread,x``), ``bssplit`` shares adding up to more than 100 or
+leaving a blank entry 0%, percentages above 100, a byte ``size``/``offset`` after a
+percentage of the same option (fio keeps the percentage), ``exitall=0`` (fio turns
+exitall on). fio's arithmetic ``(...)`` and host keywords (``$ncpus``) are refused too.
 
 Options fall in three classes:
 
@@ -1011,9 +1015,16 @@ class _State:
     host: dict = field(default_factory=dict)
     #: Engine options, checked against the job's engine when the job is complete.
     engine_opts: dict = field(default_factory=dict)
+    #: Where each option was last given (for errors about the job as a whole).
+    lines: dict = field(default_factory=dict)
 
     def copy(self) -> "_State":
-        return _State(dict(self.v), set(self.given), dict(self.host), dict(self.engine_opts))
+        return _State(dict(self.v), set(self.given), dict(self.host), dict(self.engine_opts), dict(self.lines))
+
+    def at(self, *names: str, default: Where) -> Where:
+        """Where the last of ``names`` was given (else ``default``)."""
+        found = [self.lines[n] for n in names if n in self.lines]
+        return max(found, key=lambda w: (w.file, w.line)) if found else default
 
 
 @dataclass
@@ -1501,6 +1512,7 @@ def _apply(st: _State, item: _Item) -> None:
                 return
             raise _fail(item, _unknown(key))
         canon = opt.name
+        st.lines[canon] = item.where
         if opt.cls == "pattern":
             _PATTERN[canon](st, val, kb)
             st.given.add(canon)
@@ -1716,14 +1728,15 @@ class _Builder:
         st.v["name"] = name
         wf = st.v["wait_for"]
         if wf is not None:
+            at = st.at("wait_for", default=where)
             if wf == jobname:
-                raise WorkloadError(f"{where}: job {name!r}: a job cannot wait for itself (wait_for={wf})")
+                raise WorkloadError(f"{at}: job {name!r}: a job cannot wait for itself (wait_for={wf}); remove it")
             n = sum(1 for r in self.records if r.state.v["name"] == wf)
             if n == 0:
-                raise WorkloadError(f"{where}: job {name!r}: wait_for={wf}: no job of that name before it; "
+                raise WorkloadError(f"{at}: job {name!r}: wait_for={wf}: no job of that name before it; "
                                     "fio waits only for jobs defined earlier")
             if n > 1:
-                raise WorkloadError(f"{where}: job {name!r}: wait_for={wf}: several jobs have that name; "
+                raise WorkloadError(f"{at}: job {name!r}: wait_for={wf}: several jobs have that name; "
                                     "rename them")
         self.records.append(_Record(st, section, jobname, where))
 
@@ -1795,18 +1808,15 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
     randseed = v["randseed"] if "randseed" in st.given else None
     randrepeat = v["randrepeat"] and randseed is None
     if v["time_based"] and not v["runtime"]:
-        raise WorkloadError(f"{where}: job {name!r}: time_based needs a runtime (fio would drop time_based); "
-                            "add runtime=...")
+        raise WorkloadError(f"{st.at('time_based', default=where)}: job {name!r}: time_based needs a runtime "
+                            "(fio would drop time_based); add runtime=...")
     if any(v["rate"]) and any(v["rate_iops"]):
-        raise WorkloadError(f"{where}: job {name!r}: rate and rate_iops are mutually exclusive in fio; keep one")
+        raise WorkloadError(f"{st.at('rate', 'rate_iops', default=where)}: job {name!r}: rate and rate_iops are "
+                            "mutually exclusive in fio; keep one")
     min_bs = min(lo)                                 # fio's td_min_bs
     if v["size"] and v["size"] < min_bs:
-        raise WorkloadError(f"{where}: job {name!r}: size={v['size']} is below the minimum block size "
-                            f"{min_bs}; make size larger")
-    for d in range(3):
-        if lo[d] > hi[d]:
-            raise WorkloadError(f"{where}: job {name!r}: the {DIRECTIONS[d]} block size range {lo[d]}-{hi[d]} "
-                                "is empty")
+        raise WorkloadError(f"{st.at('size', default=where)}: job {name!r}: size={v['size']} is below the "
+                            f"minimum block size {min_bs}; make size larger")
     return Job(
         name=name, section=rec.section, clone=clone, numjobs=v["numjobs"], group=group, report_group=report,
         wait_for=v["wait_for"], startdelay_us=v["startdelay"][0],
