@@ -611,6 +611,19 @@ def random_job_file(rng: random.Random, stream: bool, jobs: int | None = None) -
     return "\n".join(lines) + "\n"
 
 
+def test_random_job_files_read_as_fio_showcmd_reads_them(need_fio, tmp_path):
+    """fio's own reading of random job files (--showcmd: the same jobs as command-line
+    options) parsed by ssdlab equals ssdlab's reading of the files."""
+    rng = random.Random(11)
+    for n in range(12):
+        text = random_job_file(rng, stream=False)
+        path = tmp_path / f"r{n}.fio"
+        path.write_text(text)
+        p = subprocess.run(["fio", "--showcmd", str(path)], capture_output=True, text=True, timeout=FIO_TIMEOUT_S)
+        assert p.returncode == 0, p.stderr
+        assert parse_command_line(shlex.split(p.stdout)[1:], environ={}) == parse_job_file(path), text
+
+
 def test_canonical_form_gives_fio_the_same_io(need_fio, tmp_path):
     """fio runs a random job file and ssdlab's canonical print-out of it; every job's I/O
     stream (direction, offset, length, flushes) must be identical."""
