@@ -69,7 +69,6 @@ with the closest option fio has (difflib).
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import re
@@ -2078,7 +2077,7 @@ def _job_lines(job: Job) -> list[str]:
     if job.buffer_compress_pct:
         out.append(f"buffer_compress_percentage={job.buffer_compress_pct}")
     if job.buffer_compress_chunk_bytes != 512:
-        out.append(f"buffer_compress_chunk={job.buffer_compress_chunk_bytes}")
+        out.append(f"buffer_compress_chunk={_fmt_size(job.buffer_compress_chunk_bytes)}")
     if job.zero_buffers:
         out.append("zero_buffers=1")
     if job.refill_buffers or job.buffer_compress_pct:   # fio turns refill on for compression unless given
@@ -2108,6 +2107,7 @@ def format_job_file(workload: Workload) -> str:
              "; Groups run one after another (stonewall); the jobs of a group run together.", ""]
     prev: Job | None = None
     for gi, group in enumerate(workload.groups):
+        lines.append(f"; group {gi + 1} of {len(workload.groups)}: {len(group)} job(s) running together")
         for job in group:
             if job.clone:
                 prev = job
