@@ -623,14 +623,15 @@ _REFUSALS = {
     "iolog": "replaying an I/O log is not done by this parser; replay it with `ssdlab trace run FILE`, "
              "which reads fio iologs",
     "sync": "write-through I/O (O_SYNC/O_DSYNC), barrier writes and sync_file_range are not modelled; "
-            "fsync=N and fdatasync=N are (a cache flush every N writes)",
+            "fsync=N and fdatasync=N are (a cache flush every N writes): remove it, or use fsync=1",
     "endcond": "ends the job when a rate, latency or steady-state condition is (not) met; ssdlab does "
                "not model these end conditions: remove it, or use runtime/size to end the job",
     "latency": "fio's search for the queue depth that meets a latency target is not modelled; set iodepth",
     "dedupe": "deduplicated data is not modelled (compressibility is); remove it",
     "pattern": "a fixed buffer content is not modelled; use buffer_compress_percentage or zero_buffers",
     "flow": "flow control between jobs is not modelled; use rate or rate_iops",
-    "sequencer": "rw_sequencer=identical (the same offset repeated) is not modelled",
+    "sequencer": "rw_sequencer=identical (the same offset repeated) is not modelled; remove it (rw=randread:N "
+                 "alone gives N sequential I/Os after each random offset)",
     "profile": "fio's built-in profiles are not modelled; write their jobs out",
     "hint": "write lifetime hints (streams) are not modelled; remove it",
     "fua": "FUA and special SCSI write commands are not modelled; remove it",
@@ -1163,7 +1164,7 @@ def _bssplit_dir(text: str, kb: int) -> tuple[BlockSizeShare, ...]:
     given = sum(p for _, p in raw if p is not None)
     missing = sum(1 for _, p in raw if p is None)
     if given > 100:
-        raise _Bad(f"the shares add up to {given}%, more than 100%")
+        raise _Bad(f"the shares add up to {given}%, more than 100%; lower them")
     share = 0 if (missing == 1 and len(raw) == 1) else ((100 - given) // missing if missing else 0)
     if missing and share == 0 and len(raw) > 1:
         blank = ", ".join(_fmt_size(bs) for bs, p in raw if p is None)
@@ -1223,13 +1224,13 @@ def _zones(text: str, absolute: bool, kb: int) -> tuple[Zone, ...]:
             else:
                 sizes.append(None)
     if sum(access) != 100:
-        raise _Bad(f"the access shares add up to {sum(access)}%; fio needs exactly 100%")
+        raise _Bad(f"the access shares add up to {sum(access)}%; fio needs exactly 100%: adjust them")
     if absolute:
         return tuple(Zone(a, size_bytes=s) for a, s in zip(access, sizes))
     given = sum(s for s in sizes if s is not None)
     missing = sizes.count(None)
     if given > 100:
-        raise _Bad(f"the zone sizes add up to {given}%, more than 100%")
+        raise _Bad(f"the zone sizes add up to {given}%, more than 100%; lower them")
     if sizes == [None]:
         raise _Bad("a single zone needs its size (fio would make it 0% of the region), e.g. zoned:100/100")
     fill = (100 - given) // missing if missing else 0     # fio shares what is left (integer division)
