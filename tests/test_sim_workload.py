@@ -134,3 +134,14 @@ def test_run_phase_is_unchanged_and_advance_needs_a_phase(target):
     assert sim.advance(1000)[0]
     raw = sim.finish_phase()
     assert raw["directions"]["write"]["total_ios"] == 100 and raw["idle_gaps"] == 0
+
+
+def test_compressible_data_writes_proportionally_fewer_nand_bytes():
+    # 2:1 compression (2 KiB slots); 7 GiB of user data fits even incompressible.
+    profile = load_profile("default", SMALL_DRIVE + ["compression_ratio=2"])
+    ratios = {}
+    for pct in (0, 50, 100):
+        t = SimTarget(profile, seed=1)
+        r = t.run_workload({"write_bs_bytes": 131072, "write_random_fraction": 0.0, "buffer_compress_pct": pct})
+        ratios[pct] = r.totals["nand_write_bytes"] / r.totals["host_write_bytes"]
+    assert ratios == pytest.approx({0: 1.0, 50: 0.5, 100: 0.5}, abs=1e-3)

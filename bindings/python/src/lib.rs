@@ -276,7 +276,7 @@ fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
     out.thinktime_blocks_issued = w.get::<bool>("thinktime_blocks_issued", "True or False")?.unwrap_or(false);
     out.thinktime_iotime_ns = w.seconds("thinktime_iotime_s")?.unwrap_or(0);
     out.rate_iops_total = w.f64("rate_iops_total")?.unwrap_or(0.0);
-    out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?.unwrap_or(0);
+    out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?;
     Ok(out)
 }
 
@@ -408,7 +408,9 @@ impl Simulator {
     /// - idle gaps (fio's thinktime): `thinktime_s`, after `thinktime_blocks` IOs (completed,
     ///   or issued with `thinktime_blocks_issued=True`) and/or every `thinktime_iotime_s`.
     /// - `rate_iops_total`: cap on all IOs (0 = none).
-    /// - `buffer_compress_pct`: compressibility of written data (0..100).
+    /// - `buffer_compress_pct`: written data is this compressible (0..100, fio's
+    ///   buffer_compress_percentage); on a profile with compression_ratio r > 1 a unit then
+    ///   fills (100 − pct) % × r NAND slots (at least one); absent: the profile's ratio holds.
     /// - `name`: ignored here (the caller's label).
     ///
     /// Raises ValueError naming the key at fault.

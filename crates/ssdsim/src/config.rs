@@ -363,12 +363,21 @@ pub struct Geometry {
     pub gc_idle_sort_regions: usize,
     /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
     pub nand_bytes_per_unit: f64,
+    /// The most NAND slots the drive can keep mapped: the user capacity may not exceed it,
+    /// nor may user units × slots per unit of less compressible data [slots].
+    pub max_user_units: u64,
 }
 
 impl Geometry {
     /// Physical over user capacity (Desnoyers' α).
     pub fn alpha(&self) -> f64 {
         self.physical_units as f64 / self.user_units as f64
+    }
+
+    /// The profile's compression ratio as the geometry realises it: 4 KiB units per NAND
+    /// slot-sized share of a page (4096 / `nand_bytes_per_unit`).
+    pub fn compression_ratio(&self) -> f64 {
+        UNIT_BYTES as f64 / self.nand_bytes_per_unit
     }
 }
 
@@ -544,6 +553,7 @@ impl Config {
             gc_bg_reclaim_ratio: self.gc_bg_reclaim_ratio,
             gc_idle_sort_regions: sort_regions,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
+            max_user_units: max_user,
         })
     }
 }

@@ -71,6 +71,12 @@ pub struct Device {
     idle_free_blocks: usize,
     next_payload: u64,
     timing: TimingCounters,
+    /// Compressed data: NAND slots the next units written fill (their mean; carried as a
+    /// fraction from unit to unit) and companion units written so far
+    /// ([`Device::write_compressed`]).
+    slots_per_unit: f64,
+    slot_carry: f64,
+    companion_units: u64,
 }
 
 impl Device {
@@ -106,6 +112,9 @@ impl Device {
             idle_free_blocks: cfg.gc_idle_free_blocks as usize,
             next_payload: 1,
             timing: TimingCounters::default(),
+            slots_per_unit: 1.0,
+            slot_carry: 0.0,
+            companion_units: 0,
             ftl,
             geo,
         })
@@ -154,6 +163,71 @@ impl Device {
             self.place_unit(u, t);
         }
         t
+    }
+
+    /// True once data with its own compressibility has been written
+    /// ([`Device::set_slots_per_unit`]): writes and TRIMs must then go through
+    /// [`Device::write_compressed`] and [`Device::trim_compressed`].
+    #[inline]
+    pub fn compressing(&self) -> bool {
+        self.ftl.companions_per_unit() != 0
+    }
+
+    /// The data written from now on fills `slots` NAND slots per 4 KiB unit on average
+    /// (≥ 1; 1 = the profile's `compression_ratio` holds, as without a compressibility).
+    /// Makes room for the companions the first time more than one slot is asked for.
+    pub fn set_slots_per_unit(&mut self, slots: f64) {
+        self.slots_per_unit = slots.max(1.0);
+        self.slot_carry = 0.0;
+        let per_unit = self.slots_per_unit.ceil() as u64 - 1;
+        if per_unit > 0 {
+            self.ftl.enable_companions(per_unit);
+        }
+    }
+
+    /// Companion units written for compressed data (not host data: [`crate::Simulation`]
+    /// leaves them out of the host units; they are NAND writes).
+    pub fn companion_units(&self) -> u64 {
+        self.companion_units
+    }
+
+    /// [`Device::write`] of data that fills `slots_per_unit` NAND slots per unit: each unit
+    /// crosses the link once, then its compressed data takes one slot for the unit and
+    /// companion slots for the rest (buffered and programmed like data); companions an
+    /// earlier, less compressible copy left are deallocated.
+    pub fn write_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        let mut t = self.accept_command(submit);
+        let per_unit = self.ftl.companions_per_unit();
+        for u in lpn..lpn + n {
+            t = self.reserve_buffer_unit(t);
+            self.link_free = self.link_free.max(t) + self.unit_link;
+            t = self.link_free;
+            self.place_unit(u, t);
+            self.slot_carry += self.slots_per_unit;
+            let slots = (self.slot_carry.floor() as u64).clamp(1, per_unit + 1);
+            self.slot_carry = (self.slot_carry - slots as f64).max(0.0);
+            for j in 0..slots - 1 {
+                t = self.reserve_buffer_unit(t);
+                let c = self.ftl.companion_lpn(u, j);
+                self.place_unit(c, t);
+                self.companion_units += 1;
+            }
+            for j in slots - 1..per_unit {
+                self.ftl.unmap(self.ftl.companion_lpn(u, j));
+            }
+        }
+        t
+    }
+
+    /// [`Device::trim`] that also deallocates the units' companion slots.
+    pub fn trim_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        let done = self.trim(lpn, n, submit);
+        for u in lpn..lpn + n {
+            for j in 0..self.ftl.companions_per_unit() {
+                self.ftl.unmap(self.ftl.companion_lpn(u, j));
+            }
+        }
+        done
     }
 
     /// Takes one write-buffer unit at or after `t`; returns when it is available. Space is

@@ -376,6 +376,9 @@ pub struct Ftl {
     sort_scan: Vec<u32>,
     /// Idle sorting: the plane each region takes its next block from.
     sort_next_pool: Vec<u32>,
+    /// Compressed data ([`Ftl::enable_companions`]): at most this many companion slots per
+    /// logical unit (0: none), mapped as hidden logical units after the user's.
+    companions: u64,
 }
 
 impl Ftl {
@@ -435,6 +438,7 @@ impl Ftl {
             sort_open: vec![NONE; geo.gc_idle_sort_regions],
             sort_scan: vec![0; if geo.gc_idle_sort_regions != 0 { geo.pools } else { 0 }],
             sort_next_pool: (0..geo.gc_idle_sort_regions).map(|r| (r * geo.pools / geo.gc_idle_sort_regions) as u32).collect(),
+            companions: 0,
         };
         for p in 0..geo.pools {
             let b = ftl.pop_free(p);
@@ -861,7 +865,59 @@ impl Ftl {
     /// LBA region of a logical unit for idle sorting.
     #[inline]
     fn sort_region(&self, lpn: u32) -> usize {
-        region_of(lpn, self.sort_open.len() as u64, self.geo.user_units)
+        region_of(self.owner(lpn), self.sort_open.len() as u64, self.geo.user_units)
+    }
+
+    /// Room for compressed data: each logical unit may own up to `per_unit` companion slots
+    /// (a unit whose compressed data fills k slots has k − 1 companions), mapped as hidden
+    /// logical units `user_units + lpn × per_unit + j` so that GC moves them like any data.
+    /// Grows the mapping table once; never shrinks.
+    pub fn enable_companions(&mut self, per_unit: u64) {
+        if per_unit <= self.companions {
+            return;
+        }
+        let user = self.geo.user_units;
+        let mut l2p = big_vec((user * (1 + per_unit)) as usize, NONE);
+        // Existing companions move to their places in the larger hidden region.
+        for lpn in 0..user as usize {
+            l2p[lpn] = self.l2p[lpn];
+        }
+        for owner in 0..user {
+            for j in 0..self.companions {
+                let (old, new) = (user + owner * self.companions + j, user + owner * per_unit + j);
+                let slot = self.l2p[old as usize];
+                l2p[new as usize] = slot;
+                if slot != NONE {
+                    self.p2l[slot as usize] = new as u32;
+                }
+            }
+        }
+        self.l2p = l2p;
+        self.companions = per_unit;
+    }
+
+    /// Companion slots per logical unit at most (0: no compressed data).
+    #[inline]
+    pub fn companions_per_unit(&self) -> u64 {
+        self.companions
+    }
+
+    /// The hidden logical unit of companion `j` (0-based) of `lpn`.
+    #[inline]
+    pub fn companion_lpn(&self, lpn: u64, j: u64) -> u64 {
+        debug_assert!(j < self.companions);
+        self.geo.user_units + lpn * self.companions + j
+    }
+
+    /// The user's logical unit that a (possibly hidden companion) logical unit belongs to.
+    #[inline]
+    fn owner(&self, lpn: u32) -> u32 {
+        let user = self.geo.user_units;
+        if (lpn as u64) < user || self.companions == 0 {
+            lpn
+        } else {
+            ((lpn as u64 - user) / self.companions) as u32
+        }
     }
 
     /// Lowest and highest LPN of the valid units in block `b` (None if it holds none).
@@ -995,7 +1051,7 @@ impl Ftl {
     /// returns (blocks holding valid data, of which those whose valid units fall in more
     /// than one region). O(drive size); for tests and reports.
     pub fn region_mixing(&self, regions: u64) -> (u64, u64) {
-        let region = |lpn| region_of(lpn, regions, self.geo.user_units);
+        let region = |lpn| region_of(self.owner(lpn), regions, self.geo.user_units);
         let (mut holding, mut mixed) = (0, 0);
         for (lo, hi) in (0..self.geo.blocks).filter_map(|b| self.valid_lpn_range(b)) {
             holding += 1;
@@ -1012,13 +1068,20 @@ impl Ftl {
     /// Unmaps `lpn` (TRIM / deallocate). Returns whether it was mapped.
     #[inline]
     pub fn trim(&mut self, lpn: u64) -> bool {
+        let mapped = self.unmap(lpn);
+        self.counters.trimmed_units += mapped as u64;
+        mapped
+    }
+
+    /// Unmaps `lpn` without counting a TRIM (a companion slot its owner no longer needs).
+    #[inline]
+    pub(crate) fn unmap(&mut self, lpn: u64) -> bool {
         let old = self.l2p[lpn as usize];
         if old == NONE {
             return false;
         }
         self.invalidate(old);
         self.l2p[lpn as usize] = NONE;
-        self.counters.trimmed_units += 1;
         true
     }
 

@@ -611,7 +611,9 @@ impl Simulation {
     pub fn snapshot(&self) -> Snapshot {
         let c = self.dev.ftl.counters();
         Snapshot {
-            host_units: c.host_units,
+            // The FTL counts companion slots of compressed data as units written; they are
+            // NAND writes, not host data.
+            host_units: c.host_units - self.dev.companion_units(),
             nand_units: c.nand_units(),
             gc_units: c.gc_units,
             erases: c.erases,
@@ -654,12 +656,14 @@ impl Simulation {
         if self.phase_running() {
             return Err(WorkloadError { field: String::new(), message: "a phase or replay is already running; finish it first".into() });
         }
-        let plan = Plan::of_workload(w, self.geometry().user_units, &mut self.rng)?;
+        let geo = self.geometry().clone();
+        let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
         self.start_plan(plan);
         Ok(())
     }
 
     fn start_plan(&mut self, plan: Plan) {
+        self.dev.set_slots_per_unit(plan.slots_per_unit);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
         h.pacing = plan.pacing.map(|mut p| {
             p.last_gap_ns = self.now_ns;
@@ -675,6 +679,7 @@ impl Simulation {
 
     /// Starts a host for a replay (see [`crate::replay`]).
     pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows) {
+        self.dev.set_slots_per_unit(1.0);
         let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot());
         h.windows = Some(Box::new(windows));
         self.host = Some(Box::new(h));
@@ -766,7 +771,7 @@ impl Simulation {
             // The constant direction in each arm lets `record` index without checks.
             let (done, data_bytes) = match cmd.kind {
                 CmdKind::Write => {
-                    let done = self.dev.write(cmd.unit, units, submit);
+                    let done = if self.dev.compressing() { self.dev.write_compressed(cmd.unit, units, submit) } else { self.dev.write(cmd.unit, units, submit) };
                     s.record(1, submit, done, bytes);
                     (done, bytes)
                 }
@@ -776,7 +781,7 @@ impl Simulation {
                     (done, bytes)
                 }
                 CmdKind::Trim => {
-                    let done = self.dev.trim(cmd.unit, units, submit);
+                    let done = if self.dev.compressing() { self.dev.trim_compressed(cmd.unit, units, submit) } else { self.dev.trim(cmd.unit, units, submit) };
                     s.record(2, submit, done, bytes);
                     (done, 0)
                 }

@@ -39,7 +39,7 @@
 
 use std::fmt;
 
-use crate::config::UNIT_BYTES;
+use crate::config::{Geometry, UNIT_BYTES};
 use crate::replay::{CmdKind, Command};
 use crate::rng::Rng;
 use crate::sim::{Job, Pattern};
@@ -170,8 +170,12 @@ pub struct Workload {
     pub thinktime_iotime_ns: Ns,
     /// Cap on all IOs together [IOs per second of simulated time]; 0 = none.
     pub rate_iops_total: f64,
-    /// Written data is this compressible [%, 0..100] (fio's `buffer_compress_percentage`).
-    pub buffer_compress_pct: u32,
+    /// Written data is this compressible [%, 0..100] (fio's `buffer_compress_percentage`):
+    /// on a profile with `compression_ratio` r > 1 (NAND slots of 4096 / r bytes) a unit's
+    /// compressed data, (100 − pct) % of 4 KiB, fills that many slots (at least one: data
+    /// compressing better than r is stored at r); without compression it changes nothing.
+    /// None: the profile's ratio holds for every unit (one slot each), as for jobs.
+    pub buffer_compress_pct: Option<u32>,
 }
 
 impl Default for Workload {
@@ -196,7 +200,7 @@ impl Default for Workload {
             thinktime_blocks_issued: false,
             thinktime_iotime_ns: 0,
             rate_iops_total: 0.0,
-            buffer_compress_pct: 0,
+            buffer_compress_pct: None,
         }
     }
 }
@@ -237,6 +241,8 @@ pub(crate) struct Plan {
     pub interval_ns: Ns,
     pub gen: Generator,
     pub pacing: Option<Pacing>,
+    /// NAND slots a written unit fills on average (1: the profile's compression ratio).
+    pub slots_per_unit: f64,
 }
 
 impl Plan {
@@ -269,12 +275,14 @@ impl Plan {
             interval_ns: job.interval_ns,
             gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs),
             pacing: None,
+            slots_per_unit: 1.0,
         }
     }
 
     /// Checks `w` against a drive of `user_units` and plans it; `rng` draws the random
     /// centres of skewed distributions.
-    pub fn of_workload(w: &Workload, user_units: u64, rng: &mut Rng) -> Result<Plan, WorkloadError> {
+    pub fn of_workload(w: &Workload, geo: &Geometry, rng: &mut Rng) -> Result<Plan, WorkloadError> {
+        let user_units = geo.user_units;
         let fraction = |field: &str, v: f64| {
             if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(err(field, format!("{v} is not a fraction between 0 and 1"))) }
         };
@@ -307,12 +315,26 @@ impl Plan {
                 format!("{} bytes from offset {} do not fit the drive's {} bytes (or are 0)", span_units * UNIT_BYTES, w.offset_bytes, user_units * UNIT_BYTES),
             ));
         }
-        if w.buffer_compress_pct > 100 {
-            return Err(err("buffer_compress_pct", format!("{} is not a percentage (0..100)", w.buffer_compress_pct)));
-        }
-        if w.buffer_compress_pct != 0 {
-            return Err(err("buffer_compress_pct", "compressible data is not modelled yet; use 0 (incompressible)"));
-        }
+        let slots_per_unit = match w.buffer_compress_pct {
+            None => 1.0,
+            Some(pct) if pct > 100 => return Err(err("buffer_compress_pct", format!("{pct} is not a percentage (0..100)"))),
+            Some(pct) => {
+                let slots = ((100 - pct) as f64 / 100.0 * geo.compression_ratio()).max(1.0);
+                // Each unit may hold up to ceil(slots) slots: the user capacity must fit.
+                let need = user_units.saturating_mul(slots.ceil() as u64);
+                if need > geo.max_user_units || need >= u32::MAX as u64 {
+                    return Err(err(
+                        "buffer_compress_pct",
+                        format!(
+                            "data {pct} % compressible fills {slots:.2} NAND slots of {:.0} bytes per 4 KiB unit: the drive's {user_units} user units \
+                             would need {need} slots, more than its NAND keeps ({} at most); use more compressible data or a profile with more spare area",
+                            geo.nand_bytes_per_unit, geo.max_user_units
+                        ),
+                    ));
+                }
+                slots
+            }
+        };
         let shares = [read, write, trim];
         let mixes = [&w.read, &w.write, &w.trim];
         let mut dirs = [DirGen::unused(Direction::Read), DirGen::unused(Direction::Write), DirGen::unused(Direction::Trim)];
@@ -388,6 +410,7 @@ impl Plan {
             interval_ns: w.interval_ns,
             gen,
             pacing,
+            slots_per_unit,
         })
     }
 }
@@ -718,8 +741,16 @@ impl Dist {
 mod tests {
     use super::*;
 
+    /// A drive of 2^20 user units (4 GiB).
+    fn geo() -> Geometry {
+        let mut c = crate::Config::default();
+        c.set("blocks_per_plane", "128").unwrap();
+        c.set("user_capacity_bytes", &(4096u64 << 20).to_string()).unwrap();
+        c.validate().unwrap()
+    }
+
     fn plan(w: &Workload) -> Result<Plan, WorkloadError> {
-        Plan::of_workload(w, 1 << 20, &mut Rng::new(1))
+        Plan::of_workload(w, &geo(), &mut Rng::new(1))
     }
 
     #[test]
@@ -756,7 +787,7 @@ mod tests {
         w.read.random_fraction = 0.8;
         w.read.bssplit = vec![BlockSize { bs_bytes: 8192, weight: 1 }, BlockSize { bs_bytes: 16384, weight: 1 }];
         let mut rng = Rng::new(5);
-        let mut p = Plan::of_workload(&w, 1 << 20, &mut rng).unwrap();
+        let mut p = Plan::of_workload(&w, &geo(), &mut rng).unwrap();
         let (mut end, mut cont, mut n) = ([u64::MAX; 2], [0u64; 2], [0u64; 2]);
         for _ in 0..100_000 {
             let c = p.gen.next(&mut rng);
@@ -786,7 +817,7 @@ mod tests {
             w.write.bssplit = vec![BlockSize { bs_bytes: 4096, weight: 50 }, BlockSize { bs_bytes: 65536, weight: 50 }];
             w.write.random_fraction = 0.6;
             let mut rng = Rng::new(3);
-            let mut p = Plan::of_workload(&w, 1 << 20, &mut rng).unwrap();
+            let mut p = Plan::of_workload(&w, &geo(), &mut rng).unwrap();
             for _ in 0..20_000 {
                 let c = p.gen.next(&mut rng);
                 assert!(c.unit >= 1000 && c.unit + c.units <= 6000, "{dist:?}: {c:?}");

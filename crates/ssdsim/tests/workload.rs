@@ -10,6 +10,9 @@
 //! - thinktime: gaps long enough for idle GC make the bursts faster than the same writes
 //!   without gaps; gap counts follow `thinktime_blocks` / `thinktime_iotime_ns`;
 //! - rate caps: achieved IOPS equal the cap (total and per direction) on a faster drive;
+//! - compressible data: on a compressing profile a sequential pass writes exactly
+//!   (100 − pct) % × ratio NAND slots per unit; in steady state the NAND writes fall at
+//!   least in proportion (less space taken: more effective spare); companions never leak;
 //! - ends: duration, bytes, number of IOs, one span by default.
 
 use ssdsim::rng::Rng;
@@ -465,3 +468,93 @@ fn replay_reports_a_per_direction_series_that_adds_up_to_its_counts() {
 }
 
 
+
+/// A drive compressing 4:1 (1 KiB slots, 16 per 16 KiB page) with room for incompressible
+/// data: user capacity = NAND / 4 / 1.15.
+fn compressing_drive() -> Config {
+    let mut cfg = Config::default();
+    set(&mut cfg, &[("blocks_per_plane", "128"), ("pages_per_block", "16"), ("compression_ratio", "4")]);
+    let physical = 32 * 128 * 16 * 16u64;
+    let user = (physical as f64 / 4.0 / 1.15) as u64;
+    cfg.set("user_capacity_bytes", &(user * UNIT_BYTES).to_string()).unwrap();
+    cfg
+}
+
+/// NAND slots and host units written by `w` on `sim`.
+fn nand_per_host(r: &PhaseReport) -> f64 {
+    let (a, b) = (r.snapshots[0], *r.snapshots.last().unwrap());
+    (b.nand_units - a.nand_units) as f64 / (b.host_units - a.host_units) as f64
+}
+
+#[test]
+fn compressible_writes_take_proportionally_fewer_nand_slots() {
+    let cfg = compressing_drive();
+    // A sequential pass on a fresh drive (no GC): exactly the slots the data fills.
+    for (pct, slots) in [(None, 1.0), (Some(0), 4.0), (Some(25), 3.0), (Some(50), 2.0), (Some(75), 1.0), (Some(100), 1.0), (Some(60), 1.6)] {
+        let mut sim = Simulation::new(&cfg, 1).unwrap();
+        let mut w = Workload { buffer_compress_pct: pct, ..randwrite() };
+        w.write.random_fraction = 0.0;
+        w.write.bssplit = bs(&[(131072, 1)]);
+        let r = sim.run_workload(&w).unwrap();
+        assert_eq!(r.host_write_bytes, sim.geometry().user_units * UNIT_BYTES, "host bytes are the data's, companions aside");
+        assert!((nand_per_host(&r) - slots).abs() < 1e-3, "{pct:?} % compressible: {} slots per unit, expected {slots}", nand_per_host(&r));
+        sim.device().ftl().check_invariants().unwrap();
+    }
+    // Steady state: random 4 KiB writes; half-compressible data writes at most half the
+    // NAND of incompressible data (half the slots, and more effective spare for GC).
+    let steady = |pct| {
+        let mut sim = Simulation::new(&cfg, 2).unwrap();
+        let user = sim.geometry().user_units;
+        let w = Workload { buffer_compress_pct: Some(pct), io_bytes: Some(4 * user * UNIT_BYTES), ..randwrite() };
+        sim.run_workload(&w).unwrap();
+        let r = sim.run_workload(&w).unwrap();
+        sim.device().ftl().check_invariants().unwrap();
+        nand_per_host(&r)
+    };
+    let (n0, n50, n75) = (steady(0), steady(50), steady(75));
+    assert!(n0 > 4.0 * 1.2, "incompressible data: {n0} slots per unit, GC included");
+    assert!(n50 <= 0.5 * n0 && n75 <= 0.25 * n0 * 1.02, "NAND slots per unit: {n0} (0 %), {n50} (50 %), {n75} (75 %)");
+}
+
+#[test]
+fn companions_never_leak_and_too_little_nand_is_refused() {
+    let cfg = compressing_drive();
+    let mut sim = Simulation::new(&cfg, 3).unwrap();
+    let user = sim.geometry().user_units;
+    let mut w = Workload { buffer_compress_pct: Some(0), ..randwrite() };
+    w.write.random_fraction = 0.0;
+    sim.run_workload(&w).unwrap();
+    let companions = |sim: &Simulation| {
+        let ftl = sim.device().ftl();
+        (0..user).flat_map(|u| (0..ftl.companions_per_unit()).map(move |j| (u, j))).filter(|&(u, j)| ftl.lookup(ftl.companion_lpn(u, j)).is_some()).count()
+    };
+    assert_eq!(companions(&sim), 3 * user as usize);
+    // A job's writes keep the profile's ratio: one slot per unit; the old companions go.
+    let half = user / 2 / 32 * 32;
+    sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, half)).unwrap();
+    assert_eq!(companions(&sim), 3 * (user - half) as usize);
+    // TRIM frees a unit's companions with it.
+    sim.run(Job::new(Pattern::Trim, 1, 4, half, user - half)).unwrap();
+    assert_eq!(companions(&sim), 0);
+    sim.device().ftl().check_invariants().unwrap();
+    // Reads and replays work on compressed data.
+    let r = sim.run_workload(&Workload { read_fraction: 1.0, number_ios: Some(10_000), ..randwrite() }).unwrap();
+    assert_eq!(r.total_ios, 10_000);
+
+    // A drive sized for 4:1 compressible data cannot take incompressible data.
+    let mut cfg = compressing_drive();
+    let physical = 32 * 128 * 16 * 16u64;
+    cfg.set("user_capacity_bytes", &(physical * 9 / 10 * UNIT_BYTES).to_string()).unwrap();
+    let mut sim = Simulation::new(&cfg, 3).unwrap();
+    let e = sim.start_workload(&Workload { buffer_compress_pct: Some(50), ..randwrite() }).unwrap_err();
+    assert_eq!(e.field, "buffer_compress_pct");
+    assert!(sim.start_workload(&Workload { buffer_compress_pct: Some(80), ..randwrite() }).is_ok(), "1 slot per unit fits");
+    sim.finish_phase();
+    // Without compression the data's compressibility changes nothing.
+    let mut sim = Simulation::new(&small(&[], 1.07), 3).unwrap();
+    let mut w = Workload { buffer_compress_pct: Some(90), ..randwrite() };
+    w.write.random_fraction = 0.0;
+    let r = sim.run_workload(&w).unwrap();
+    assert_eq!(nand_per_host(&r), 1.0);
+    assert!(!sim.device().compressing());
+}
