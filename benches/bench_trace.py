@@ -4,9 +4,10 @@
 Runs ``ssdlab trace run jedec-like`` (per variant: purge, sequential fill, one pass of the
 JEDEC-client-like trace writing 800/256 of the span; variants QD32 and QD1, each with and
 without TRIM: the seed's four runs, ~3.2 TB written on 256 GB) as a child process, several
-times, and reports the median wall time [s], the median peak resident memory [GiB]
-(``wait4`` rusage), the commands replayed and commands per wall second, and the average
-IOPS and write amplification per variant from the first run.
+times, and reports the median wall time [s], the median CPU time of the child [s] (user +
+system, ``wait4`` rusage: steadier than wall time when other work shares the cores), the
+median peak resident memory [GiB], the commands replayed and commands per wall second, and the
+average IOPS and write amplification per variant from the first run.
 
     benches/bench_trace.py [--runs N] [--drive 256G] [--profile default]
 """
@@ -14,23 +15,39 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine, run_child  # noqa: E402
+from bench_consistency import DRIVES, machine  # noqa: E402
+
+
+def run_child(cmd: list[str]) -> tuple[float, float, float]:
+    """Runs ``cmd``; returns (wall time [s], CPU time of the child [s], its peak resident
+    memory [GiB])."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, rusage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    stderr = proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
+    return wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss / 2**20
 
 
 def run_once(drive: str, profile: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--target", f"sim:{profile}",
                "--out", out, "--no-progress", *DRIVES[drive], *extra]
-        wall, peak_gib = run_child(cmd)
+        wall, cpu, peak_gib = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())
     rows = summary["variants"]
-    return {"wall_s": wall, "peak_gib": peak_gib, "commands": sum(r["commands"] for r in rows),
+    return {"wall_s": wall, "cpu_s": cpu, "peak_gib": peak_gib, "commands": sum(r["commands"] for r in rows),
             "written_bytes": sum(r["host_write_bytes"] for r in rows), "rows": rows}
 
 
@@ -46,6 +63,8 @@ def main() -> None:
     walls = [r["wall_s"] for r in runs]
     med = statistics.median(walls)
     first = runs[0]
+    cpus = [r["cpu_s"] for r in runs]
+    print(f"median CPU {statistics.median(cpus):.1f} s (min {min(cpus):.1f}, max {max(cpus):.1f})")
     print(f"median wall {med:.1f} s (min {min(walls):.1f}, max {max(walls):.1f}); peak "
           f"{statistics.median(r['peak_gib'] for r in runs):.2f} GiB; {first['commands']:,} commands, "
           f"{first['written_bytes'] / 1e12:.2f} TB written by the replays; {first['commands'] / med:,.0f} commands/s")

@@ -195,6 +195,8 @@ impl Device {
     /// crosses the link once, then its compressed data takes one slot for the unit and
     /// companion slots for the rest (buffered and programmed like data); companions an
     /// earlier, less compressible copy left are deallocated.
+    /// Out of line: it stays out of the host loop's hot path.
+    #[inline(never)]
     pub fn write_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let mut t = self.accept_command(submit);
         let per_unit = self.ftl.companions_per_unit();
@@ -220,6 +222,7 @@ impl Device {
     }
 
     /// [`Device::trim`] that also deallocates the units' companion slots.
+    #[inline(never)]
     pub fn trim_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let done = self.trim(lpn, n, submit);
         for u in lpn..lpn + n {
@@ -233,7 +236,7 @@ impl Device {
     /// Takes one write-buffer unit at or after `t`; returns when it is available. Space is
     /// freed out of order, as each program ends: data waiting for a die busy with GC does
     /// not block data bound for other dies until the buffer is full.
-    #[inline]
+    #[inline(always)]
     fn reserve_buffer_unit(&mut self, mut t: Ns) -> Ns {
         while let Some(&Reverse((end, units))) = self.buf_pending.peek() {
             if end > t && self.buf_used < self.buf_capacity {
@@ -248,7 +251,7 @@ impl Device {
     }
 
     /// Puts one buffered unit into the program being filled; programs it when full.
-    #[inline]
+    #[inline(always)]
     fn place_unit(&mut self, lpn: u64, ready: Ns) {
         if self.pu_fill == 0 {
             self.pu_die = self.pick_die();
@@ -426,6 +429,8 @@ impl Device {
 
     /// Reads `n` units from `lpn`, submitted at `submit`; returns the completion time.
     /// Units of one command stored in the same NAND page share one page read (sense).
+    /// Not inlined: the host loop stays small enough to keep its state in registers.
+    #[inline(never)]
     pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         let mut done = t;
@@ -472,6 +477,7 @@ impl Device {
 
     /// Deallocates (TRIMs) `n` units from `lpn`; returns the completion time.
     /// Costs `trim_cmd_us` per command plus `trim_us_per_gib` of controller time.
+    #[inline(never)]
     pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         for u in lpn..lpn + n {

@@ -562,7 +562,7 @@ impl Ftl {
     /// than through `pending`: adding them to `pending` and reading it back at once would make
     /// the (wide) load wait for every earlier store to reach the cache — a failed store
     /// forward that drains the store buffer, full of cache-missing L2P updates, on every write.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_and_take_gc_work(&mut self, lpn: u64, pool: usize, payload: u64) -> GcWork {
         let (_, active) = self.write_inner(lpn, pool, payload);
         let mut work = self.take_gc_work(pool);
@@ -1117,7 +1117,7 @@ impl Ftl {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn alloc_host_slot(&mut self, pool: usize) -> u32 {
         let spb = self.geo.slots_per_block as u32;
         let mut b = self.pools[pool].host_open;

@@ -120,10 +120,11 @@ pub struct PhaseLive {
 /// and a push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices
 /// wrap with a mask). A push that is out of order is inserted at its sorted place, so the
 /// queue is exact for any input: entries leave in (time, tag) order, as from a binary heap.
+#[derive(Default)]
 pub(crate) struct Completions {
-    /// A power-of-two number of entries; indices are masked with `buf.len() - 1` (which
-    /// also proves them in bounds).
-    buf: Box<[(Ns, u64)]>,
+    /// A power-of-two number of entries; indices wrap with `mask`.
+    buf: Vec<(Ns, u64)>,
+    mask: usize,
     head: usize,
     len: usize,
 }
@@ -131,12 +132,12 @@ pub(crate) struct Completions {
 impl Completions {
     fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
-        Completions { buf: vec![(0, 0); cap].into_boxed_slice(), head: 0, len: 0 }
+        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0 }
     }
 
     #[inline(always)]
     fn at(&self, i: usize) -> usize {
-        (self.head + i) & (self.buf.len() - 1)
+        (self.head + i) & self.mask
     }
 
     /// Adds a completion; at most `qd` may be outstanding.
@@ -149,10 +150,12 @@ impl Completions {
             let (pt, ptag) = self.buf[self.at(i - 1)];
             pt > t || (pt == t && ptag > tag)
         } {
-            self.buf[self.at(i)] = self.buf[self.at(i - 1)];
+            let (to, from) = (self.at(i), self.at(i - 1));
+            self.buf[to] = self.buf[from];
             i -= 1;
         }
-        self.buf[self.at(i)] = (t, tag);
+        let at = self.at(i);
+        self.buf[at] = (t, tag);
         self.len += 1;
     }
 
@@ -238,6 +241,7 @@ impl Source for GenSource {
 /// fio's plain random pattern (`rw=randwrite`, `randread`, `randtrim`: one direction, one
 /// block size, uniform offsets): only the addresses are generated ahead, as before
 /// workloads existed, so the commonest phase keeps its lean loop.
+#[derive(Clone, Copy)]
 pub(crate) struct UniformSource {
     kind: CmdKind,
     start_unit: u64,
@@ -349,6 +353,7 @@ impl Bin {
 type Hists = [LatencyHistogram; 3];
 
 /// The per-interval series of a running phase or replay.
+#[derive(Default)]
 struct Series {
     start_ns: Ns,
     interval_ns: Ns,
@@ -689,11 +694,15 @@ impl Simulation {
     pub fn advance(&mut self, max_ios: u64) -> Progress {
         let mut h = self.host.take().expect("advance() without a phase");
         let mut src = self.source.take().expect("advance() during a replay");
-        let mut s = match &mut src {
-            PhaseSource::Uniform(u) => Sources::Uniform(u),
-            PhaseSource::General(g) => Sources::General(g),
-        };
-        self.run_host(&mut h, &mut s, max_ios);
+        match &mut src {
+            PhaseSource::Uniform(u) => {
+                // A copy on the stack: the compiler keeps its ring position in a register.
+                let mut local = **u;
+                self.run_host(&mut h, &mut Sources::Uniform(&mut local), max_ios);
+                **u = local;
+            }
+            PhaseSource::General(g) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
+        }
         let progress = progress_of(&h);
         self.host = Some(h);
         self.source = Some(src);
@@ -711,6 +720,9 @@ impl Simulation {
         let end_ns = h.end_ns.unwrap_or(Ns::MAX);
         let paced = h.pacing.is_some();
         let (mut units_done, mut ios, mut last_submit, mut max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
+        // The completion queue too (it is handed back around the cold paths).
+        let mut q = std::mem::take(&mut h.outstanding);
+        let mut series = std::mem::take(&mut h.series);
         let mut n = 0;
         while n < max_cmds {
             if (units_done >= limit_units) | (ios >= limit_ios) {
@@ -720,7 +732,9 @@ impl Simulation {
             let Some(cmd) = src.peek() else { break };
             if cmd.kind == CmdKind::Flush {
                 h.last_submit = last_submit;
+                h.outstanding = q;
                 self.drain(h);
+                q = std::mem::take(&mut h.outstanding);
                 let done = self.dev.flush(h.last_submit);
                 last_submit = done;
                 max_completion = max_completion.max(done);
@@ -734,19 +748,20 @@ impl Simulation {
                 n += 1;
                 continue;
             }
-            let full = h.outstanding.len() >= qd;
-            let mut submit = if full { h.outstanding.earliest_ns().max(last_submit) } else { last_submit };
+            let full = q.len() >= qd;
+            let mut submit = if full { q.earliest_ns().max(last_submit) } else { last_submit };
             if paced {
-                (h.last_submit, h.ios) = (last_submit, ios);
+                (h.last_submit, h.ios, h.outstanding) = (last_submit, ios, q);
                 submit = self.rate_wait(h, cmd.kind.code() as usize, submit);
                 last_submit = h.last_submit;
+                q = std::mem::take(&mut h.outstanding);
             }
             if submit >= end_ns {
                 h.done = true;
                 break;
             }
-            if h.outstanding.len() >= qd {
-                let (t, tag) = h.outstanding.pop_front();
+            if q.len() >= qd {
+                let (t, tag) = q.pop_front();
                 if let Some(w) = h.windows.as_deref_mut() {
                     if w.complete(t, tag) {
                         w.close(self.snapshot());
@@ -755,7 +770,7 @@ impl Simulation {
             }
             // Snapshot internal counters at each interval boundary the clock has passed
             // (`next_snapshot_ns` saves a division per command).
-            let s = &mut h.series;
+            let s = &mut series;
             if submit >= s.next_snapshot_ns {
                 let k = ((submit - s.start_ns) / s.interval_ns) as usize;
                 while s.snapshots.len() <= k {
@@ -791,15 +806,16 @@ impl Simulation {
             ios += 1;
             last_submit = submit;
             max_completion = max_completion.max(done);
-            h.outstanding.push(done, data_bytes);
+            q.push(done, data_bytes);
             if paced {
-                (h.last_submit, h.ios) = (last_submit, ios);
+                (h.last_submit, h.ios, h.outstanding) = (last_submit, ios, q);
                 self.after_io(h, cmd.kind.code() as usize, submit);
                 last_submit = h.last_submit;
+                q = std::mem::take(&mut h.outstanding);
             }
             n += 1;
         }
-        (h.units, h.ios, h.last_submit, h.max_completion) = (units_done, ios, last_submit, max_completion);
+        (h.units, h.ios, h.last_submit, h.max_completion, h.outstanding, h.series) = (units_done, ios, last_submit, max_completion, q, series);
     }
 
     /// Waits for every outstanding command (counting them in a replay's windows); the
