@@ -151,8 +151,8 @@ impl Device {
     }
 
     /// Writes `n` 4 KiB units starting at logical unit `lpn`, submitted at `submit`.
-    /// Returns the completion time.
-    #[inline]
+    /// Returns the completion time. Always inlined: the host loop's hot path.
+    #[inline(always)]
     pub fn write(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let mut t = self.accept_command(submit);
         for u in lpn..lpn + n {

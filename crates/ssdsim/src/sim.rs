@@ -303,7 +303,7 @@ pub(crate) enum Sources<'s, 'c> {
     Chunk(&'s mut crate::replay::ChunkSource<'c>),
 }
 
-impl Sources<'_, '_> {
+impl Source for Sources<'_, '_> {
     #[inline(always)]
     fn peek(&mut self) -> Option<Command> {
         match self {
@@ -714,23 +714,34 @@ impl Simulation {
     /// source runs dry. A flush waits for every earlier command, then for the drive to
     /// program what it buffered.
     pub(crate) fn run_host(&mut self, h: &mut Host, src: &mut Sources<'_, '_>, max_cmds: u64) {
+        // The commonest phase (plain random pattern, no idle gaps or rate caps, no IO count
+        // limit) runs in an instance of the loop without the branches it never takes.
+        match src {
+            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX => self.run_loop::<UniformSource, true>(h, u, max_cmds),
+            _ => self.run_loop::<Sources, false>(h, src, max_cmds),
+        }
+    }
+
+    /// [`Simulation::run_host`]'s loop; `PLAIN`: no flushes, pacing, windows or IO limit.
+    #[inline(always)]
+    fn run_loop<S: Source, const PLAIN: bool>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) {
         // The hot scalars live in locals (registers) for the loop; the cold paths (flush,
         // rate wait, thinktime) see them through `h`, written back before and read after.
         let (qd, limit_units, limit_ios) = (h.qd, h.limit_units, h.limit_ios);
         let end_ns = h.end_ns.unwrap_or(Ns::MAX);
-        let paced = h.pacing.is_some();
+        let paced = !PLAIN && h.pacing.is_some();
         let (mut units_done, mut ios, mut last_submit, mut max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
         // The completion queue too (it is handed back around the cold paths).
         let mut q = std::mem::take(&mut h.outstanding);
         let mut series = std::mem::take(&mut h.series);
         let mut n = 0;
         while n < max_cmds {
-            if (units_done >= limit_units) | (ios >= limit_ios) {
+            if (units_done >= limit_units) | (!PLAIN && ios >= limit_ios) {
                 h.done = true;
                 break;
             }
             let Some(cmd) = src.peek() else { break };
-            if cmd.kind == CmdKind::Flush {
+            if !PLAIN && cmd.kind == CmdKind::Flush {
                 h.last_submit = last_submit;
                 h.outstanding = q;
                 self.drain(h);
@@ -762,7 +773,7 @@ impl Simulation {
             }
             if q.len() >= qd {
                 let (t, tag) = q.pop_front();
-                if let Some(w) = h.windows.as_deref_mut() {
+                if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN) {
                     if w.complete(t, tag) {
                         w.close(self.snapshot());
                     }

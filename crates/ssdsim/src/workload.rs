@@ -295,8 +295,14 @@ impl Plan {
         if w.qd == 0 {
             return Err(err("qd", "must be at least 1"));
         }
-        if w.interval_ns == 0 {
-            return Err(err("interval_ns", "must be positive"));
+        if w.interval_ns < 1000 {
+            return Err(err("interval_ns", format!("{} ns is below the 1 µs the series can resolve", w.interval_ns)));
+        }
+        // A series is kept in memory: at most 10^8 intervals (a few GB).
+        if let Some(d) = w.duration_ns {
+            if d / w.interval_ns > 100_000_000 {
+                return Err(err("interval_ns", format!("{} intervals of {} ns in {d} ns: more than the 10^8 a series may hold", d / w.interval_ns, w.interval_ns)));
+            }
         }
         let aligned = |field: &str, v: u64| {
             if v % UNIT_BYTES == 0 { Ok(v / UNIT_BYTES) } else { Err(err(field, format!("{v} is not a multiple of {UNIT_BYTES} bytes"))) }
@@ -341,8 +347,8 @@ impl Plan {
         for d in Direction::ALL {
             let (mix, name) = (mixes[d.index()], d.name());
             fraction(&format!("{name}.random_fraction"), mix.random_fraction)?;
-            if !(mix.rate_iops >= 0.0 && mix.rate_iops.is_finite()) {
-                return Err(err(format!("{name}.rate_iops"), format!("{} must be a finite number >= 0", mix.rate_iops)));
+            if !(mix.rate_iops == 0.0 || (mix.rate_iops >= MIN_RATE_IOPS && mix.rate_iops.is_finite())) {
+                return Err(err(format!("{name}.rate_iops"), format!("{} must be 0 (no cap) or a finite number >= {MIN_RATE_IOPS}", mix.rate_iops)));
             }
             if shares[d.index()] == 0.0 {
                 continue;
@@ -415,6 +421,11 @@ impl Plan {
     }
 }
 
+/// Slowest rate cap [IOs per second]: one IO per 1000 s of simulated time.
+const MIN_RATE_IOPS: f64 = 1e-3;
+/// Longest thinktime or thinktime period [ns]: one simulated day.
+const MAX_THINKTIME_NS: Ns = 86_400 * NS_PER_S;
+
 /// Idle gaps and rate caps of a running workload ([`crate::sim`] applies them).
 pub(crate) struct Pacing {
     pub thinktime_ns: Ns,
@@ -436,8 +447,12 @@ pub(crate) struct Pacing {
 
 impl Pacing {
     fn new(w: &Workload) -> Result<Option<Pacing>, WorkloadError> {
-        if !(w.rate_iops_total >= 0.0 && w.rate_iops_total.is_finite()) {
-            return Err(WorkloadError::new("rate_iops_total", format!("{} must be a finite number >= 0", w.rate_iops_total)));
+        if !(w.rate_iops_total == 0.0 || (w.rate_iops_total >= MIN_RATE_IOPS && w.rate_iops_total.is_finite())) {
+            return Err(WorkloadError::new("rate_iops_total", format!("{} must be 0 (no cap) or a finite number >= {MIN_RATE_IOPS}", w.rate_iops_total)));
+        }
+        if w.thinktime_ns > MAX_THINKTIME_NS || w.thinktime_iotime_ns > MAX_THINKTIME_NS {
+            let field = if w.thinktime_ns > MAX_THINKTIME_NS { "thinktime_ns" } else { "thinktime_iotime_ns" };
+            return Err(WorkloadError::new(field, format!("more than {MAX_THINKTIME_NS} ns (one simulated day)")));
         }
         let per = |r: f64| if r > 0.0 { NS_PER_S as f64 / r } else { 0.0 };
         let rates = [per(w.read.rate_iops), per(w.write.rate_iops), per(w.trim.rate_iops)];
@@ -775,6 +790,15 @@ mod tests {
         let mut w = Workload::default();
         w.write.rate_iops = f64::NAN;
         assert_eq!(plan(&w).err().unwrap().field, "write.rate_iops");
+        w.write.rate_iops = 1e-9;
+        assert_eq!(plan(&w).err().unwrap().field, "write.rate_iops");
+        // What would not fit in memory or in a lifetime is refused up front.
+        let w = Workload { interval_ns: 10, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "interval_ns");
+        let w = Workload { duration_ns: Some(1 << 62), interval_ns: 1000, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "interval_ns");
+        let w = Workload { thinktime_ns: u64::MAX, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "thinktime_ns");
     }
 
     /// fio's `percentage_random`: a sequential IO starts where the last IO of its direction
