@@ -879,9 +879,7 @@ impl Ftl {
         let user = self.geo.user_units;
         let mut l2p = big_vec((user * (1 + per_unit)) as usize, NONE);
         // Existing companions move to their places in the larger hidden region.
-        for lpn in 0..user as usize {
-            l2p[lpn] = self.l2p[lpn];
-        }
+        l2p[..user as usize].copy_from_slice(&self.l2p[..user as usize]);
         for owner in 0..user {
             for j in 0..self.companions {
                 let (old, new) = (user + owner * self.companions + j, user + owner * per_unit + j);

@@ -305,7 +305,7 @@ impl Plan {
             }
         }
         let aligned = |field: &str, v: u64| {
-            if v % UNIT_BYTES == 0 { Ok(v / UNIT_BYTES) } else { Err(err(field, format!("{v} is not a multiple of {UNIT_BYTES} bytes"))) }
+            if v.is_multiple_of(UNIT_BYTES) { Ok(v / UNIT_BYTES) } else { Err(err(field, format!("{v} is not a multiple of {UNIT_BYTES} bytes"))) }
         };
         let start_unit = aligned("offset_bytes", w.offset_bytes)?;
         if start_unit >= user_units {
@@ -734,7 +734,8 @@ impl Dist {
                 for _ in 0..12 {
                     sum += rng.below(n + 1);
                 }
-                let mut sum = ((sum + 11) / 12) as i128;
+                // fio's (sum + 11) / 12.
+                let mut sum = sum.div_ceil(12) as i128;
                 if stddev != 0 {
                     let mut dev = (stddev as f64 * rng.unit_f64()) as i64 - stddev / 2;
                     while dev != 0 && !(0..n as i128).contains(&(sum + dev as i128)) {
