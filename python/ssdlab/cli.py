@@ -36,7 +36,7 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _add_target_args(p: argparse.ArgumentParser) -> None:
+def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("--target", default="sim:default", metavar="TARGET",
                    help="what to test: sim:PROFILE (built-in name or .toml path), /dev/NAME, file:PATH, loop:SIZE "
                         "(default: %(default)s, a simulated 256 GB client drive)")
@@ -44,7 +44,8 @@ def _add_target_args(p: argparse.ArgumentParser) -> None:
                    help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
                         "`ssdlab profiles --keys` lists keys and units")
     p.add_argument("--seed", type=int, default=1, help="random seed; same seed, same simulated results (default: %(default)s)")
-    p.add_argument("--out", required=True, metavar="DIR", help="results folder (created; an earlier ssdlab results folder is reused)")
+    p.add_argument("--out", required=out_required, metavar="DIR",
+                   help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                    help="no progress bars (they are shown when stderr is a terminal)")
@@ -96,10 +97,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     for test in _declared_tests(argv):
-        t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG)
-        _add_target_args(t)
+        t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter if test.passthrough else
+                           argparse.HelpFormatter)
+        _add_target_args(t, out_required=test.early is None and test.needs_out)
         declare.add_arguments(t, test.params)
-        t.set_defaults(func=functools.partial(run_test, test))
+        t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)
 
     p = sub.add_parser("profiles", help="list built-in simulator profiles, or show one, or list profile keys",
                        description="Built-in simulator profiles and the keys a profile can set (with units).")
@@ -152,7 +155,16 @@ def run_procedure(args, module, params, printer) -> int:
 
 def run_test(test, args) -> int:
     """A declared test as the command line asked for it (see :func:`run_procedure`)."""
-    params = declare.from_args(test.params, args, seed=args.seed)
+    given = {"seed": args.seed}
+    if test.passthrough:
+        given[test.passthrough] = tuple(getattr(args, "extra", ()))
+    params = declare.from_args(test.params, args, **given)
+    if test.early is not None:
+        status = test.early(params)
+        if status is not None:
+            return status
+    if not args.out and not args.dry_run:
+        raise UserError(f"{test.name}: --out DIR is required (the results folder)")
     return run_procedure(args, test, params, test.show)
 
 
@@ -177,7 +189,10 @@ def cmd_profiles(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "passthrough", None):
+        parser.parse_args(argv)  # argparse's own message for an unknown argument (exits 2)
+    args.extra = extra
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -57,6 +57,11 @@ class Param:
     off_switch: bool = False
     #: The default as ``--help`` says it, where the value alone does not say it well.
     default_text: str | None = None
+    #: A positional argument (``flag`` is its metavar, e.g. ``JOB``); optional when it has a
+    #: default.
+    positional: bool = False
+    #: A switch (``--list``): True when given.
+    switch: bool = False
 
     def range_text(self) -> str:
         """"> 0", "in (0, 100]", ">= 1", "" for none."""
@@ -73,7 +78,8 @@ class Param:
 def param(default: Any, flag: str | None, help: str, **kw) -> Any:
     """A declared parameter: a dataclass field with ``default`` whose :class:`Param` is built
     from ``flag``, ``help`` and the keywords (``unit``, ``low``, ``high``, ``low_open``,
-    ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``, ``default_text``). A
+    ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``, ``default_text``,
+    ``positional``, ``switch``). A
     ``parse`` may return a dict: the option then sets those fields (one option for a choice
     between two fields, e.g. bytes or a multiple of the span)."""
     return dataclasses.field(default=default, metadata={_KEY: Param(flag, help, **kw)})
@@ -116,8 +122,13 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
     for f, p in declared(params_cls):
         if p.flag is None:
             continue
-        if p.off_switch:
-            parser.add_argument(p.flag, dest=f.name, action="store_false", default=f.default, help=p.help)
+        if p.off_switch or p.switch:
+            parser.add_argument(p.flag, dest=f.name, action="store_false" if p.off_switch else "store_true",
+                                default=f.default, help=p.help.replace("%", "%%"))
+            continue
+        if p.positional:
+            parser.add_argument(f.name, nargs=None if f.default is dataclasses.MISSING else "?", default=f.default,
+                                type=p.parse or str, metavar=p.flag, help=p.help.replace("%", "%%"))
             continue
         parse = p.parse or {int: int, float: float, "int": int, "float": float}.get(f.type, str)
         extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
@@ -152,7 +163,7 @@ def from_args(params_cls, args: argparse.Namespace, **given):
     range-checked."""
     values: dict[str, Any] = {}
     for f, p in declared(params_cls):
-        if p.flag is not None:
+        if p.flag is not None and hasattr(args, f.name):
             v = getattr(args, f.name)
             values.update(v if isinstance(v, dict) else {f.name: v})
     values.update(given)
@@ -177,6 +188,14 @@ class Test:
     plan: Callable
     run: Callable
     show: Callable[[dict], None]
+    #: Name of a field (a tuple of str) that takes the arguments the declared options do not
+    #: match (``ssdlab run --rw=randrw --bs=4k``: fio's own options), or None: they are errors.
+    passthrough: str | None = None
+    #: ``early(params) -> int | None``: runs before a target is opened (``--list``); an int
+    #: ends the command with that exit status, None goes on.
+    early: Callable[[Any], int | None] | None = None
+    #: Whether the test writes a results folder (``--out`` is required then).
+    needs_out: bool = True
 
 
 def tests(only: str | None = None) -> list[Test]:
