@@ -99,7 +99,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     for test in _declared_tests(argv):
         t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter if test.passthrough else
-                           argparse.HelpFormatter)
+                           argparse.HelpFormatter, allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
         declare.add_arguments(t, test.params)
         t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)
@@ -125,7 +125,7 @@ def run_procedure(args, module, params, printer) -> int:
     if args.dry_run:
         target = open_cli_target(args)
         try:
-            if hasattr(module, "print_plan"):
+            if getattr(module, "print_plan", None) is not None:
                 module.print_plan(target, params)
             else:
                 print_plan(target, module.plan(target, params))

@@ -768,9 +768,10 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
     return grid
 
 
-def _merge_into(acc: Grid | None, g: Grid) -> Grid:
-    """Sums the IOs and bytes of jobs' grids (``numjobs``); latency percentiles of several
-    jobs cannot be summed and are kept only for a single job."""
+def merge_grids(acc: Grid | None, g: Grid) -> Grid:
+    """Sums the IOs and bytes of jobs' grids (``numjobs``, jobs running together). Latency
+    percentiles are those of the summed histograms where every grid came from a histogram
+    log with the same bins; other logs' percentiles cannot be added up and are dropped."""
     if acc is None:
         return g
     if abs(acc.interval_s - g.interval_s) > 1e-9:
@@ -779,17 +780,43 @@ def _merge_into(acc: Grid | None, g: Grid) -> Grid:
     acc.end_s = max(acc.end_s, g.end_s)
     acc.resize(n)
     g.resize(n)
+    same_bins = (acc._bins_ns is not None and g._bins_ns is not None
+                 and np.array_equal(acc._bins_ns[1], g._bins_ns[1]))
     for d, v in g.ios.items():
         acc.ios[d] = acc.ios.get(d, np.zeros(n)) + v
     for d, v in g.bytes.items():
         acc.bytes[d] = acc.bytes.get(d, np.zeros(n)) + v
-    if acc.latency_us or g.latency_us:
+    if same_bins:
+        nb = len(acc._bins_ns[1])
+        for d in set(acc._hist) | set(g._hist):
+            a, b = (_fit_rows(x.get(d), n, nb) for x in (acc._hist, g._hist))
+            acc._hist[d] = a + b
+            acc.latency_us[d] = _hist_percentiles(acc._hist[d], acc._bins_ns[1])
+            acc._last_ms[d] = max(acc._last_ms.get(d, 0.0), g._last_ms.get(d, 0.0))
+    elif acc.latency_us or g.latency_us:
         acc.latency_us = {}
         note = "latency percentiles of several jobs cannot be added up: the series has none (read one job's log)"
         if note not in acc.notes:
             acc.notes.append(note)
     acc.notes += [x for x in g.notes if x not in acc.notes]
     return acc
+
+
+def _fit_rows(h: np.ndarray | None, n: int, nb: int) -> np.ndarray:
+    """Histogram rows ``h`` (or none) padded with empty rows or cut to ``n``."""
+    if h is None:
+        return np.zeros((n, nb))
+    return np.vstack([h, np.zeros((max(n - h.shape[0], 0), nb))])[:n]
+
+
+def bins_percentiles_us(bins: dict[float, float]) -> dict[str, float]:
+    """Percentiles ``p50``, ``p99``, ``p99.9`` and ``max`` [us] of a latency histogram given as
+    {latency [ns]: IOs} (fio's ``clat_ns.bins``), nearest rank; {} when it is empty."""
+    if not bins:
+        return {}
+    lat = np.fromiter(sorted(bins), float)
+    h = np.array([[bins[k] for k in sorted(bins)]])
+    return {label: float(v[0]) for label, v in _hist_percentiles(h, lat).items() if np.isfinite(v[0])}
 
 
 def grid_from_files(files: Sequence[str | Path], *, interval_s: float | None = None,
@@ -818,7 +845,7 @@ def grid_from_files(files: Sequence[str | Path], *, interval_s: float | None = N
             g = grid_from_log(read_log(f, notes), f, primary, interval_s=interval_s, log_avg_msec=log_avg_msec,
                               direction=direction, notes=notes)
         interval_s = g.interval_s
-        grid = _merge_into(grid, g)
+        grid = merge_grids(grid, g)
     assert grid is not None
     grid.sources = list(by_kind[primary])
     left = sorted(k for k in by_kind if k != primary)
@@ -859,7 +886,7 @@ def read_iops_logs(paths: str | Path | Sequence[str | Path], direction: int | st
         raise ValueError("no fio IOPS logs given")
     g = None
     for f in files:
-        g = _merge_into(g, grid_from_log(read_log(f), f, "iops", interval_s=interval_s, log_avg_msec=log_avg_msec,
+        g = merge_grids(g, grid_from_log(read_log(f), f, "iops", interval_s=interval_s, log_avg_msec=log_avg_msec,
                                          direction=direction))
     return {"t_s": g.series()["t_s"], "iops": sum(g.ios.values()) / g.interval_s}
 

@@ -196,6 +196,9 @@ class Test:
     early: Callable[[Any], int | None] | None = None
     #: Whether the test writes a results folder (``--out`` is required then).
     needs_out: bool = True
+    #: ``print_plan(target, params)`` for ``--dry-run`` where the phases alone do not say
+    #: enough (default: the plan's phases and their fio job files).
+    print_plan: Callable | None = None
 
 
 def tests(only: str | None = None) -> list[Test]:

@@ -72,6 +72,19 @@ class JobSpec:
             raise ValueError(f"job {self.name!r}: qd={self.qd} must be >= 1")
 
 
+@dataclass(frozen=True)
+class WorkloadStep:
+    """One group of a user's workload (``ssdlab run``) as a phase: the jobs that run together.
+    ``duration_s`` is the group's run time when it is time based (None: it ends by bytes or
+    IO count); ``interval_s`` the series interval."""
+
+    name: str
+    interval_s: float = 1.0
+    duration_s: float | None = None
+    #: Not one of the JobSpec patterns: procedures that look at ``job.pattern`` see a workload.
+    pattern: str = "workload"
+
+
 @dataclass
 class PhaseResult:
     """What a target measured for one JobSpec.

@@ -62,7 +62,7 @@ import numpy as np
 from .. import fio_logs
 from ..errors import UserError
 from . import fio_replay as _rp
-from .base import (DIRECTIONS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
+from .base import (DIRECTIONS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, WorkloadStep,
                    ReplayResult, pattern_direction)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
@@ -462,6 +462,108 @@ class FioTarget:
             totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
                            complete=interrupted is None and error is None, notes=notes, error=error)
+
+    def run_workload_group(self, step: WorkloadStep, workload, index: int,
+                           progress: Progress | None = None) -> PhaseResult:
+        """Runs group ``index`` of a :class:`~ssdlab.workload.fiojob.Workload` through fio as
+        written (:func:`ssdlab.workload.tofio.group_text`): the jobs run together, and the
+        result is the sum of their histogram logs, per direction (IOPS, MB/s from each
+        direction's mean IO size, latency percentiles), with ``totals["jobs"]`` per job."""
+        from ..workload import tofio
+
+        self._counter += 1
+        stem = f"{self._counter:03d}_{_safe_stem(step.name)}"
+        head = [f"; ssdlab workload group {index + 1} ({step.name!r}) on {self.name}"]
+        if self.refused:
+            head += ["; WARNING: a real run would be refused by the safety gate:", "; " + self.refused]
+        head.append("; rerun by hand: cd to this directory, then: fio --output-format=json+ <this file>")
+        path = self.real_path if not self.dry_run else self.path
+        text = tofio.group_text(workload, index, path, stem, max(1, int(round(step.interval_s * 1000))), head)
+        jobfile = self.workdir / f"{stem}.fio"
+        jobfile.write_text(text)
+        if self.dry_run:
+            return PhaseResult(job=step, series=_empty_series(), totals={}, complete=False,
+                               notes=["dry run: nothing was run", f"job file: {jobfile}", text])
+        for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
+            os.unlink(old)
+        out_json, err_path = self.workdir / f"{stem}.json", self.workdir / f"{stem}.stderr"
+        out_json.unlink(missing_ok=True)
+        cmd = [_find_fio(self.fio), "--output-format=json+", f"--output={out_json.name}", jobfile.name]
+        moved = self._progress_probe()
+
+        def status(el: float) -> tuple[float, str]:
+            try:
+                done = f"{moved() / 1e6:,.0f} MB moved, " if moved else ""
+            except (OSError, ValueError, IndexError):
+                done = ""
+            of = f"/{step.duration_s:,.0f}" if step.duration_s else ""
+            return (min(1.0, el / step.duration_s) if step.duration_s else 0.0), f"{step.name}: {done}{el:,.0f}{of} s"
+
+        interrupted, rc, notes = self._run_fio(cmd, err_path, None, progress, status)
+        notes = [f"job file: {jobfile}"] + notes
+        if interrupted:
+            notes.insert(0, f"interrupted by {interrupted}: partial results")
+        data, failure = None, None
+        try:
+            data = parse_fio_json(out_json.read_text())
+        except (OSError, ValueError) as e:
+            if not interrupted:
+                failure = f"no JSON summary ({e})"
+        totals, lat, ferr = _summarize(data) if data else ({}, {}, 0)
+        if not interrupted and failure is None and (rc != 0 or ferr):
+            failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+        series = self._group_series(step, stem, data, totals, notes)
+        error = None
+        if failure is not None:
+            error = self._fail_msg(step, jobfile, err_path, rc, failure)
+            notes.insert(0, f"failed: {error}")
+        totals.update(_direction_totals(data))
+        return PhaseResult(job=step, series=series, totals=totals, latency_us=lat,
+                           complete=interrupted is None and error is None, notes=notes, error=error)
+
+    def _group_series(self, step: WorkloadStep, stem: str, data: dict | None, totals: dict,
+                      notes: list[str]) -> dict:
+        """The summed series of a group's jobs' histogram logs, each job's final window added
+        from its JSON figures; ``{dir}_mbps`` from the direction's mean IO size."""
+        jobs = (data or {}).get("jobs") or []
+        end_s = totals.get("duration_s") or None
+        if step.duration_s and end_s and end_s >= step.duration_s:
+            end_s = step.duration_s
+        w = max(1, int(round(step.interval_s * 1000)))
+        grid = None
+        for n, path in enumerate(sorted(self.workdir.glob(f"{stem}_clat_hist.*.log"),
+                                        key=lambda p: int(p.name.split(".")[-2])), start=1):
+            job_notes: list[str] = []
+            try:
+                g = fio_logs.grid_from_hist(fio_logs.read_hist_log(path, job_notes), path, interval_s=step.interval_s,
+                                            window_ms=w, end_s=end_s, notes=job_notes)
+            except ValueError as e:
+                if "no histogram rows" not in str(e):
+                    raise FioError(f"{self.name}, {step.name!r}: cannot read fio's log: {e}") from None
+                g = fio_logs.Grid(interval_s=step.interval_s, window_ms=w)
+            jd = jobs[n - 1] if n <= len(jobs) else {}
+            for d in DIRECTIONS:
+                dd = jd.get(d) or {}
+                if dd.get("total_ios"):
+                    bins = {float(k): float(v) for k, v in ((dd.get("clat_ns") or {}).get("bins") or {}).items()}
+                    g.add_tail(d, dd["total_ios"], end_s or g.end_s, None, bins)
+            grid = fio_logs.merge_grids(grid, g)
+        if grid is None:
+            notes.append(f"fio wrote no histogram log {stem}_clat_hist.N.log")
+            return _empty_series()
+        notes += grid.notes
+        series = grid.series(None)
+        mbps = np.zeros(len(series["t_s"]))
+        for d in DIRECTIONS:
+            n_ios = sum(int((j.get(d) or {}).get("total_ios", 0)) for j in jobs)
+            n_bytes = sum(int((j.get(d) or {}).get("io_bytes", 0)) for j in jobs)
+            if d in grid.ios and n_ios:
+                iops = series.get(f"{d}_iops", series["iops"] if len(grid.ios) == 1 else None)
+                series[f"{d}_iops"] = iops
+                series[f"{d}_mbps"] = iops * (n_bytes / n_ios) / 1e6
+                mbps = mbps + series[f"{d}_mbps"]
+        series["mbps"] = mbps
+        return series
 
     def _phase_series(self, job: JobSpec, stem: str, data: dict | None, totals: dict) -> tuple[dict, str | None]:
         """The phase's series from its histogram log and fio's JSON (for the final window fio
@@ -1044,6 +1146,35 @@ class FioTarget:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, capacity_bytes={self.capacity_bytes}, workdir={str(self.workdir)!r})"
+
+
+def _direction_totals(data: dict | None) -> dict:
+    """Per direction that ran, over every job of fio's JSON: ``{dir}_ios``, ``{dir}_bytes``
+    and ``{dir}_latency_us`` (percentiles of the jobs' summed completion-latency histograms);
+    and ``jobs``: per job, its name and the same per-direction figures."""
+    out: dict = {}
+    per_job = []
+    summed: dict[str, dict[float, float]] = {}
+    for j in (data or {}).get("jobs") or []:
+        row: dict = {"name": j.get("jobname")}
+        for d in DIRECTIONS:
+            dd = j.get(d) or {}
+            n = int(dd.get("total_ios", 0) or 0)
+            if not n:
+                continue
+            bins = {float(k): float(v) for k, v in ((dd.get("clat_ns") or {}).get("bins") or {}).items()}
+            row[f"{d}_ios"], row[f"{d}_bytes"] = n, int(dd.get("io_bytes", 0))
+            row[f"{d}_latency_us"] = fio_logs.bins_percentiles_us(bins)
+            out[f"{d}_ios"] = out.get(f"{d}_ios", 0) + n
+            out[f"{d}_bytes"] = out.get(f"{d}_bytes", 0) + row[f"{d}_bytes"]
+            acc = summed.setdefault(d, {})
+            for k, v in bins.items():
+                acc[k] = acc.get(k, 0.0) + v
+        per_job.append(row)
+    for d, bins in summed.items():
+        out[f"{d}_latency_us"] = fio_logs.bins_percentiles_us(bins)
+    out["jobs"] = per_job
+    return out
 
 
 def _replay_totals(counts: np.ndarray, nbytes: np.ndarray, duration_s: float) -> dict:

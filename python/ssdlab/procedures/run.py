@@ -1,0 +1,365 @@
+"""``ssdlab run``: a workload written in fio's language, on any target.
+
+The workload is a fio job file (``ssdlab run job.fio``), a named built-in workload
+(``ssdlab run --list``), or fio's own options on the command line (``ssdlab run
+--name=mix --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --runtime=60 --time_based``).
+Its groups (fio's ``stonewall``) run one after another; the jobs of a group run together.
+
+* On the simulator ssdlab runs the jobs itself (:mod:`ssdlab.workload.tosim`); options that
+  only steer how fio submits I/O from a host are listed in the summary as not applicable.
+* On a block device, file or loop device the job goes to fio as written, after the safety
+  gate, writing to the target (:mod:`ssdlab.workload.tofio`).
+
+Results: ``series`` (every group back to back: ``t_s`` from the start of the run, ``group``,
+per direction ``{dir}_iops``, ``{dir}_mbps`` and the latency columns), ``job.fio`` (the
+workload as ssdlab understood it), the summary with per-group and per-direction figures
+(IOPS, MB/s, latency percentiles; on the simulator write amplification, GC work and an
+endurance projection), plots and report.html.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import plots, report, results
+from ..errors import UserError
+from ..progress import phase_bar
+from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, Target, WorkloadStep
+from ..workload import fiojob, tofio, tosim
+from .common import FILL_BS_BYTES, declared_summary, end_run, failure_of
+from .declare import Test, param
+
+#: Per-direction series columns that are 0 (not NaN) where a group did not run the direction.
+_COUNT_SUFFIXES = ("_iops", "_mbps")
+
+
+@dataclass(frozen=True)
+class RunParams:
+    job: str | None = param(None, "JOB", "a fio job file, or the name of a built-in workload (see --list); "
+                            "or give fio's options instead, as --name=value (fio's names and units)",
+                            positional=True)
+    list_named: bool = param(False, "--list", "list the built-in workloads and exit", switch=True)
+    print_job: bool = param(False, "--print-job", "print the workload as the fio job file ssdlab runs, and exit",
+                            switch=True)
+    fill: bool = param(False, "--fill", "first fill the whole drive sequentially (128 KiB writes at QD32) so the "
+                       "workload meets a full drive, as after the other tests' preconditioning", switch=True)
+    interval_s: float = param(1.0, "--interval", "series interval", unit="s", low=0.001, high=3600)
+    seed: int = param(1, None, "random seed")
+    #: fio's options given on the command line (``--rw=randrw``...), in order.
+    fio_args: tuple = ()
+
+
+def _named():
+    from ..workload import named
+
+    return named
+
+
+def load(params: RunParams) -> tuple[fiojob.Workload, str]:
+    """The workload the command line names, and where it came from (for the summary)."""
+    args = tuple(params.fio_args)
+    bad = [a for a in args if not a.startswith("--")]
+    if bad:
+        raise UserError(f"run: {bad[0]!r}: fio options are given as --name=value (e.g. --rw=randrw --bs=4k)")
+    if params.job is not None and args and not Path(params.job).exists():
+        raise UserError(f"run: fio options are given as --name=value, e.g. {args[-1]}={params.job} "
+                        f"(got {args[-1]} {params.job})")
+    if params.job is not None and args:
+        raise UserError(f"run: give a job file ({params.job}) or fio options ({' '.join(args)}), not both; put the "
+                        "options into the job file")
+    if params.job is None:
+        if not args:
+            raise UserError("run: give a fio job file, a built-in workload (ssdlab run --list) or fio's options, "
+                            "e.g. ssdlab run --name=mix --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 "
+                            "--runtime=60 --time_based --out DIR")
+        return fiojob.parse_command_line(list(args)), "command line: " + " ".join(args)
+    path = Path(params.job)
+    if path.exists():
+        if path.is_dir():
+            raise UserError(f"run: {path} is a folder; give a fio job file")
+        return fiojob.parse_job_file(path), f"job file {path}"
+    try:
+        named = _named()
+    except ImportError:
+        named = None
+    if named is not None and params.job in named.NAMED:
+        text = named.get(params.job).job_text()
+        if text is None:
+            raise UserError(f"run: {params.job} is not a job-file workload")
+        return fiojob.parse_job_text(text, source=f"<built-in workload {params.job}>"), f"built-in workload {params.job}"
+    raise UserError(f"run: {params.job}: no such job file, and not a built-in workload (ssdlab run --list names them)")
+
+
+def early(params: RunParams) -> int | None:
+    """``--list`` and ``--print-job``: print and end, before any target is opened."""
+    if params.list_named:
+        try:
+            lines = _named().listing()
+        except ImportError:
+            lines = []
+        for line in lines:
+            print(line)
+        return 0
+    if params.print_job:
+        workload, _ = load(params)
+        print(fiojob.format_job_file(workload), end="")
+        return 0
+    return None
+
+
+def _steps(workload: fiojob.Workload, target: Target, params: RunParams) -> list:
+    """What runs, checked against the target before anything is written: the simulator's
+    groups (:class:`~ssdlab.workload.tosim.SimGroup`) or fio's steps."""
+    if target.simulated:
+        return tosim.sim_groups(workload, target.capacity_bytes, params.interval_s)
+    path = getattr(target, "path", target.name)
+    tofio.check_filename(workload, path, (target.name, getattr(target, "real_path", path)))
+    steps = []
+    for gi, group in enumerate(workload.groups):
+        timed = [j.runtime_us / 1e6 for j in group if j.runtime_us]
+        name = "+".join(dict.fromkeys(j.section for j in group))
+        steps.append(WorkloadStep(name=name, interval_s=params.interval_s,
+                                  duration_s=max(timed) if timed and all(j.time_based for j in group) else None))
+    return steps
+
+
+def _fill_job(target: Target, params: RunParams) -> JobSpec:
+    return JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32,
+                   span_bytes=target.capacity_bytes // FILL_BS_BYTES * FILL_BS_BYTES, seed=params.seed)
+
+
+def plan(target: Target, params: RunParams) -> list:
+    """The steps (checked: an option the simulator cannot run, or a job writing elsewhere
+    than the target, is an error before the drive is touched)."""
+    workload, _ = load(params)
+    return _steps(workload, target, params)
+
+
+def print_plan(target: Target, params: RunParams) -> None:
+    """``--dry-run``: the workload as ssdlab understood it, then per group what runs: the
+    simulator's workload keys, or fio's job file."""
+    workload, source = load(params)
+    steps = _steps(workload, target, params)
+    print(f"# dry run: {source} on {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    refused = getattr(target, "refused", None)
+    if refused:
+        print(f"# WARNING: a real run would be refused: {refused}")
+    if params.fill:
+        print(f"# first: sequential fill of {_fill_job(target, params).span_bytes} bytes, 128 KiB at QD32")
+    print(fiojob.format_job_file(workload))
+    if target.simulated:
+        for opt in _not_applicable(workload):
+            print(f"# not applicable to the simulator: {opt}")
+        for g in steps:
+            print(f"# group {g.index + 1} ({g.name}): simulator workload {g.keys}")
+            for note in g.notes:
+                print(f"#   note: {note}")
+        return
+    for gi, step in enumerate(steps):
+        result = target.run_workload_group(step, workload, gi)
+        print(result.notes[-1])
+
+
+def _not_applicable(workload: fiojob.Workload) -> list[str]:
+    return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
+
+
+def _run_step(target: Target, workload, step, gi: int, progress) -> PhaseResult:
+    with phase_bar(f"group {gi + 1}/{len(workload.groups)} {step.name}", enabled=progress) as bar:
+        if target.simulated:
+            if step.idle_before_s:
+                target.run_phase(JobSpec("startdelay", "idle", duration_s=step.idle_before_s,
+                                         interval_s=step.keys["interval_s"]))
+            return target.run_workload({**step.keys, "name": step.name}, bar)
+        return target.run_workload_group(step, workload, gi, bar)
+
+
+def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None, overwrite: bool = False,
+        progress: bool | None = None) -> dict:
+    """Runs the workload on ``target`` into the results folder ``out``; returns the summary.
+    Ctrl-C or a failing group keeps what was measured, marked incomplete."""
+    rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
+    workload, source = load(params)
+    steps = _steps(workload, target, params)
+    summary = declared_summary("run", target, params, argv)
+    summary.update(workload_source=source, groups_planned=len(steps))
+    job_text = fiojob.format_job_file(workload)
+    (rd / "job.fio").write_text(job_text)
+    if target.simulated:
+        summary["not_applicable"] = _not_applicable(workload)
+        summary["simulator_notes"] = [n for g in steps for n in g.notes]
+    summary["purge"] = {"method": "none: the workload runs on the drive as it is"}
+    results_: list[tuple[object, PhaseResult]] = []
+    complete, error = True, None
+    try:
+        if params.fill:
+            with phase_bar("sequential fill", enabled=progress) as bar:
+                fill = target.run_phase(_fill_job(target, params), bar)
+            summary["fill"] = fill.totals
+            if not fill.complete:
+                raise _Stopped(fill.error)
+        for gi, step in enumerate(steps):
+            r = _run_step(target, workload, step, gi, progress)
+            results_.append((step, r))
+            if not r.complete:
+                raise _Stopped(r.error)
+    except (_Stopped, KeyboardInterrupt) as e:
+        complete, error = False, failure_of(e)
+    _finish(rd, target, summary, results_, params)
+    end_run(rd, summary, complete, error)
+    return summary
+
+
+class _Stopped(Exception):
+    def __init__(self, error: str | None):
+        super().__init__(error or "interrupted")
+        self.error = error
+
+
+def combine(parts: list[tuple[str, dict]]) -> dict[str, np.ndarray]:
+    """Groups' series back to back: ``t_s`` from the start of the run, ``group`` (1-based);
+    a column a group lacks is 0 for per-direction IOPS/MB/s and NaN otherwise."""
+    parts = [(n, s) for n, s in parts if len(s.get("t_s", ()))]
+    if not parts:
+        return {"t_s": np.zeros(0), "group": np.zeros(0), "iops": np.zeros(0), "mbps": np.zeros(0)}
+    cols = list(dict.fromkeys(c for _, s in parts for c in s if c != "t_s"))
+    out: dict[str, list] = {"t_s": [], "group": []}
+    start = 0.0
+    for gi, (_, s) in enumerate(parts, start=1):
+        t = np.asarray(s["t_s"], float)
+        n = len(t)
+        step = float(t[1] - t[0]) if n > 1 else float(np.asarray(s.get("dt_s", [1.0]))[0])
+        out["t_s"].append(t + start)
+        out["group"].append(np.full(n, gi))
+        for c in cols:
+            fill = 0.0 if c.endswith(_COUNT_SUFFIXES) else np.nan
+            out.setdefault(c, []).append(np.asarray(s[c], float) if c in s else np.full(n, fill))
+        end = float(t[-1] + (np.asarray(s["dt_s"])[-1] if "dt_s" in s else step)) if n else 0.0
+        start += end
+    return {c: np.concatenate(v) for c, v in out.items()}
+
+
+def _direction_figures(totals: dict, duration_s: float) -> dict:
+    """Per direction that ran: IOs, bytes, mean IOPS and MB/s, latency percentiles [us]."""
+    out = {}
+    for d in DIRECTIONS:
+        ios = totals.get(f"{d}_ios")
+        if not ios:
+            continue
+        nbytes = totals.get(f"{d}_bytes") or 0
+        out[d] = {"ios": int(ios), "bytes": int(nbytes),
+                  "iops_mean": ios / duration_s if duration_s else None,
+                  "mbps_mean": nbytes / duration_s / 1e6 if duration_s else None,
+                  "latency_us": totals.get(f"{d}_latency_us") or {}}
+    return out
+
+
+def _group_summary(step, r: PhaseResult) -> dict:
+    t = r.totals
+    duration = float(t.get("duration_s") or 0.0)
+    g = {"name": step.name, "complete": r.complete, "duration_s": duration,
+         "directions": _direction_figures(t, duration), "latency_us": r.latency_us,
+         "jobs": t.get("jobs"), "notes": r.notes}
+    for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification", "erases",
+              "gc_copied_bytes", "idle_gaps", "idle_s"):
+        if t.get(k) is not None:
+            g[k] = t[k]
+    return g
+
+
+def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, params: RunParams) -> None:
+    series = combine([(step.name, r.series) for step, r in done])
+    rd.write_series("series", series)
+    groups = [_group_summary(step, r) for step, r in done]
+    summary["groups"] = groups
+    summary["duration_s"] = sum(g["duration_s"] for g in groups)
+    host = sum(g.get("host_write_bytes") or 0 for g in groups)
+    summary["host_write_bytes"] = host
+    if target.simulated:
+        nand = sum(g.get("nand_write_bytes") or 0 for g in groups)
+        summary["nand_write_bytes"] = nand
+        summary["write_amplification"] = nand / host if host else None
+        summary["counters"] = target.counters()
+        _endurance(summary, target)
+    title = f"{target.name} — {summary['workload_source']}"
+    summary["plots"] = []
+    if len(series["t_s"]):
+        ys = {d: series[f"{d}_iops"] for d in DIRECTIONS if f"{d}_iops" in series}
+        if not ys:
+            ys = {"all": series["iops"]}
+        summary["plots"] += [p.name for p in plots.line_plot(rd / "iops", series["t_s"], ys, "time (s)", "IOPS",
+                                                              f"{title}: IOPS per {params.interval_s:g} s",
+                                                              logy=True, formats=("png", "svg"))]
+        if report.latency_columns(series):
+            summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
+                                                                    formats=("png", "svg"))]
+    summary["plot"] = _hints(series, title)
+    rd.write_summary(summary)
+
+
+def _hints(series: dict, title: str) -> list[dict]:
+    """Report charts: IOPS and MB/s per direction, latency, the simulator's internals."""
+    if not len(series["t_s"]):
+        return []
+    hints = []
+    for what, unit in (("iops", "IOPS"), ("mbps", "MB/s")):
+        ys = [{"series": "series", "y": f"{d}_{what}", "label": d, "unit": unit} for d in DIRECTIONS
+              if f"{d}_{what}" in series]
+        if ys:
+            hints.append({"series": "series", "x": "t_s", "y": ys, "kind": "scatter", "logy": what == "iops",
+                          "title": f"{title}: {unit} per interval, by direction", "label": f"{unit} by direction",
+                          "ylabel": unit})
+    rest = report.time_series_hints([("series", "run", series)], title)
+    return hints + [h for h in rest if h.get("label") != "IOPS"]
+
+
+def _endurance(summary: dict, target: Target) -> None:
+    """The endurance projection at this workload's host write rate and write amplification,
+    where the profile rates its NAND (``rated_pe_cycles``)."""
+    from .. import analysis
+
+    project = getattr(analysis, "endurance_projection", None)
+    rated = (summary.get("profile") or {}).get("rated_pe_cycles")
+    wa, host, dur = summary.get("write_amplification"), summary.get("host_write_bytes"), summary.get("duration_s")
+    if project is None or not rated or not wa or not host or not dur:
+        return
+    raw = (summary.get("geometry") or {}).get("raw_bytes")
+    summary["endurance"] = project(host_write_bytes=host, duration_s=dur, write_amplification=wa,
+                                   capacity_bytes=target.capacity_bytes, rated_pe_cycles=rated,
+                                   raw_capacity_bytes=raw)
+
+
+def _fmt(v, spec: str) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
+
+
+def show(s: dict) -> None:
+    """Per group and direction: IOPS, MB/s, p99 latency; write amplification on the simulator."""
+    print(f"{s['target']}  {s['workload_source']}")
+    for i, g in enumerate(s.get("groups", []), start=1):
+        print(f"  group {i} {g['name']}: {g['duration_s']:.1f} s" + ("" if g["complete"] else " (incomplete)"))
+        for d, f in g["directions"].items():
+            lat = f["latency_us"]
+            print(f"    {d:<5} {_fmt(f['iops_mean'], ',.0f'):>10} IOPS {_fmt(f['mbps_mean'], ',.1f'):>9} MB/s  "
+                  f"p50 {_fmt(lat.get('p50'), ',.0f')} µs  p99 {_fmt(lat.get('p99'), ',.0f')} µs  "
+                  f"max {_fmt(lat.get('max'), ',.0f')} µs")
+        if g.get("write_amplification") is not None:
+            print(f"    write amplification {g['write_amplification']:.2f}")
+    e = s.get("endurance")
+    if e:
+        print(f"  endurance: {_fmt(e.get('drive_writes_per_day'), '.2f')} drive writes/day; rated P/E cycles used "
+              f"after {_fmt(e.get('days_until_rated_pe'), ',.0f')} days at this workload")
+    options = list(dict.fromkeys(n.split(": ", 1)[1].split(" (", 1)[0] for n in s.get("not_applicable", [])))
+    if options:
+        print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)
+
+
+TEST = Test(
+    name="run",
+    help="run a workload written in fio's language (job file, built-in workload or fio options) on any target",
+    description=__doc__.split("\n\n", 1)[0] + "\n\n" + __doc__.split("\n\n", 1)[1],
+    params=RunParams, plan=plan, run=run, show=show, passthrough="fio_args", early=early, print_plan=print_plan)

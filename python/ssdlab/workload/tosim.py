@@ -1,0 +1,240 @@
+"""fio jobs as the simulator runs them: one :class:`~ssdlab.workload.fiojob.Job` becomes the
+dict of workload keys ``ssdlab._native.Simulator.start_workload`` takes, with the job's
+percentages and region resolved against the drive, as fio resolves them against the device.
+
+Where fio's behaviour is followed only approximately, :func:`sim_job` says so in a note (the
+run's summary lists them); what the simulator cannot run is a
+:class:`~ssdlab.workload.fiojob.WorkloadError` naming the option and where it was written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .fiojob import DIRECTIONS, Job, Workload, WorkloadError
+
+#: The simulator's mapping unit [bytes]: offsets and sizes are whole multiples of it.
+UNIT_BYTES = 4096
+
+
+@dataclass
+class SimGroup:
+    """One group of jobs (they run together; groups run one after another): ``keys`` is
+    the ``start_workload`` dict (one job's keys, or ``{"jobs": [...], "interval_s": S}``),
+    ``notes`` what the simulator does differently from fio."""
+
+    index: int
+    name: str
+    keys: dict
+    notes: list[str] = field(default_factory=list)
+    #: Jobs of the group: (name, directions) for the summary.
+    jobs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    #: A job running alone with a ``startdelay``: the drive idles this long first [s].
+    idle_before_s: float = 0.0
+
+
+def _fail(job: Job, option: str, why: str) -> WorkloadError:
+    where = f"{job.where}: " if job.where is not None else ""
+    return WorkloadError(f"{where}job {job.name!r}, option {option}: {why}")
+
+
+def region(job: Job, capacity_bytes: int) -> tuple[int, int]:
+    """(offset, length) [bytes] of the job's region on a drive of ``capacity_bytes``, as fio's
+    ``get_start_offset`` and ``setup_files`` compute them for a block device: percentages of
+    the capacity, a percentage offset aligned up to ``offset_align`` (default: the smallest
+    block size), ``offset_increment`` times the copy number, the length up to the end of the
+    device unless ``size`` is given (a percentage length aligned down to the smallest block
+    size)."""
+    min_bs = min(b for b, d in zip(job.bs_min_bytes, DIRECTIONS) if d in job.directions)
+    increment = (capacity_bytes * job.offset_increment_pct // 100 if job.offset_increment_pct is not None
+                 else job.offset_increment_bytes)
+    align = job.offset_increment_pct is not None or job.offset_pct is not None
+    offset = (capacity_bytes * job.offset_pct // 100 if job.offset_pct is not None else job.offset_bytes)
+    offset += job.clone * increment
+    if align:
+        a = job.offset_align_bytes or min_bs
+        offset = -(-offset // a) * a
+    if offset >= capacity_bytes:
+        raise _fail(job, "offset", f"{offset} bytes is at or beyond the end of the {capacity_bytes}-byte drive")
+    if job.size_pct is not None:
+        length = min(capacity_bytes * job.size_pct // 100, capacity_bytes - offset)
+        length -= length % min_bs
+    elif job.size_bytes is not None:
+        length = job.size_bytes
+        if offset + length > capacity_bytes:
+            raise _fail(job, "size", f"offset {offset} + size {length} bytes runs past the end of the "
+                                     f"{capacity_bytes}-byte drive; shrink size or offset")
+    else:
+        length = capacity_bytes - offset
+    return offset, length
+
+
+def _bs_weights(job: Job, i: int) -> list[tuple[int, int]]:
+    """The direction's block sizes as (bs_bytes, weight): ``bssplit``, ``bs``, or ``bsrange``
+    as fio draws it (min + max x U[0,1), aligned down to min, capped at max: each multiple of
+    min gets the share of [0, max) that lands on it)."""
+    if job.bssplit[i]:
+        return [(s.bs_bytes, s.pct) for s in job.bssplit[i] if s.pct]
+    lo, hi = job.bs_min_bytes[i], job.bs_max_bytes[i]
+    if lo == hi:
+        return [(lo, 1)]
+    weights: dict[int, int] = {}
+    for k in range(hi // lo):
+        size = min(lo + k * lo, hi)                      # x in [k*lo, (k+1)*lo) of [0, hi)
+        weights[size] = weights.get(size, 0) + min(lo, hi - k * lo)
+    if hi % lo:
+        weights[hi] = weights.get(hi, 0) + hi % lo       # x in [floor(hi/lo)*lo, hi): capped at hi
+    return sorted(weights.items())
+
+
+def _check_unit(job: Job, option: str, value: int) -> None:
+    if value % UNIT_BYTES:
+        raise _fail(job, option, f"{value} bytes is not a multiple of {UNIT_BYTES}: the simulated drive maps "
+                                 f"{UNIT_BYTES}-byte units; use sizes and offsets that are multiples of 4k")
+
+
+def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
+    """The ``start_workload`` keys of one job (without ``interval_s``) and notes on where the
+    simulator departs from fio."""
+    notes: list[str] = []
+    if job.rw.endswith("trimwrite"):
+        raise _fail(job, "rw", f"{job.rw} (trim a block, then write it) is not simulated; use rw=randrw or "
+                               "separate trim and write jobs")
+    if job.random and job.rw_new_offset_every_ios != 1:
+        raise _fail(job, "rw", f"{job.rw}:{job.rw_new_offset_every_ios} (a new random offset every "
+                               f"{job.rw_new_offset_every_ios} IOs) is not simulated; use percentage_random")
+    if not job.random and job.rw_skip_bytes:
+        raise _fail(job, "rw", f"{job.rw}:{job.rw_skip_bytes} (holes between sequential IOs) is not simulated")
+    if job.fsync_every_writes or job.fdatasync_every_writes:
+        key = "fsync" if job.fsync_every_writes else "fdatasync"
+        raise _fail(job, key, "cache flushes within a synthetic job are not simulated yet; remove it (the "
+                              "simulated drive's write buffer is flushed by trace replay's FLUSH commands)")
+    if job.wait_for is not None:
+        raise _fail(job, "wait_for", "a job waiting for another within a group is not simulated; put it in the "
+                                     "next group (stonewall) instead")
+    if job.bs_unaligned:
+        raise _fail(job, "bs_unaligned", "unaligned sizes are not simulated; sizes are multiples of 4k")
+    if job.thinktime_spin_us:
+        notes.append(f"{job.name}: thinktime_spin (host CPU spinning) is idle time for the drive, as the rest "
+                     "of the thinktime")
+    if job.rate_process != "linear":
+        raise _fail(job, "rate_process", f"{job.rate_process} arrivals are not simulated; use rate_process=linear")
+    offset, length = region(job, capacity_bytes)
+    _check_unit(job, "offset", offset)
+    _check_unit(job, "size", length)
+    dirs = job.directions
+    keys: dict = {"name": job.name, "qd": job.iodepth, "offset_bytes": offset, "span_bytes": length}
+    if "read" in dirs and "write" in dirs:
+        keys["read_fraction"] = job.rwmix_read_pct / 100.0
+    elif dirs == ("read",):
+        keys["read_fraction"] = 1.0
+    elif dirs == ("trim",):
+        keys["trim_fraction"] = 1.0
+    mean_bs: dict[str, float] = {}
+    for i, d in enumerate(DIRECTIONS):
+        if d not in dirs:
+            continue
+        sizes = _bs_weights(job, i)
+        for bs, _ in sizes:
+            _check_unit(job, "bssplit" if job.bssplit[i] else "bs", bs)
+        if job.random and job.ba_bytes[i] % UNIT_BYTES:
+            _check_unit(job, "ba", job.ba_bytes[i])
+        if len(sizes) == 1:
+            keys[f"{d}_bs_bytes"] = sizes[0][0]
+        else:
+            keys[f"{d}_bssplit"] = sizes
+        total = sum(w for _, w in sizes)
+        mean_bs[d] = sum(b * w for b, w in sizes) / total
+        keys[f"{d}_random_fraction"] = job.percentage_random_pct[i] / 100.0 if job.random else 0.0
+        rate = 0.0
+        if job.rate_iops[i]:
+            rate = float(job.rate_iops[i])
+        if job.rate_bytes_per_s[i]:
+            by_bytes = job.rate_bytes_per_s[i] / mean_bs[d]
+            rate = min(rate, by_bytes) if rate else by_bytes
+            if len(sizes) > 1:
+                notes.append(f"{job.name}: rate={job.rate_bytes_per_s[i]} bytes/s for {d}s is simulated as "
+                             f"{by_bytes:.1f} IOs/s (the mean block size, {mean_bs[d]:.0f} bytes)")
+        if rate:
+            keys[f"{d}_rate_iops"] = rate
+    dist = job.random_distribution
+    if job.random and dist.kind != "random":
+        keys["distribution"] = dist.kind if dist.kind != "zoned_abs" else "zoned"
+        if dist.kind == "zipf":
+            keys["zipf_theta"] = dist.zipf_theta
+        elif dist.kind == "pareto":
+            keys["pareto_h"] = dist.pareto_h
+        elif dist.kind == "normal":
+            keys["normal_dev_pct"] = dist.normal_dev_pct
+        elif dist.kind == "zoned":
+            keys["zones"] = [(z.access_pct, float(z.size_pct)) for z in dist.zones]
+        else:  # zoned_abs: zone sizes in bytes, as shares of the region
+            used = sum(z.size_bytes or 0 for z in dist.zones)
+            if used > length:
+                raise _fail(job, "random_distribution", f"the zoned_abs zones add up to {used} bytes, more than "
+                                                        f"the job's {length}-byte region")
+            zones = [(z.access_pct, 100.0 * (z.size_bytes or 0) / length) for z in dist.zones]
+            if used < length:  # fio: offsets beyond the last zone are never drawn
+                zones[-1] = (zones[-1][0], zones[-1][1] + 100.0 * (length - used) / length)
+                notes.append(f"{job.name}: the zoned_abs zones cover {used} of the region's {length} bytes; the "
+                             "last zone is widened to the region's end (the simulator's zones fill the region)")
+            keys["zones"] = zones
+        if dist.center_frac is not None:
+            keys["center_fraction"] = dist.center_frac
+    if job.random and not job.norandommap and dist.kind == "random":
+        notes.append(f"{job.name}: fio's random map (every block once per pass over the region) is simulated "
+                     "as independent uniform offsets (fio's norandommap)")
+    # End conditions, as fio: time_based runs for runtime; otherwise the region (or io_size)
+    # times loops, cut short by runtime or number_ios.
+    if job.time_based and job.runtime_us:
+        keys["duration_s"] = job.runtime_us / 1e6
+    else:
+        if job.runtime_us:
+            keys["duration_s"] = job.runtime_us / 1e6
+        io = (job.io_size_bytes if job.io_size_bytes is not None else
+              length * job.io_size_pct // 100 if job.io_size_pct is not None else length)
+        keys["io_bytes"] = io * job.loops
+    if job.number_ios:
+        keys["number_ios"] = job.number_ios
+    if job.thinktime_us:
+        keys["thinktime_s"] = job.thinktime_us / 1e6
+        keys["thinktime_blocks"] = job.thinktime_blocks
+        keys["thinktime_blocks_issued"] = job.thinktime_blocks_type == "issue"
+        if job.thinktime_iotime_us:
+            keys["thinktime_iotime_s"] = job.thinktime_iotime_us / 1e6
+    if "write" in dirs:
+        if job.zero_buffers:
+            keys["buffer_compress_pct"] = 100
+        elif job.buffer_compress_pct:
+            keys["buffer_compress_pct"] = job.buffer_compress_pct
+    if job.startdelay_us or job.startdelay_max_us:
+        keys["startdelay_s"] = job.startdelay_us / 1e6
+        if job.startdelay_max_us != job.startdelay_us:
+            notes.append(f"{job.name}: startdelay range: the simulator starts the job after the lower bound")
+    if job.ramp_time_us:
+        notes.append(f"{job.name}: ramp_time {job.ramp_time_us / 1e6:g} s: its IOs count in the series and totals "
+                     "(fio leaves them out of its statistics)")
+    return keys, notes
+
+
+def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
+    """The workload's groups as the simulator runs them, in order."""
+    out = []
+    for gi, group in enumerate(workload.groups):
+        dicts, notes = [], []
+        for job in group:
+            keys, n = sim_job(job, capacity_bytes)
+            dicts.append(keys)
+            notes += [x for x in n if x not in notes]
+        name = group[0].section if len({j.section for j in group}) == 1 else "+".join(
+            dict.fromkeys(j.section for j in group))
+        idle = 0.0
+        if len(dicts) == 1:
+            keys = {**dicts[0], "interval_s": interval_s}
+            idle = keys.pop("startdelay_s", 0.0)
+        else:
+            keys = {"jobs": dicts, "interval_s": interval_s}
+        if workload.exitall and len(dicts) > 1:
+            raise _fail(group[0], "exitall", "stopping a group when its first job ends is not simulated; "
+                                             "remove exitall or give each job its own end")
+        out.append(SimGroup(gi, name, keys, notes, [(j.name, j.directions) for j in group], idle))
+    return out

@@ -1,0 +1,160 @@
+"""``ssdlab run``: one fio job file on the simulator and on a loop device through fio, fio's
+options on the command line, and the errors a user meets. Loop-device tests need root and
+loop devices; they fail (not skip) without them unless SSDLAB_NO_LOOP=1."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conftest import run_cli, set_args
+from ssdlab import results
+
+needs_loop = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+
+#: Two sections: a sequential fill of the region, then a 70/30 mix over a zipf-skewed region
+#: in bursts of 2000 IOs separated by 500 ms of idle time.
+MIX_JOB = """\
+[global]
+ioengine=libaio
+direct=1
+size=48m
+iodepth=16
+
+[fill]
+rw=write
+bs=128k
+
+[mix]
+stonewall
+rw=randrw
+rwmixread=70
+bs=4k
+random_distribution=zipf:1.2
+runtime=3
+time_based
+thinktime=500ms
+thinktime_blocks=2000
+"""
+
+
+def _run(tmp_path, target: str, *extra: str, job: str = MIX_JOB, name: str = "r") -> tuple[dict, dict]:
+    jobfile = tmp_path / f"{name}.fio"
+    jobfile.write_text(job)
+    out = tmp_path / name
+    run_cli("run", str(jobfile), "--target", target, "--interval", "0.1", "--out", str(out), "--no-progress",
+            *extra)
+    return json.loads((out / "summary.json").read_text()), results.read_series(out / "series")
+
+
+def _zero_runs(iops: np.ndarray, min_len: int) -> int:
+    """Runs of at least ``min_len`` consecutive intervals without a completion."""
+    runs, n = 0, 0
+    for v in list(iops) + [1.0]:
+        if v == 0:
+            n += 1
+        else:
+            runs += n >= min_len
+            n = 0
+    return runs
+
+
+def _structure(summary: dict, series: dict) -> dict:
+    g1, g2 = summary["groups"]
+    d = g2["directions"]
+    mix = series["group"] == 2
+    iops = series["iops"][mix][:-1]          # the last interval may be cut short
+    return {"names": [g1["name"], g2["name"]], "fill_dirs": sorted(g1["directions"]),
+            "fill_bytes": g1["directions"]["write"]["bytes"], "mix_s": g2["duration_s"],
+            "read_share": d["read"]["ios"] / (d["read"]["ios"] + d["write"]["ios"]),
+            "ios": d["read"]["ios"] + d["write"]["ios"], "gaps": _zero_runs(iops, 3)}
+
+
+def _check_structure(st: dict) -> None:
+    assert st["names"] == ["fill", "mix"]
+    assert st["fill_dirs"] == ["write"] and st["fill_bytes"] == 48 * 2 ** 20
+    assert 2.95 <= st["mix_s"] <= 3.55  # fio may end in a thinktime past the runtime
+    assert st["read_share"] == pytest.approx(0.70, abs=0.02)
+    # Every 2000 IOs the host idles 500 ms: at least three whole 0.1 s intervals without a
+    # completion between bursts (a burst may straddle two intervals).
+    bursts = st["ios"] / 2000
+    assert bursts >= 2
+    assert int(bursts) - 1 <= st["gaps"] <= int(np.ceil(bursts)), st
+
+
+def test_job_file_on_simulator(tmp_path):
+    summary, series = _run(tmp_path, "sim:default", *set_args())
+    st = _structure(summary, series)
+    _check_structure(st)
+    assert summary["write_amplification"] is not None
+    assert {"read_iops", "write_iops", "read_mbps", "write_mbps", "read_lat_p99_us"} <= set(series)
+    assert any("ioengine=libaio" in n for n in summary["not_applicable"])
+    # Thinktime left the drive idle: the simulator counts the gaps.
+    assert summary["groups"][1]["idle_gaps"] == pytest.approx(st["ios"] / 2000, abs=1)
+
+
+@needs_loop
+def test_same_job_file_on_simulator_and_loop_device(tmp_path):
+    sim = _structure(*_run(tmp_path, "sim:default", *set_args(), name="sim"))
+    loop = _structure(*_run(tmp_path, "loop:64M", name="loop"))
+    for st in (sim, loop):
+        _check_structure(st)
+    assert sim["read_share"] == pytest.approx(loop["read_share"], abs=0.03)
+    assert sim["names"] == loop["names"] and sim["fill_bytes"] == loop["fill_bytes"]
+
+
+def test_fio_options_on_the_command_line(tmp_path):
+    out = tmp_path / "o"
+    run_cli("run", "--name=r", "--rw=randread", "--bs=8k", "--iodepth=4", "--size=64m", "--number_ios=5000",
+            "--target", "sim:default", *set_args(), "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    d = s["groups"][0]["directions"]
+    assert list(d) == ["read"] and d["read"]["ios"] == 5000 and d["read"]["bytes"] == 5000 * 8192
+    assert s["workload_source"].startswith("command line: --name=r")
+    # number_ios does not extend the I/O beyond one pass over the region (fio's rule).
+    run_cli("run", "--name=r", "--rw=randread", "--bs=8k", "--size=16m", "--number_ios=5000", "--target",
+            "sim:default", *set_args(), "--out", str(out), "--no-progress")
+    assert json.loads((out / "summary.json").read_text())["groups"][0]["directions"]["read"]["ios"] == 2048
+
+
+def test_print_job_and_dry_run(tmp_path):
+    jobfile = tmp_path / "j.fio"
+    jobfile.write_text(MIX_JOB)
+    printed = run_cli("run", str(jobfile), "--print-job").stdout
+    assert "[mix]" in printed and "stonewall" in printed and "random_distribution=zipf:1.2" in printed
+    dry = run_cli("run", str(jobfile), "--dry-run", *set_args(), "--out", str(tmp_path / "d")).stdout
+    assert "simulator workload" in dry and "'read_fraction': 0.7" in dry
+    assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[a]\nrw=randwrite\nverify=md5\n", "verify"),
+    ("[a]\nrw=randwrite\nbs=6k\nsize=1m\n", "multiple of 4096"),
+    ("[a]\nrw=randtrimwrite\n", "rw"),
+])
+def test_refusals_name_the_option_and_line(tmp_path, text, needle):
+    jobfile = tmp_path / "j.fio"
+    jobfile.write_text(text)
+    proc = run_cli("run", str(jobfile), *set_args(), "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+    assert str(jobfile) in proc.stderr or "j.fio" in proc.stderr
+
+
+@needs_loop
+def test_job_writing_elsewhere_is_refused(tmp_path):
+    jobfile = tmp_path / "j.fio"
+    jobfile.write_text("[a]\nfilename=/dev/sda\nrw=randwrite\nsize=1m\n")
+    proc = run_cli("run", str(jobfile), "--target", "loop:16M", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "filename=/dev/sda is not the target" in proc.stderr
+
+
+def test_usage_errors(tmp_path):
+    proc = run_cli("run", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "give a fio job file" in proc.stderr
+    proc = run_cli("run", "nosuchjob", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "no such job file" in proc.stderr
+    proc = run_cli("run", "--rw", "randread", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "--name=value" in proc.stderr
