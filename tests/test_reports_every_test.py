@@ -235,3 +235,16 @@ def test_loop_device_consistency_report_shows_latency(browser, tmp_path):
     data = _page_data((out / "report.html").read_text(encoding="utf-8"))
     (run,) = data["runs"].values()
     assert [c["id"] for c in run["companions"]] == ["latency"]
+
+
+def test_run_report_shows_reads_and_writes_separately(browser, tmp_path):
+    job = tmp_path / "mix.fio"
+    job.write_text("[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=16\nsize=64m\nruntime=3\ntime_based\n")
+    out = tmp_path / "run"
+    run_cli("run", str(job), *set_args(), "--interval", "0.5", "--out", str(out), "--no-progress")
+    _load_clean(browser, out / "report.html")
+    labels = _every_chart_drawn(browser, "lines-0", _shot_dir(tmp_path), "every_run")
+    assert labels[:3] == ["IOPS by direction", "MB/s by direction", "latency"], labels
+    assert "write amplification" in labels, labels
+    _chart_buttons(browser, "lines-0")["IOPS by direction"].click()
+    assert _legend(browser, "lines-0") == ["read", "write"]
