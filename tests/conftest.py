@@ -75,7 +75,7 @@ def loop_problem(tools: tuple[str, ...] = ("fio",)) -> str | None:
         if not shutil.which(tool):
             return f"{tool} is not installed (apt-get install fio util-linux e2fsprogs mount)"
     try:
-        with LoopDevice(parse_size("1M")):
+        with LoopDevice(parse_size("1MiB")):
             pass
     except Exception as e:  # noqa: BLE001 - report whatever went wrong
         return str(e)

@@ -43,16 +43,27 @@ def test_parse_fio_json_skips_preamble():
         parse_fio_json("fio: nothing here\n")
 
 
-def test_parse_size_binary_units():
-    assert parse_size("8G") == 8 << 30
-    assert parse_size("512M") == 512 << 20
-    assert parse_size("256MiB") == 256 << 20
-    assert parse_size("1.5G") == 3 << 29
-    assert parse_size(str(4 << 20)) == 4 << 20
-    assert format_size(256 << 20) == "256M"
-    for bad in ("8X", "", "-1G", "1000"):
-        with pytest.raises(ValueError):
-            parse_size(bad)
+def test_loop_sizes_are_command_line_sizes_rounded_down_to_4096():
+    # One size grammar (ssdlab.units): K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024.
+    assert parse_size("8G") == 8 * 10**9 and parse_size("512MiB") == 512 << 20
+    assert parse_size("1.5GiB") == 3 << 29 and parse_size(str(4 << 20)) == 4 << 20
+    assert parse_size("64M") == 64 * 10**6 and parse_size("64M").requested_bytes == 64 * 10**6  # 15625 blocks
+    # A loop device holds whole 4096-byte blocks: 10^9 bytes is 244140.625 of them.
+    one_g = parse_size("1G")
+    assert one_g == 244140 * 4096 and one_g.requested_bytes == 10**9
+    assert format_size(256 << 20) == "256MiB" and format_size(64 * 10**6) == "64M"
+    for bad in ("8X", "", "-1G", "1000", "1M"):  # 1M = 10^6 bytes: below the 1 MiB minimum
+        with pytest.raises(ValueError, match="size"):
+            parse_size(bad, what="size")
+
+
+def test_a_rounded_loop_size_is_said_in_the_description(tmp_path):
+    t = LoopTarget("1G", tmp_path, dry_run=True)
+    assert t.name == "loop:1G" and t.capacity_bytes == 999_997_440
+    loop = t.describe()["loop"]
+    assert loop["size_bytes"] == 999_997_440 and loop["requested_bytes"] == 10**9
+    assert "rounded down to 999997440 bytes" in loop["size_note"]
+    assert "requested_bytes" not in LoopTarget("1GiB", tmp_path, dry_run=True).describe()["loop"]
 
 
 def test_bad_target_names(tmp_path):
@@ -68,7 +79,7 @@ def test_bad_target_names(tmp_path):
 
 
 def test_dry_run_job_file_has_the_review_options(tmp_path):
-    t = LoopTarget("1G", tmp_path, dry_run=True)
+    t = LoopTarget("1GiB", tmp_path, dry_run=True)
     before = _loop_backing_files()
     job = JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, duration_s=2000, interval_s=1.0)
     r = t.run_phase(job)
@@ -90,7 +101,7 @@ def test_dry_run_job_file_has_the_review_options(tmp_path):
 
 
 def test_dry_run_touches_nothing_and_reports_refusal(loops_ok, tmp_path):
-    with LoopDevice(parse_size("16M")) as lo:
+    with LoopDevice(parse_size("16MiB")) as lo:
         subprocess.run(["mkfs.ext4", "-q", "-F", lo.path], check=True, capture_output=True)
         digest = hashlib.sha256(Path(lo.backing_file).read_bytes()).hexdigest()
         blocks = os.stat(lo.backing_file).st_blocks
@@ -110,8 +121,8 @@ def test_dry_run_touches_nothing_and_reports_refusal(loops_ok, tmp_path):
 
 
 def test_consistency_like_run_on_loop(loops_ok, tmp_path):
-    with LoopTarget("256M", tmp_path) as t:
-        assert t.capacity_bytes == 256 * MiB and t.name == "loop:256M"
+    with LoopTarget("256MiB", tmp_path) as t:
+        assert t.capacity_bytes == 256 * MiB and t.name == "loop:256MiB"
         assert t.purge()["method"] == "blkdiscard"
         fill = t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
         assert fill.complete and fill.totals["host_write_bytes"] == 256 * MiB
@@ -156,7 +167,7 @@ def test_consistency_like_run_on_loop(loops_ok, tmp_path):
 
 
 def test_trim_deallocates_on_loop(loops_ok, tmp_path):
-    with LoopTarget("64M", tmp_path) as t:
+    with LoopTarget("64MiB", tmp_path) as t:
         t.purge()
         assert t.loop.allocated_bytes() < MiB
         t.run_phase(JobSpec("fill", "write", bs_bytes=MiB, qd=8))
@@ -199,7 +210,7 @@ def test_file_target_write_trim_purge(need_fio, tmp_path):
 
 
 def test_purge_methods_not_supported_on_loop(loops_ok, tmp_path):
-    with LoopTarget("8M", tmp_path, purge_method="nvme-format") as t:
+    with LoopTarget("8MiB", tmp_path, purge_method="nvme-format") as t:
         with pytest.raises(FioError, match=r"not supported on /dev/loop\d+: it is not an NVMe namespace"):
             t.purge()
         t.purge_method = "ata-secure-erase"
@@ -215,7 +226,7 @@ _CHILD = textwrap.dedent("""
     import json, sys
     from ssdlab.targets.fio import LoopTarget
     from ssdlab.targets.base import JobSpec
-    t = LoopTarget("64M", sys.argv[1])
+    t = LoopTarget("64MiB", sys.argv[1])
     said = []
     def progress(frac, text):
         if not said:

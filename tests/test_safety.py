@@ -25,7 +25,7 @@ def loops_ok():
 
 @pytest.fixture
 def loop(loops_ok):
-    with LoopDevice(parse_size("32M")) as lo:
+    with LoopDevice(parse_size("32MiB")) as lo:
         yield lo
 
 
@@ -60,7 +60,7 @@ def test_refuses_ext4_and_names_the_flag(loop, tmp_path):
 
 
 def test_destroy_naming_another_device_is_refused(loops_ok):
-    with LoopDevice(parse_size("8M")) as a, LoopDevice(parse_size("8M")) as b:
+    with LoopDevice(parse_size("8MiB")) as a, LoopDevice(parse_size("8MiB")) as b:
         with pytest.raises(UnsafeTargetError) as ei:
             check_device(a.path, destroy=b.path)
         assert a.path in str(ei.value) and b.path in str(ei.value)
@@ -163,7 +163,7 @@ def test_file_gate(tmp_path, loops_ok):
     with pytest.raises(UnsafeTargetError, match="does not exist"):
         check_file(str(tmp_path / "nodir" / "x.img"))
     # a file that backs a loop device is refused unless named in the destroy flag
-    with LoopDevice(parse_size("8M")) as lo:
+    with LoopDevice(parse_size("8MiB")) as lo:
         with pytest.raises(UnsafeTargetError) as ei:
             check_file(lo.backing_file)
         assert f"backs loop device {lo.path}" in str(ei.value)

@@ -2,6 +2,12 @@
 one go, on a local process pool or on a dask.distributed cluster, with one table and
 comparison plots.
 
+It sits above the test procedures, as :mod:`ssdlab.procedures.review` does: it runs them
+(:mod:`~ssdlab.procedures.consistency`, :mod:`~ssdlab.procedures.used`) on targets and
+writes results, plots and one summary, and imports only what lies below (procedures,
+targets, profiles, results, plots, units), never the command line: ``ssdlab grid`` and
+``ssdlab sweep GRID.toml`` (:mod:`ssdlab.commands.grid`) call it.
+
 GRID.toml
 ---------
 ::
@@ -253,13 +259,11 @@ def _size(v: Any) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str):
-        import argparse
-
-        from .cli import _size as parse_size
+        from .units import parse_size
 
         try:
             return parse_size(v)
-        except argparse.ArgumentTypeError:
+        except ValueError:
             return None
     return None
 

@@ -27,3 +27,14 @@ def parse_size(text: str | int) -> int:
     if value != int(value):
         raise ValueError(f"{text!r} is not a whole number of bytes")
     return int(value)
+
+
+def format_size(n: int) -> str:
+    """The shortest exact spelling of ``n`` bytes that :func:`parse_size` reads back: powers of
+    1000 first (``64000000`` -> ``64M``), then powers of 1024 (``268435456`` -> ``256MiB``),
+    else plain bytes."""
+    if n:
+        for unit in ("T", "G", "M", "K", "TI", "GI", "MI", "KI"):
+            if n % _MULT[unit] == 0:
+                return f"{n // _MULT[unit]}{unit[0]}{'iB' if unit.endswith('I') else ''}"
+    return str(n)

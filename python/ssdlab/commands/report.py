@@ -27,17 +27,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UserError
+from ..procedures.declare import size
 
 if TYPE_CHECKING:
     from .. import fio_logs
 
 EPILOG = "Docs: README.md"
-
-
-def _size(text: str) -> int:
-    from ..cli import _size as parse_size
-
-    return parse_size(text)
 
 
 def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target here
@@ -69,7 +64,7 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
     a.add_argument("--interval", type=float, default=None, metavar="S",
                    help="series interval in seconds, at least the logs' own window (default: the logs' window, "
                         "detected from their time stamps; 1 s for per-IO logs)")
-    a.add_argument("--bs", type=_size, default=4096, metavar="SIZE",
+    a.add_argument("--bs", type=size, default=4096, metavar="SIZE",
                    help="block size of the IOs, for MB/s (default: 4KiB = 4096 bytes)")
     a.add_argument("--direction", choices=["read", "write", "trim"], default=None,
                    help="only this direction (default: every direction in the logs, summed)")

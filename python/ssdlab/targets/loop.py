@@ -6,10 +6,14 @@ attaches it with ``losetup --find --show --direct-io=on``, and removes both when
 TRIM/discard on the loop device punches holes in the backing file, so it really deallocates
 (the file's allocated blocks drop), which is what the TRIM tests look for.
 
-SIZE uses **binary** units: ``K`` = 1024, ``M`` = 1024**2, ``G`` = 1024**3, ``T`` = 1024**4
-bytes (``KiB``/``MiB``/``GiB``/``TiB`` and a trailing ``B`` are accepted too; a bare number is
-bytes). It must be a multiple of 4096 bytes and at least 1 MiB. The backing file's filesystem
-must have SIZE bytes free, because the tests fill the whole device.
+SIZE is read as every size on the command line (:func:`ssdlab.units.parse_size`): ``K``,
+``M``, ``G``, ``T`` are powers of 1000 (``loop:1G`` = 10^9 bytes), ``KiB``, ``MiB``, ``GiB``,
+``TiB`` powers of 1024, a bare number is bytes. A loop device holds whole 4096-byte blocks, so a
+size that is not a multiple of 4096 bytes is **rounded down** to one (``loop:1G`` gives
+999,997,440 bytes; ``loop:1GiB`` and ``loop:8G`` are exact); the device's :meth:`LoopDevice.info`
+(``loop`` in the target's description, summary.json) then gives both sizes and says so. It must
+be at least 1 MiB. The backing file's filesystem must have SIZE bytes free, because the tests
+fill the whole device.
 
 Cleanup happens in :meth:`LoopDevice.close`, on leaving a ``with`` block (also on error and
 Ctrl-C), and at interpreter exit (``atexit``). As a last resort the device is created with the
@@ -30,10 +34,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["LoopDevice", "LoopError", "parse_size", "format_size", "sweep_stale"]
+from .. import units
+from ..units import format_size
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(?:I?B)?\s*$", re.IGNORECASE)
+__all__ = ["LoopDevice", "LoopError", "LoopSize", "parse_size", "format_size", "sweep_stale"]
 
 # <linux/loop.h>
 _LOOP_SET_STATUS64 = 0x4C04
@@ -49,29 +53,37 @@ class LoopError(RuntimeError):
     """A loop device could not be created or removed; the message says what to do."""
 
 
-def parse_size(text: str | int, *, what: str = "size") -> int:
-    """Parse ``"8G"``, ``"512M"``, ``"256MiB"``, ``"1.5G"`` or a byte count into bytes (binary units)."""
-    if isinstance(text, int):
-        n = text
-    else:
-        m = _SIZE_RE.match(str(text))
-        if not m:
-            raise ValueError(
-                f"{what} {text!r} is not a size: use a number with K, M, G or T "
-                f"(binary units, 1G = 1024^3 bytes), e.g. 8G or 512M"
-            )
-        n = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-    if n < (1 << 20) or n % 4096:
-        raise ValueError(f"{what} {text!r} = {n} bytes: must be at least 1M and a multiple of 4096 bytes")
-    return n
+#: A loop device's size is a whole number of these [bytes].
+BLOCK_BYTES = 4096
+#: The smallest loop device ssdlab makes [bytes].
+MIN_BYTES = 1 << 20
 
 
-def format_size(n: int) -> str:
-    """Shortest exact binary-unit spelling: 268435456 -> '256M'."""
-    for unit in ("T", "G", "M", "K"):
-        if n % _UNITS[unit] == 0:
-            return f"{n // _UNITS[unit]}{unit}"
-    return str(n)
+class LoopSize(int):
+    """A loop device's size in bytes (a multiple of :data:`BLOCK_BYTES`) that remembers the
+    bytes asked for (``requested_bytes``), so the device can say it rounded them down."""
+
+    requested_bytes: int
+
+    def __new__(cls, requested_bytes: int) -> "LoopSize":
+        self = super().__new__(cls, requested_bytes // BLOCK_BYTES * BLOCK_BYTES)
+        self.requested_bytes = int(requested_bytes)
+        return self
+
+
+def parse_size(text: str | int, *, what: str = "size") -> LoopSize:
+    """The size of a loop device from ``"8G"``, ``"256MiB"``, ``"1.5G"`` or a byte count
+    (:func:`ssdlab.units.parse_size`: K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024),
+    rounded down to a multiple of 4096 bytes. ValueError, starting with ``what``, if it is not a
+    size or below 1 MiB."""
+    try:
+        n = units.parse_size(text)
+    except ValueError as e:
+        raise ValueError(f"{what} {e}; e.g. loop:8G (8 x 10^9 bytes) or loop:512MiB") from None
+    size = LoopSize(n)
+    if size < MIN_BYTES:
+        raise ValueError(f"{what} {text!r} = {n} bytes: a loop device needs at least 1MiB ({MIN_BYTES} bytes)")
+    return size
 
 
 def _pid_alive(pid: int) -> bool:
@@ -118,17 +130,20 @@ def sweep_stale(directory: str | os.PathLike) -> list[str]:
 class LoopDevice:
     """A loop device over a sparse temporary file, owned by this process.
 
-    >>> with LoopDevice(parse_size("256M")) as lo:   # doctest: +SKIP
+    >>> with LoopDevice(parse_size("256MiB")) as lo:   # doctest: +SKIP
     ...     print(lo.path, lo.backing_file)
     /dev/loop3 /tmp/ssdlab-loop-1234-ab12cd/backing.img
 
-    ``size_bytes``: device size in bytes. ``directory``: where the backing file goes
+    ``size_bytes``: device size in bytes, rounded down to a multiple of 4096 (a
+    :class:`LoopSize` from :func:`parse_size` keeps what was asked for). ``directory``: where the backing file goes
     (default ``$SSDLAB_LOOP_DIR`` or the system temp dir). ``direct_io``: attach with
     ``--direct-io=on`` so the loop driver bypasses the page cache of the backing file.
     """
 
     def __init__(self, size_bytes: int, *, directory: str | os.PathLike | None = None, direct_io: bool = True):
-        self.size_bytes = int(size_bytes)
+        size = size_bytes if isinstance(size_bytes, LoopSize) else LoopSize(size_bytes)
+        self.size_bytes = int(size)
+        self.requested_bytes = size.requested_bytes
         self.directory = os.fspath(directory or os.environ.get("SSDLAB_LOOP_DIR") or tempfile.gettempdir())
         self.direct_io = direct_io
         self.path: str | None = None
@@ -233,8 +248,13 @@ class LoopDevice:
         return os.stat(self.backing_file).st_blocks * 512
 
     def info(self) -> dict:
-        """Facts for summary.json: device, backing file, size, direct I/O and autoclear state."""
+        """Facts for summary.json: device, backing file, size (and the size asked for, if it was
+        rounded down), direct I/O and autoclear state."""
         d: dict = {"device": self.path, "backing_file": self.backing_file, "size_bytes": self.size_bytes}
+        if self.requested_bytes != self.size_bytes:
+            d["requested_bytes"] = self.requested_bytes
+            d["size_note"] = (f"{self.requested_bytes} bytes asked for, rounded down to {self.size_bytes} bytes: a "
+                              f"loop device holds whole {BLOCK_BYTES}-byte blocks")
         if self.path:
             sysd = Path("/sys/class/block") / os.path.basename(self.path) / "loop"
             for key in ("dio", "autoclear"):
