@@ -158,3 +158,20 @@ def test_usage_errors(tmp_path):
     assert proc.returncode == 2 and "no such job file" in proc.stderr
     proc = run_cli("run", "--rw", "randread", "--out", str(tmp_path / "o"), check=False)
     assert proc.returncode == 2 and "--name=value" in proc.stderr
+
+
+def test_ctrl_c_keeps_what_was_measured(tmp_path):
+    from conftest import interrupt_cli
+
+    jobfile = tmp_path / "long.fio"
+    jobfile.write_text("[fill]\nrw=write\nbs=128k\nsize=64m\n[w]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\n"
+                       "runtime=1000000\ntime_based\n")
+    out = tmp_path / "o"
+    interrupt_cli("run", str(jobfile), *set_args(), "--out", str(out), "--no-progress", settle_s=3.0)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] is False and results.incomplete_reason(out)
+    fill, w = s["groups"]
+    assert fill["complete"] and not w["complete"] and 0 < w["duration_s"] < 1_000_000
+    series = results.read_series(out / "series")
+    assert (series["group"] == 2).sum() == pytest.approx(w["duration_s"], abs=1)
+    assert (out / "report.html").exists()
