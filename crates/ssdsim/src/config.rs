@@ -287,6 +287,8 @@ config_keys! {
     host_link_mbps: f64 = 550.0;
     /// Controller time to process one host command (caps small-block IOPS) [µs].
     controller_cmd_us: f64 = 11.0;
+    /// Program/erase cycles the NAND is rated for (25 nm-class MLC: 3000; 34 nm MLC: 5000; SLC: ~100000); used only to project endurance from the host write rate and write amplification (`ssdlab.analysis.endurance_projection`), never by the simulation. 0 = unknown [cycles].
+    rated_pe_cycles: u64 = 3000;
 }
 
 /// Victim-selection policy for garbage collection.
