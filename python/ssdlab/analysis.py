@@ -72,6 +72,7 @@ __all__ = [
     "burst_stats",
     "zero_runs",
     "write_amplification",
+    "endurance_projection",
 ]
 
 
@@ -455,6 +456,94 @@ def write_amplification(host_bytes: float | int | None, nand_bytes: float | int 
     if h == 0:
         return None
     return m / h
+
+
+#: Days in a year, for ``years_until_rated_pe``.
+DAYS_PER_YEAR = 365.25
+#: Seconds in a day.
+S_PER_DAY = 86_400.0
+
+
+def _gb(n_bytes: float) -> str:
+    """Bytes as GB (10^9) with three significant digits, whole GB from 100 on."""
+    gb = n_bytes / 1e9
+    return f"{gb:,.0f}" if gb >= 100 else f"{gb:.3g}"
+
+
+def endurance_projection(host_write_bytes: float | int, duration_s: float, write_amplification: float | None,
+                         capacity_bytes: float | int, rated_pe_cycles: float | int | None,
+                         raw_capacity_bytes: float | int | None = None) -> dict[str, Any]:
+    """How long the NAND lasts to its rated program/erase (P/E) count if the host kept
+    writing as it did for ``duration_s``: ``host_write_bytes`` over ``duration_s`` seconds,
+    around the clock, at ``write_amplification`` (NAND bytes / host bytes).
+
+    Every block of NAND wears, spare area included, and wear levelling spreads the NAND
+    writes over all of it, so the rating allows ``raw_capacity_bytes`` (the physical NAND,
+    a profile's ``geometry.physical_bytes``) × ``rated_pe_cycles`` bytes of NAND writes.
+    Without ``raw_capacity_bytes`` the user ``capacity_bytes`` stands in for it, which
+    understates the endurance by the spare fraction; ``pe_capacity_basis`` says which was
+    used. Then::
+
+        host_bytes_per_day   = host_write_bytes / duration_s × 86400
+        drive_writes_per_day = host_bytes_per_day / capacity_bytes             (DWPD, user capacity)
+        nand_bytes_per_day   = host_bytes_per_day × write_amplification
+        rated_total_host_bytes = pe_capacity_bytes × rated_pe_cycles / write_amplification   (TBW)
+        days_until_rated_pe  = pe_capacity_bytes × rated_pe_cycles / (host_bytes_per_day × WA)
+        years_until_rated_pe = days_until_rated_pe / 365.25
+
+    Returns a dict with those keys plus the inputs (``host_write_bytes_per_s``,
+    ``write_amplification``, ``capacity_bytes``, ``rated_pe_cycles``, ``pe_capacity_bytes``,
+    ``pe_capacity_basis``), ``assumptions`` (one sentence a report can print) and
+    ``unavailable``: None, or why the projection is n/a. A value that needs an unknown
+    input is None: a real drive without NAND counters has no write amplification (no NAND
+    bytes, no days), an unknown rating (``rated_pe_cycles`` None or 0) gives no TBW and no
+    days; ``drive_writes_per_day`` needs neither. No host writes: no days (never worn out).
+    """
+    def number(name: str, v: Any, *, positive: bool) -> float:
+        x = float(v)
+        if not math.isfinite(x) or x < 0 or (positive and x == 0):
+            raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {v!r}")
+        return x
+
+    host = number("host_write_bytes", host_write_bytes, positive=False)
+    dur = number("duration_s", duration_s, positive=True)
+    cap = number("capacity_bytes", capacity_bytes, positive=True)
+    wa = None if write_amplification is None else number("write_amplification", write_amplification, positive=True)
+    pe = None if rated_pe_cycles is None else number("rated_pe_cycles", rated_pe_cycles, positive=False) or None
+    raw = None if raw_capacity_bytes is None else number("raw_capacity_bytes", raw_capacity_bytes, positive=True)
+    pe_cap, basis = (raw, "raw NAND") if raw is not None else (cap, "user capacity")
+
+    rate = host / dur
+    per_day = rate * S_PER_DAY
+    nand_per_day = None if wa is None else per_day * wa
+    tbw = None if wa is None or pe is None else pe_cap * pe / wa
+    days = None if tbw is None or per_day == 0 else tbw / per_day
+    missing = [why for why, gone in (("write amplification unknown (no NAND write counter)", wa is None),
+                                     ("rated P/E cycles unknown", pe is None),
+                                     ("no host writes", per_day == 0)) if gone]
+    assumptions = (
+        f"the host writes {rate / 1e6:.3g} MB/s around the clock (the measured mean rate); "
+        + ("write amplification stays at the measured " + f"{wa:.3g}" if wa is not None else
+           "write amplification unknown")
+        + f"; wear levelling spreads NAND writes evenly over the {basis} ({_gb(pe_cap)} GB)"
+        + (f", each block good for {pe:,.0f} P/E cycles" if pe is not None else "")
+        + ". Reaching the rated P/E count ends the vendor's retention guarantee; it is not a failure date")
+    return {
+        "host_write_bytes_per_s": rate,
+        "host_bytes_per_day": per_day,
+        "drive_writes_per_day": per_day / cap,
+        "write_amplification": wa,
+        "nand_bytes_per_day": nand_per_day,
+        "capacity_bytes": int(cap),
+        "rated_pe_cycles": None if pe is None else int(pe),
+        "pe_capacity_bytes": int(pe_cap),
+        "pe_capacity_basis": basis,
+        "rated_total_host_bytes": tbw,
+        "days_until_rated_pe": days,
+        "years_until_rated_pe": None if days is None else days / DAYS_PER_YEAR,
+        "assumptions": assumptions,
+        "unavailable": "; ".join(missing) or None,
+    }
 
 
 # --------------------------------------------------------------------------- main entry

@@ -158,6 +158,24 @@ MAIN_METRICS: tuple[tuple[str, str, str], ...] = (
     ("latency_us.p99.9", "latency p99.9", "µs"),
     ("latency_us.max", "latency max", "µs"),
 )
+#: The endurance projection (``summary["endurance"]``, see
+#: :func:`ssdlab.analysis.endurance_projection`) as the report shows it: (key, label, unit,
+#: divisor from the summary's unit).
+ENDURANCE_METRICS: tuple[tuple[str, str, str, float], ...] = (
+    ("host_write_bytes_per_s", "host write rate", "MB/s", 1e6),
+    ("drive_writes_per_day", "drive writes per day", "", 1.0),
+    ("host_bytes_per_day", "host writes per day", "TB", 1e12),
+    ("write_amplification", "write amplification", "", 1.0),
+    ("write_amplification_basis", "write amplification from", "", 1.0),
+    ("nand_bytes_per_day", "NAND writes per day", "TB", 1e12),
+    ("rated_pe_cycles", "rated P/E cycles", "", 1.0),
+    ("pe_capacity_bytes", "capacity the rating applies to", "GB", 1e9),
+    ("pe_capacity_basis", "which capacity", "", 1.0),
+    ("rated_total_host_bytes", "host writes the rating allows, TBW", "TB", 1e12),
+    ("days_until_rated_pe", "time to the rated P/E count", "days", 1.0),
+    ("years_until_rated_pe", "time to the rated P/E count", "years", 1.0),
+    ("unavailable", "n/a because", "", 1.0),
+)
 #: Run parameters shown above the metrics.
 _PARAMS: tuple[tuple[str, str, str], ...] = (
     ("span_pct", "span", "%"),
@@ -747,9 +765,8 @@ def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str]]:
 
 
 def _metrics_table(runs: Sequence[dict], keys: Sequence[tuple[str, str, str]], table_id: str,
-                   section: str, heading: str = "") -> str:
-    params = _metric_rows(runs, _PARAMS)
-    rows = params + _metric_rows(runs, keys)
+                   section: str, heading: str = "", *, params: bool = True) -> str:
+    rows = (_metric_rows(runs, _PARAMS) if params else []) + _metric_rows(runs, keys)
     if not rows:
         return ""
     heading = f"<h3>{_e(heading)}</h3>" if heading else ""
@@ -851,6 +868,28 @@ def _run_tables(runs: Sequence[dict]) -> str:
             out.append(f'<div class="runtables" data-run="{_e(r["id"])}">' + head
                        + "".join(_user_table(t, i) for i, t in enumerate(tables)) + "</div>")
     return "".join(out)
+
+
+def _endurance_section(runs: Sequence[dict]) -> str:
+    """How long each run's NAND would last at its measured write rate, for every run whose
+    summary has an ``endurance`` projection (any test); "" when none has."""
+    shown = [r for r in runs if isinstance(r["summary"].get("endurance"), Mapping)]
+    if not shown:
+        return ""
+    views = []
+    for r in shown:
+        e = r["summary"]["endurance"]
+        view = {k: (v / div if isinstance(v, (int, float)) and not isinstance(v, bool) and div != 1.0 else v)
+                for k, _, _, div in ENDURANCE_METRICS if (v := e.get(k)) is not None}
+        views.append({**r, "summary": view})
+    keys = [(k, label, unit) for k, label, unit, _ in ENDURANCE_METRICS]
+    notes = "".join(f'<p class="note">{_e(r["drive"])} · {_e(r["variant"])}: '
+                    f'{_e(r["summary"]["endurance"].get("assumptions", ""))}.</p>' for r in shown)
+    return ('<section id="endurance-section"><h2>Endurance</h2><p class="lead">If the host kept writing at the '
+            "run's rate around the clock: drive writes per day, NAND written per day (host writes × write "
+            "amplification), and the days until the NAND reaches its rated program/erase count = capacity × "
+            "rated P/E ÷ (host bytes per day × write amplification).</p>"
+            + _metrics_table(views, keys, "metrics-endurance", "endurance", params=False) + notes + "</section>")
 
 
 def _run_details(r: dict) -> str:
@@ -1065,6 +1104,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
     for i, (test, rs) in enumerate(rest.items()):
         if test not in GROUP_TESTS:
             parts.append(rest_section(i, test, rs))
+    parts.append(_endurance_section(runs))
     parts.append('<section id="runs-section"><h2>Runs</h2><p class="lead">Version, command line, target, '
                  'profile and every stored value of each run (click to open).</p>'
                  + "".join(_run_details(r) for r in runs) + "</section>")
