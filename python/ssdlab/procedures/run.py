@@ -18,6 +18,7 @@ endurance projection), plots and report.html.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 from .. import plots, report, results
 from ..errors import UserError
 from ..progress import phase_bar
-from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, Target, WorkloadStep
+from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target, WorkloadStep
 from ..workload import fiojob, tofio, tosim
 from .common import FILL_BS_BYTES, declared_summary, end_run, failure_of
 from .declare import Test, param
@@ -53,15 +54,57 @@ class RunParams:
     fio_args: tuple = ()
 
 
-def _named():
-    from ..workload import named
+@dataclass
+class Loaded:
+    """The workload the command line names: fio jobs (``workload``) or a generated command
+    stream (``named`` with its ``named_params``), and where it came from."""
 
-    return named
+    source: str
+    workload: fiojob.Workload | None = None
+    named: object | None = None
+    named_params: object | None = None
 
 
-def load(params: RunParams) -> tuple[fiojob.Workload, str]:
-    """The workload the command line names, and where it came from (for the summary)."""
+def _named_params(named, args: tuple[str, ...]):
+    """A built-in workload's parameters from the options after its name (its declared flags)."""
+    import argparse
+
+    from . import declare
+
+    parser = argparse.ArgumentParser(prog=f"ssdlab run {named.name}", add_help=False, allow_abbrev=False,
+                                     exit_on_error=False)
+    declare.add_arguments(parser, named.params)
+    try:
+        ns, extra = parser.parse_known_args(list(args))
+    except argparse.ArgumentError as e:
+        raise UserError(f"run {named.name}: {e}") from None
+    if extra:
+        flags = [p.flag for _, p in declare.declared(named.params) if p.flag]
+        raise UserError(f"run {named.name}: unknown option {extra[0]}; its options are {', '.join(flags)} "
+                        f"(ssdlab run --list shows them with their defaults)")
+    values = {}
+    for f, p in declare.declared(named.params):
+        if p.flag is not None:
+            v = getattr(ns, f.name)
+            values.update(v if isinstance(v, dict) else {f.name: v})
+    return named.make_params(**values)
+
+
+def load(params: RunParams) -> Loaded:
+    """The workload the command line names (a job file, a built-in workload with its options,
+    or fio's options)."""
+    from ..workload import named as named_mod
+
     args = tuple(params.fio_args)
+    if params.job is not None and params.job in named_mod.NAMED and not Path(params.job).exists():
+        named = named_mod.get(params.job)
+        p = _named_params(named, args)
+        source = f"built-in workload {named.name}" + (f" ({' '.join(args)})" if args else "")
+        if named.generated:
+            return Loaded(source, named=named, named_params=p)
+        text = named.text(p)
+        return Loaded(source, workload=fiojob.parse_job_text(text, source=f"<built-in workload {named.name}>"),
+                      named=named, named_params=p)
     bad = [a for a in args if not a.startswith("--")]
     if bad:
         raise UserError(f"run: {bad[0]!r}: fio options are given as --name=value (e.g. --rw=randrw --bs=4k)")
@@ -76,37 +119,30 @@ def load(params: RunParams) -> tuple[fiojob.Workload, str]:
             raise UserError("run: give a fio job file, a built-in workload (ssdlab run --list) or fio's options, "
                             "e.g. ssdlab run --name=mix --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 "
                             "--runtime=60 --time_based --out DIR")
-        return fiojob.parse_command_line(list(args)), "command line: " + " ".join(args)
+        return Loaded("command line: " + " ".join(args), workload=fiojob.parse_command_line(list(args)))
     path = Path(params.job)
-    if path.exists():
-        if path.is_dir():
-            raise UserError(f"run: {path} is a folder; give a fio job file")
-        return fiojob.parse_job_file(path), f"job file {path}"
-    try:
-        named = _named()
-    except ImportError:
-        named = None
-    if named is not None and params.job in named.NAMED:
-        text = named.get(params.job).job_text()
-        if text is None:
-            raise UserError(f"run: {params.job} is not a job-file workload")
-        return fiojob.parse_job_text(text, source=f"<built-in workload {params.job}>"), f"built-in workload {params.job}"
-    raise UserError(f"run: {params.job}: no such job file, and not a built-in workload (ssdlab run --list names them)")
+    if not path.exists():
+        raise UserError(f"run: {params.job}: no such job file, and not a built-in workload (ssdlab run --list "
+                        f"names them: {', '.join(named_mod.NAMED)})")
+    if path.is_dir():
+        raise UserError(f"run: {path} is a folder; give a fio job file")
+    return Loaded(f"job file {path}", workload=fiojob.parse_job_file(path))
 
 
 def early(params: RunParams) -> int | None:
     """``--list`` and ``--print-job``: print and end, before any target is opened."""
     if params.list_named:
-        try:
-            lines = _named().listing()
-        except ImportError:
-            lines = []
-        for line in lines:
+        from ..workload import named
+
+        for line in named.listing():
             print(line)
         return 0
     if params.print_job:
-        workload, _ = load(params)
-        print(fiojob.format_job_file(workload), end="")
+        loaded = load(params)
+        if loaded.workload is None:
+            raise UserError(f"run: {loaded.named.name} is a generated command stream, not a fio job; on fio targets "
+                            "it runs as a replay (--dry-run shows it)")
+        print(fiojob.format_job_file(loaded.workload), end="")
         return 0
     return None
 
@@ -132,22 +168,49 @@ def _fill_job(target: Target, params: RunParams) -> JobSpec:
                    span_bytes=target.capacity_bytes // FILL_BS_BYTES * FILL_BS_BYTES, seed=params.seed)
 
 
+def _generated_span(loaded: Loaded, target: Target) -> int:
+    """Bytes of the drive a generated workload lays out, checked against the target."""
+    span = loaded.named.layout(loaded.named_params)
+    if span > target.capacity_bytes:
+        raise UserError(f"run {loaded.named.name}: its layout needs {span:,} bytes, more than {target.name}'s "
+                        f"{target.capacity_bytes:,}; use fewer or smaller records or time steps")
+    return span
+
+
+def _replay_job(loaded: Loaded) -> ReplayJob:
+    p = loaded.named_params
+    commands = loaded.named.totals(p)["commands"]
+    return ReplayJob(name=loaded.named.name, qd=getattr(p, "qd", 1), window_commands=max(1, commands // 500),
+                     buffer_compress_pct=getattr(p, "buffer_compress_pct", None))
+
+
 def plan(target: Target, params: RunParams) -> list:
     """The steps (checked: an option the simulator cannot run, or a job writing elsewhere
     than the target, is an error before the drive is touched)."""
-    workload, _ = load(params)
-    return _steps(workload, target, params)
+    loaded = load(params)
+    if loaded.workload is None:
+        _generated_span(loaded, target)
+        return [_replay_job(loaded)]
+    return _steps(loaded.workload, target, params)
 
 
 def print_plan(target: Target, params: RunParams) -> None:
     """``--dry-run``: the workload as ssdlab understood it, then per group what runs: the
     simulator's workload keys, or fio's job file."""
-    workload, source = load(params)
-    steps = _steps(workload, target, params)
-    print(f"# dry run: {source} on {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    loaded = load(params)
+    print(f"# dry run: {loaded.source} on {target.name} ({target.capacity_bytes} bytes); nothing is written")
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
+    if loaded.workload is None:
+        span = _generated_span(loaded, target)
+        print(f"# a generated command stream over the first {span:,} bytes, replayed in order at "
+              f"QD{_replay_job(loaded).qd}:")
+        for k, v in loaded.named.totals(loaded.named_params).items():
+            print(f"#   {k} = {v:,}" if isinstance(v, int) else f"#   {k} = {v}")
+        return
+    workload = loaded.workload
+    steps = _steps(workload, target, params)
     if params.fill:
         print(f"# first: sequential fill of {_fill_job(target, params).span_bytes} bytes, 128 KiB at QD32")
     print(fiojob.format_job_file(workload))
@@ -183,12 +246,17 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     """Runs the workload on ``target`` into the results folder ``out``; returns the summary.
     Ctrl-C or a failing group keeps what was measured, marked incomplete."""
     rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
-    workload, source = load(params)
-    steps = _steps(workload, target, params)
+    loaded = load(params)
     summary = declared_summary("run", target, params, argv)
-    summary.update(workload_source=source, groups_planned=len(steps))
-    job_text = fiojob.format_job_file(workload)
-    (rd / "job.fio").write_text(job_text)
+    summary["workload_source"] = loaded.source
+    if loaded.named is not None:
+        summary["workload_params"] = dataclasses.asdict(loaded.named_params)
+    if loaded.workload is None:
+        return _run_generated(target, loaded, summary, rd, params, progress)
+    workload = loaded.workload
+    steps = _steps(workload, target, params)
+    summary["groups_planned"] = len(steps)
+    (rd / "job.fio").write_text(fiojob.format_job_file(workload))
     if target.simulated:
         summary["not_applicable"] = _not_applicable(workload)
         summary["simulator_notes"] = [n for g in steps for n in g.notes]
@@ -210,6 +278,55 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     except (_Stopped, KeyboardInterrupt) as e:
         complete, error = False, failure_of(e)
     _finish(rd, target, summary, results_, params)
+    table = getattr(loaded.named, "table", None)
+    if table is not None:  # a built-in workload's own results table (CrystalDiskMark's)
+        summary["table"] = table(summary["groups"])
+        summary["table_text"] = loaded.named.table_text(summary["table"])
+        rd.write_summary(summary)
+    end_run(rd, summary, complete, error)
+    return summary
+
+
+def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.ResultsDir, params: RunParams,
+                   progress) -> dict:
+    """A generated command stream (the record workload), replayed in order on the target as
+    a trace is (through a generated replay file on fio targets)."""
+    named, p = loaded.named, loaded.named_params
+    span = _generated_span(loaded, target)
+    job = _replay_job(loaded)
+    planned = named.totals(p)
+    summary.update(span_bytes=span, planned=planned, purge={"method": "none: the workload runs on the drive as it is"})
+    complete, error = True, None
+    with phase_bar(f"{named.name} workload", enabled=progress) as bar:
+        r = target.replay(job, named.commands(p, span), bar, total_commands=planned["commands"])
+    if not r.complete:
+        complete, error = False, r.error
+    rd.write_series("series", r.series)
+    t = r.totals
+    duration = float(t.get("duration_s") or 0.0)
+    totals = {"read_ios": t.get("reads"), "read_bytes": t.get("host_read_bytes"),
+              "write_ios": t.get("writes"), "write_bytes": t.get("host_write_bytes")}
+    group = {"name": named.name, "complete": r.complete, "duration_s": duration,
+             "directions": _direction_figures(totals, duration), "latency_us": {}, "notes": r.notes}
+    for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification"):
+        if t.get(k) is not None:
+            group[k] = t[k]
+    summary.update(groups=[group], duration_s=duration, host_write_bytes=t.get("host_write_bytes") or 0,
+                   commands=t.get("commands"))
+    if target.simulated:
+        summary["nand_write_bytes"] = t.get("nand_write_bytes")
+        summary["write_amplification"] = t.get("write_amplification")
+        summary["counters"] = target.counters()
+        _endurance(summary, target)
+    if len(r.series.get("t_s", ())):
+        title = f"{target.name} — {loaded.source}"
+        summary["plots"] = [x.name for x in plots.line_plot(rd / "mbps", r.series["t_s"], {"MB/s": r.series["mbps"]},
+                                                             "time (s)", "MB/s", f"{title}: MB/s per window",
+                                                             formats=("png", "svg"))]
+        summary["plot"] = [{"series": "series", "x": "t_s", "y": [{"series": "series", "y": "mbps", "label": "MB/s",
+                                                                  "unit": "MB/s"}],
+                            "kind": "line", "title": f"{title}: MB/s per window of {job.window_commands} commands",
+                            "label": "MB/s", "ylabel": "MB/s"}]
     end_run(rd, summary, complete, error)
     return summary
 
@@ -344,11 +461,13 @@ def show(s: dict) -> None:
         print(f"  group {i} {g['name']}: {g['duration_s']:.1f} s" + ("" if g["complete"] else " (incomplete)"))
         for d, f in g["directions"].items():
             lat = f["latency_us"]
-            print(f"    {d:<5} {_fmt(f['iops_mean'], ',.0f'):>10} IOPS {_fmt(f['mbps_mean'], ',.1f'):>9} MB/s  "
-                  f"p50 {_fmt(lat.get('p50'), ',.0f')} µs  p99 {_fmt(lat.get('p99'), ',.0f')} µs  "
-                  f"max {_fmt(lat.get('max'), ',.0f')} µs")
+            print(f"    {d:<5} {_fmt(f['iops_mean'], ',.0f'):>10} IOPS {_fmt(f['mbps_mean'], ',.1f'):>9} MB/s" + (
+                  f"  p50 {_fmt(lat.get('p50'), ',.0f')} µs  p99 {_fmt(lat.get('p99'), ',.0f')} µs  "
+                  f"max {_fmt(lat.get('max'), ',.0f')} µs" if lat else ""))
         if g.get("write_amplification") is not None:
             print(f"    write amplification {g['write_amplification']:.2f}")
+    if s.get("table_text"):
+        print(s["table_text"])
     e = s.get("endurance")
     if e:
         print(f"  endurance: {_fmt(e.get('drive_writes_per_day'), '.2f')} drive writes/day; rated P/E cycles used "

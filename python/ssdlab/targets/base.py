@@ -223,6 +223,9 @@ class ReplayJob:
     name: str
     qd: int = 32
     window_commands: int = 100_000
+    #: How compressible the written data is [%, 0..100] (fio's ``buffer_compress_percentage``);
+    #: None: fio's random data, and on the simulator the profile's compression ratio.
+    buffer_compress_pct: int | None = None
 
     def __post_init__(self) -> None:
         if self.qd < 1:

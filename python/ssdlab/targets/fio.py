@@ -645,6 +645,8 @@ class FioTarget:
         if self.dry_run and self._engine is None:
             g.append("; (ssdlab probes io_uring before a real run and falls back to libaio if it fails)")
         g += ["refill_buffers=1"]
+        if job.buffer_compress_pct is not None:
+            g.append(f"buffer_compress_percentage={job.buffer_compress_pct}")
         j = [f"[{_safe_stem(job.name)}]", f"read_iolog={seg.trace.name}",
              f"replay_redirect={self.real_path if not self.dry_run else self.path}",
              "replay_no_stall=1", f"iodepth={job.qd}",

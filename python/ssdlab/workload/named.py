@@ -45,6 +45,10 @@ class Named:
     commands: Callable | None = None
     totals: Callable | None = None
     layout: Callable | None = None
+    #: ``table(groups)`` -> rows: the workload's own results table from a run's per-group
+    #: summary (CrystalDiskMark's), and ``table_text(rows)`` to print it; None for none.
+    table: Callable | None = None
+    table_text: Callable | None = None
 
     @property
     def generated(self) -> bool:
@@ -285,7 +289,7 @@ _ENTRIES = (
           "CrystalDiskMark 8's default profile as fio jobs: each test one group over a 1 GiB region, time-based, "
           "after an unmeasured run and an idle interval, as CrystalDiskMark 8.0.6 runs them; cdm_table() makes "
           "its results table.",
-          CdmParams, text=cdm_job_text),
+          CdmParams, text=cdm_job_text, table=cdm_table, table_text=cdm_table_text),
     Named("jesd219", "JEDEC JESD219 enterprise endurance workload: random writes 512 B-64 KiB, 50/30/20 % of "
           "accesses in 5/15/80 % of the LBA range",
           "The JESD219 enterprise endurance workload as one fio job: bssplit with the standard's transfer-size "

@@ -86,6 +86,11 @@ class RecordParams:
                                      "records written (0: never)", low=0)
     max_io_bytes: int = param(_MiB, "--max-io", "largest command; a record is read or written as commands of at "
                               "most this size", unit="bytes", parse=size, low=_ALIGN, multiple_of=_ALIGN)
+    qd: int = param(1, "--qd", "commands kept outstanding (1: an application that seeks, then reads or writes, "
+                    "one request at a time)", low=1, high=1024)
+    buffer_compress_pct: int = param(0, "--compress-pct", "how compressible the written records are (fio's "
+                                     "buffer_compress_percentage: 0 random data, 100 all zeroes)", unit="%",
+                                     low=0, high=100)
     seed: int = param(1, None, "seed of the random order and of the read/write draws")
 
 

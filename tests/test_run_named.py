@@ -1,0 +1,86 @@
+"""``ssdlab run NAME``: the built-in workloads through the run command, on the simulator and
+(record) on a loop device; their options, tables and errors."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import run_cli, set_args
+from ssdlab.workload import named, record
+
+needs_loop = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+
+
+def test_list_names_every_workload():
+    out = run_cli("run", "--list").stdout
+    for name in named.NAMED:
+        assert out.count(f"\n{name} ") + out.startswith(f"{name} ") == 1, out
+
+
+def test_cdm_table(tmp_path):
+    out = tmp_path / "cdm"
+    proc = run_cli("run", "cdm", "--size", "64MiB", "--runtime", "1", "--interval-time", "0", "--ramp", "0",
+                   *set_args(), "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    rows = {r["test"]: r for r in s["table"]}
+    assert list(rows) == ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+    by_name = {g["name"]: g for g in s["groups"]}
+    g = by_name["RND4K_Q32T1_read"]["directions"]["read"]
+    assert rows["RND4K Q32T1"]["read_mbps"] == pytest.approx(g["mbps_mean"], rel=1e-9)
+    # deeper queues are not slower, on a drive with parallel dies
+    assert rows["RND4K Q32T1"]["read_iops"] > 2 * rows["RND4K Q1T1"]["read_iops"]
+    assert "SEQ1M Q8T1" in proc.stdout
+
+
+def test_named_workload_options_are_checked(tmp_path):
+    proc = run_cli("run", "cdm", "--size", "-1", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "--size" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli("run", "jesd219", "--bogus", "1", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "unknown option --bogus" in proc.stderr and "--small-writes" in proc.stderr
+
+
+def test_jesd219_with_small_writes_as_4k(tmp_path):
+    out = tmp_path / "j"
+    run_cli("run", "jesd219", "--small-writes", "as-4k", "--runtime", "2", *set_args(), "--fill",
+            "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    w = s["groups"][0]["directions"]["write"]
+    assert w["ios"] > 0 and "read" not in s["groups"][0]["directions"]
+    # the size mix's mean, 4 KiB for the 10 % below 4 KiB: bytes per IO matches the split
+    split = dict(named.jesd219_split("as-4k"))
+    mean = sum(b * pct for b, pct in split.items()) / sum(split.values())
+    assert w["bytes"] / w["ios"] == pytest.approx(mean, rel=0.03)
+
+
+def _record_args(target: str) -> list[str]:
+    return ["run", "record", "--records", "16KiB,1MiB,4MiB", "--time-steps", "12", "--read-pct", "50",
+            "--target", target]
+
+
+def _check_record(s: dict) -> None:
+    p = record.RecordParams(record_bytes=(16 * 1024, 1 << 20, 4 << 20), time_steps=12, read_pct=50)
+    want = record.totals(p)
+    d = s["groups"][0]["directions"]
+    assert s["complete"] and s["commands"] == want["commands"]
+    assert d["read"]["bytes"] == want["read_bytes"] and d["write"]["bytes"] == want["write_bytes"]
+
+
+def test_record_on_the_simulator(tmp_path):
+    out = tmp_path / "r"
+    run_cli(*_record_args("sim:default"), *set_args(), "--out", str(out), "--no-progress")
+    _check_record(json.loads((out / "summary.json").read_text()))
+
+
+@needs_loop
+def test_record_on_a_loop_device(tmp_path):
+    out = tmp_path / "r"
+    run_cli(*_record_args("loop:128M"), "--out", str(out), "--no-progress")
+    _check_record(json.loads((out / "summary.json").read_text()))
+
+
+def test_record_layout_must_fit(tmp_path):
+    proc = run_cli("run", "record", "--records", "100MiB", "--time-steps", "100", *set_args(),
+                   "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "layout needs" in proc.stderr
