@@ -13,16 +13,30 @@ from ssdlab.errors import UserError
 from ssdlab.procedures import declare
 
 
+#: Every declared test: the commands of their own and the subcommands (``trace run``).
+ALL_TESTS = declare.tests() + declare.tests(parent="trace")
+
+
+def _words(test) -> list[str]:
+    return [test.parent, test.name] if test.parent else [test.name]
+
+
+def _defaults(test):
+    """The test's parameters at their defaults (a required positional, e.g. FILE, as "x")."""
+    return test.params(**{f.name: "x" for f in dataclasses.fields(test.params)
+                          if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING})
+
+
 def _numeric(test):
     for f, p in declare.declared(test.params):
         if p.flag and (p.low is not None or p.high is not None):
             yield f, p
 
 
-@pytest.mark.parametrize("test", declare.tests(), ids=lambda t: t.name)
+@pytest.mark.parametrize("test", ALL_TESTS, ids=lambda t: " ".join(_words(t)))
 def test_help_states_every_option_with_its_default_and_range(test, capsys):
     with pytest.raises(SystemExit):
-        cli.main([test.name, "--help"])
+        cli.main([*_words(test), "--help"])
     text = " ".join(capsys.readouterr().out.split())
     for f, p in declare.declared(test.params):
         if p.flag is None:
@@ -33,16 +47,17 @@ def test_help_states_every_option_with_its_default_and_range(test, capsys):
             assert f"must be {p.range_text()}" in text, (p.flag, text)
 
 
-@pytest.mark.parametrize("test", declare.tests(), ids=lambda t: t.name)
+@pytest.mark.parametrize("test", ALL_TESTS, ids=lambda t: " ".join(_words(t)))
 def test_every_bound_is_checked_and_the_error_names_the_option(test):
-    defaults = test.params()
+    defaults = _defaults(test)
     declare.check(defaults)  # the defaults are valid
     for f, p in _numeric(test):
         for bound, is_open, step in ((p.low, p.low_open, -1), (p.high, p.high_open, 1)):
             if bound is None:
                 continue
-            outside = bound if is_open else bound + step * (1 if f.type in (int, "int") else 1e-3)
-            bad = dataclasses.replace(defaults, **{f.name: type(f.default)(outside)})
+            whole = f.type in (int, "int", "int | None")
+            outside = bound if is_open else bound + step * (1 if whole else 1e-3)
+            bad = dataclasses.replace(defaults, **{f.name: (int if whole else float)(outside)})
             with pytest.raises(UserError, match=rf"^{p.flag} .*: must be {re.escape(p.range_text())}"):
                 declare.check(bad)
         if p.multiple_of:

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import SHARED, interrupt_cli, run_cli, set_args
 from ssdlab import results
+from ssdlab.errors import UserError
 from ssdlab.procedures import trace_replay
 from ssdlab.profiles import load_profile
 from ssdlab.targets.sim import SimTarget
@@ -149,11 +150,28 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
 
 def test_plan_checks_options():
     prof = load_profile("default", ["blocks_per_plane=64", "user_capacity_bytes=7GiB"])
-    src = trace_replay.TraceSource("jedec-like")
-    with pytest.raises(Exception, match="--remap"):
-        trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=src, remap="fold"))
-    with pytest.raises(Exception, match="no such trace file"):
-        trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(source=trace_replay.TraceSource("/nonexistent")))
+    for params, message in [(dict(remap="fold"), "--remap fold: use error, wrap, scale"),
+                             (dict(passes=0), r"--passes 0: must be >= 1"),
+                             (dict(window_commands=0), r"--window 0: must be >= 1 commands"),
+                             (dict(span_pct=0), r"--span 0: must be in \(0, 100\] %"),
+                             (dict(qds=()), "--qd"),
+                             (dict(file="/nonexistent"), "no such trace file"),
+                             (dict(file="/nonexistent", skew="jedec"), "--skew apply to the jedec-like")]:
+        with pytest.raises(UserError, match=message):
+            trace_replay.plan(SimTarget(prof), trace_replay.TraceRunParams(**{"file": "jedec-like", **params}))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--passes", "0"], "--passes 0: must be >= 1"),
+    (["--window", "0"], "--window 0: must be >= 1 commands"),
+    (["--qd", "32,0"], "queue depths must be >= 1"),
+    (["--write-bytes", "1000"], "--write-bytes 1000: must be >= 4096 bytes"),
+    (["--device", "-1"], "--device -1: must be >= 0"),
+])
+def test_bad_options_name_the_option_and_its_range(tmp_path, args, message):
+    proc = run_cli("trace", "run", "jedec-like", *set_args(), *args, "--out", str(tmp_path / "x"), check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "x" / "summary.json").exists()
 
 
 def test_skip_bad_replays_the_good_lines_and_reports_the_bad(tmp_path):

@@ -20,7 +20,7 @@ from .procedures import declare
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
-COMMAND_MODULES: list[str] = ["ssdlab.commands.suite", "ssdlab.commands.review", "ssdlab.commands.report",
+COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.review", "ssdlab.commands.report",
                               "ssdlab.commands.trace", "ssdlab.commands.grid"]
 
 EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"

@@ -83,12 +83,12 @@ def add_grid_arguments(parser: argparse.ArgumentParser, *, grid_nargs: str | Non
     add("--workers", type=_positive_int, default=None, metavar="N",
         help="local worker processes (default: the CPU count; 1 runs the points one after another in this "
              "process). Each simulated drive needs memory in proportion to its capacity: fewer workers for big "
-             "drives. Ignored with --scheduler")
+             "drives; must be >= 1). Ignored with --scheduler")
     add("--scheduler", metavar="tcp://HOST:PORT", default=None,
         help="run the points on this dask.distributed scheduler's workers instead of local processes "
              "(pip install 'ssdlab[cluster]')")
     add("--connect-timeout", type=_positive_float, default=10.0, metavar="S",
-        help="seconds to wait for the scheduler and its first worker (default: %(default)s)")
+        help="seconds to wait for the scheduler and its first worker (default: %(default)g s; must be > 0 s)")
     add("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     add("--no-progress", dest="progress", action="store_false", default=None,
         help="no progress bar (shown when stderr is a terminal)")

@@ -34,8 +34,7 @@ def register(subparsers, add_target_args) -> None:
     from ..procedures.review import PART_TITLES, PARTS
     from ..procedures.sweep import WHOLE_ZONES
     from ..procedures.used import parse_dirty
-    from ..procedures.sweep import FULL_DEFAULT, parse_zone_bytes
-    from .suite import zone_bytes_help
+    from ..procedures.sweep import FULL_DEFAULT, ZONE_BYTES_HELP, parse_zone_bytes
 
     parts_help = "; ".join(f"{n}: {t}" for n, t in PART_TITLES.items())
     r = subparsers.add_parser(
@@ -73,7 +72,7 @@ def register(subparsers, add_target_args) -> None:
     v.add_argument("--zones", type=int, default=100, metavar="N",
                    help="zones per sweep, one measurement per zone and direction (default: %(default)s)")
     v.add_argument("--zone-bytes", type=parse_zone_bytes, default=WHOLE_ZONES, metavar="SIZE",
-                   help=zone_bytes_help(FULL_DEFAULT))
+                   help=f"{ZONE_BYTES_HELP} (default: {FULL_DEFAULT})".replace("%", "%%"))
     u = r.add_argument_group("used part")
     u.add_argument("--used-duration", type=float, default=None, metavar="S",
                    help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM "

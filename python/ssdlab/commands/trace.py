@@ -15,11 +15,14 @@ Sub-subcommands (each is one ``_add_*`` function in :data:`SUBCOMMANDS`):
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 
 from .. import traces
 from ..errors import UserError
+from ..procedures import declare
+from ..procedures.declare import size
 
 UNITS = """units: offsets and sizes are bytes (SIZE arguments accept 4096, 4KiB, 1MiB, 256GiB; K/M/G/T are
 powers of 1000, KiB/MiB/GiB/TiB powers of 1024); times are ns. Sector-based formats (blkparse,
@@ -36,15 +39,6 @@ def _epilog() -> str:
     return "\n".join(lines) + "\n\nDocs: README.md"
 
 
-
-
-
-def _size(text: str) -> int:
-    from ..cli import _size as parse_size
-
-    return parse_size(text)
-
-
 def _fraction(text: str) -> float:
     try:
         v = float(text)
@@ -56,28 +50,18 @@ def _fraction(text: str) -> float:
 
 
 def _parser(sub, name: str, help: str, description: str) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help, description=description, epilog=_epilog(),
+    """A sub-subcommand whose epilog lists units and formats as written (its description wrapped)."""
+    import textwrap
+
+    return sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=_epilog(),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _add_reader_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="the trace file (trace run: or jedec-like, generated)")
-    p.add_argument("--format", dest="fmt", metavar="F", choices=traces_formats_names(),
-                   help="trace format: " + ", ".join(traces_formats_names()) + " (default: detected from the content)")
-    p.add_argument("--time-unit", choices=["ns", "us", "ms", "s"], default=None,
-                   help="unit of the time column of disksim/mqsim traces (default: ms for disksim, ns for mqsim)")
-    p.add_argument("--events", choices=["queue", "dispatch"], default=None,
-                   help="blkparse: read Q (queue: as the file system asked, before merging) or D (dispatch: as the "
-                        "drive received them) lines (default: dispatch)")
-    p.add_argument("--device", type=int, default=None, metavar="N",
-                   help="disksim/mqsim/msr/spc: keep only requests of this device / disk / ASU number")
-    p.add_argument("--skip-bad", action="store_true",
-                   help="skip malformed lines and report how many (default: stop at the first, naming file and line)")
+    """FILE and how to read it (declared once: :class:`ssdlab.procedures.trace_replay.TraceReader`)."""
+    from ..procedures.trace_replay import TraceReader
 
-
-def traces_formats_names() -> list[str]:
-    """The format names, as declared once in the Rust crate."""
-    return list(traces.formats())
+    declare.add_arguments(p, TraceReader)
 
 
 def _reader_opts(args) -> dict:
@@ -149,8 +133,8 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
                 "span (disjoint ranges, so exactly that share of distinct bytes). No reads, no times (replay "
                 "closed-loop). Same seed, same trace. Example for the Tom's Hardware setup: "
                 "--capacity 256GB --write-bytes 800GB.")
-    p.add_argument("--capacity", type=_size, required=True, metavar="SIZE", help="drive capacity = span written and trimmed (bytes)")
-    p.add_argument("--write-bytes", type=_size, required=True, metavar="SIZE",
+    p.add_argument("--capacity", type=size, required=True, metavar="SIZE", help="drive capacity = span written and trimmed (bytes)")
+    p.add_argument("--write-bytes", type=size, required=True, metavar="SIZE",
                    help="total bytes written, a multiple of --align (e.g. 3 x capacity)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     p.add_argument("--random-fraction", type=_fraction, default=0.75, metavar="F",
@@ -159,7 +143,7 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
                    help="share of the span freed by TRIMs (default: %(default)s)")
     p.add_argument("--flush-every", type=float, default=32.0, metavar="N",
                    help="mean writes per flush; 0 = no flushes (default: %(default)s)")
-    p.add_argument("--align", type=_size, default=4096, metavar="SIZE",
+    p.add_argument("--align", type=size, default=4096, metavar="SIZE",
                    help="alignment of offsets and sizes, a power of two >= 512 bytes (default: 4096)")
     p.add_argument("--skew", choices=["uniform", "jedec"], default="uniform",
                    help="random-write placement: uniform, or jedec = 50%% in the first 5%% of the span, 30%% in the "
@@ -190,80 +174,17 @@ def cmd_generate(args) -> int:
 
 # --- trace run ---------------------------------------------------------------------------
 
-def _qd_list(text: str) -> tuple[int, ...]:
-    try:
-        qds = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give queue depths as numbers separated by commas, e.g. 32,1") from None
-    if not qds or min(qds) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: queue depths must be >= 1")
-    return qds
-
-
 def _add_run(sub, add_target_args) -> None:
-    p = _parser(sub, "run", "the TRIM trace test: fill, replay a trace with and without TRIM at QD32 and QD1",
-                "The Tom's Hardware JEDEC TRIM test (seed 003). For each queue depth and each TRIM mode: purge the "
-                "target, fill the span sequentially (128 KiB, QD32), then replay the trace --passes times as fast as "
-                "the drive goes (timestamps ignored, QD commands outstanding; on the simulator a flush waits for all "
-                "earlier commands, through fio it is an fsync that does not drain the queue, as noted in the results). Reads are dropped unless --keep-reads; 'without TRIM' drops the TRIM commands. IOPS are "
-                "averaged every --window commands; the simulator also reports write amplification. Records are "
-                "aligned to 4 KiB (start down, end up). Writes per variant and pass a series (window: commands, "
-                "t_s, iops, mbps), a table, trace_qdN.png/.svg and report.html. FILE may be jedec-like: the "
-                "JEDEC-client-like generator scaled to the span (no file; --write-bytes per pass).")
-    add_target_args(p)
-    _add_reader_args(p)
-    p.add_argument("--passes", type=int, default=1, metavar="N", help="replays of the trace per variant, back to back (default: %(default)s)")
-    p.add_argument("--qd", dest="qds", type=_qd_list, default=(32, 1), metavar="LIST",
-                   help="queue depths, comma-separated: 32 = NCQ, 1 = the reviewers' DMA case (default: 32,1)")
-    p.add_argument("--trim", choices=["both", "with", "without"], default="both",
-                   help="replay with TRIM commands, without them, or both variants (default: %(default)s)")
-    p.add_argument("--keep-reads", action="store_true", help="also replay the trace's reads (default: dropped, as the reviewers did)")
-    p.add_argument("--window", type=int, default=100_000, metavar="N",
-                   help="average IOPS over every N completed commands (default: %(default)s)")
-    p.add_argument("--remap", choices=["error", "wrap", "scale"], default="error",
-                   help="records beyond the span: error (default), wrap (offset modulo the span) or scale (offsets "
-                        "scaled by span / trace span)")
-    p.add_argument("--span", type=float, default=100.0, metavar="PCT",
-                   help="percent of the capacity to fill and replay on (default: %(default)s)")
-    p.add_argument("--write-bytes", type=_size, default=None, metavar="SIZE",
-                   help="jedec-like only: bytes written per pass (default: 800/256 x the span, as the seed)")
-    p.add_argument("--skew", choices=["uniform", "jedec"], default="uniform",
-                   help="jedec-like only: random-write placement (see `ssdlab trace generate --help`) (default: %(default)s)")
-    p.set_defaults(func=cmd_run)
-
-
-def cmd_run(args) -> int:
-    from ..cli import run_procedure
+    """``trace run``, built from its declaration (:mod:`ssdlab.procedures.trace_replay`) as the
+    command line builds the other tests."""
+    from ..cli import run_test
     from ..procedures import trace_replay
 
-    if args.window < 1:
-        raise UserError(f"--window {args.window}: must be >= 1 command")
-    if args.passes < 1:
-        raise UserError(f"--passes {args.passes}: must be >= 1")
-    generated = args.file == trace_replay.GENERATED
-    if not generated and (args.write_bytes is not None or args.skew != "uniform"):
-        raise UserError("--write-bytes and --skew apply to the jedec-like generated trace only")
-    source = trace_replay.TraceSource(args.file, args.fmt, events=args.events, time_unit=args.time_unit,
-                                      device=args.device, skip_bad=args.skip_bad, write_bytes=args.write_bytes,
-                                      skew=args.skew, seed=args.seed)
-    modes = {"both": (True, False), "with": (True,), "without": (False,)}[args.trim]
-    params = trace_replay.TraceRunParams(source=source, passes=args.passes, qds=args.qds, trim_modes=modes,
-                                         keep_reads=args.keep_reads, window_commands=args.window, remap=args.remap,
-                                         span_pct=args.span, seed=args.seed)
-    return run_procedure(args, trace_replay, params, _print_run)
-
-
-def _print_run(s: dict) -> None:
-    print(f"{s['target']}: {s['trace']}")
-    skipped = max((r["skipped_bad_lines"] for r in s["variants"]), default=0)
-    if skipped:
-        first = s["variants"][0]["first_bad_line"]
-        print(f"ssdlab: warning: skipped {skipped} malformed lines per pass (--skip-bad); first: {first}", file=sys.stderr)
-    print(f"  {'variant':<14} {'pass':>4} {'commands':>12} {'IOPS avg':>10} {'MB/s':>8} {'WA':>6} {'time s':>10}")
-    for r in s["variants"]:
-        wa = "n/a" if r["write_amplification"] is None else f"{r['write_amplification']:.2f}"
-        print(f"  {r['variant']:<14} {r['pass']:>4} {r['commands']:>12,} {r['iops_mean'] or 0:>10,.0f} "
-              f"{r['mbps_mean'] or 0:>8.1f} {wa:>6} {r['duration_s']:>10,.1f}")
+    test = trace_replay.TEST
+    p = _parser(sub, test.name, test.help, test.description)
+    add_target_args(p)
+    declare.add_arguments(p, test.params)
+    p.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)
 
 
 #: ``ssdlab trace`` sub-subcommands, in help order: ``add(subparsers, add_target_args)``.

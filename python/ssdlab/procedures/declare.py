@@ -105,8 +105,11 @@ def _unit_text(p: Param, value: Any) -> str:
     return f"{value:g}{_unit(p)}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
-def _metavar(p: Param) -> str:
-    """SIZE for sizes, S for seconds, PCT for percentages, N otherwise."""
+def _metavar(p: Param) -> str | None:
+    """SIZE for sizes, S for seconds, PCT for percentages, None (argparse's ``{a,b}``) for a
+    choice, N otherwise."""
+    if p.choices:
+        return None
     if p.parse is size:
         return "SIZE"
     return {"s": "S", "%": "PCT"}.get(p.unit, "N")
@@ -199,11 +202,15 @@ class Test:
     #: ``print_plan(target, params)`` for ``--dry-run`` where the phases alone do not say
     #: enough (default: the plan's phases and their fio job files).
     print_plan: Callable | None = None
+    #: The command this test is a subcommand of (``trace`` for ``ssdlab trace run``), which
+    #: builds it from this declaration; None: a command of its own.
+    parent: str | None = None
 
 
-def tests(only: str | None = None) -> list[Test]:
+def tests(only: str | None = None, parent: str | None = None) -> list[Test]:
     """Every test declared by a module of :mod:`ssdlab.procedures` (a module-level ``TEST``), or
-    only the one of module ``only``."""
+    only the one of module ``only``; the commands of their own, or the subcommands of command
+    ``parent``."""
     from .. import procedures
 
     found = []
@@ -212,6 +219,6 @@ def tests(only: str | None = None) -> list[Test]:
             continue
         mod = importlib.import_module(f"{procedures.__name__}.{info.name}")
         t = getattr(mod, "TEST", None)
-        if isinstance(t, Test):
+        if isinstance(t, Test) and t.parent == parent:
             found.append(t)
     return sorted(found, key=lambda t: t.name)

@@ -38,6 +38,7 @@ from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
 from .common import Interrupted, base_summary, end_run, failure_of, span_bytes
+from .declare import Test, param, size
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
@@ -89,8 +90,6 @@ WHOLE_ZONES = -1
 def parse_zone_bytes(text: str) -> int | None:
     """``--zone-bytes``: a size, ``full`` (:data:`WHOLE_ZONES`) for whole zones, or ``sample``
     (None) for the sweep's default sample."""
-    from .declare import size
-
     word = text.strip().lower()
     if word == "sample":
         return None
@@ -266,15 +265,21 @@ def fmt_mbps(v: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class SweepParams:
-    span_pct: float = 100.0
-    zones: int = SWEEP_ZONES
-    #: Bytes per zone; None: default sample; -1: whole zone.
-    zone_bytes: int | None = None
-    bs_bytes: int = SWEEP_BS_BYTES
-    qd: int = SWEEP_QD
-    write: bool = True
-    read: bool = True
-    seed: int = 1
+    span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
+                            unit="%", low=0, high=100, low_open=True, metavar="PCT")
+    zones: int = param(SWEEP_ZONES, "--zones", "zones across the span, one measurement per zone and direction",
+                       low=1)
+    #: Bytes per zone; None: default sample; -1 (:data:`WHOLE_ZONES`): whole zone.
+    zone_bytes: int | None = param(None, "--zone-bytes", ZONE_BYTES_HELP, parse=parse_zone_bytes, metavar="SIZE",
+                                   default_text=SAMPLE_DEFAULT)
+    bs_bytes: int = param(SWEEP_BS_BYTES, "--bs", "sequential request size", unit="bytes", parse=size, low=4096,
+                          multiple_of=4096)
+    qd: int = param(SWEEP_QD, "--qd", "sequential queue depth (like HD Tach: one request at a time)", low=1)
+    write: bool = param(True, "--no-write", "skip the write pass (the read pass then reads what the drive holds; "
+                        "on a purged drive that is unwritten LBAs, which drives answer without reading NAND)",
+                        off_switch=True)
+    read: bool = param(True, "--no-read", "skip the read pass", off_switch=True)
+    seed: int = param(1, None, "random seed")
 
     def layout(self, target: Target) -> ZoneLayout:
         if not (self.write or self.read):
@@ -341,3 +346,32 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
         summary["counters"] = target.counters()
     end_run(rd, summary, complete, error)
     return summary
+
+
+def _mb(v) -> str:
+    return "n/a" if v is None else f"{v:,.1f}"
+
+
+def show(s: dict) -> None:
+    """The lines printed at the end of a run."""
+    print(f"{s['target']}  sweep of {s['zones']} zones, {s['zone_bytes']} bytes each, "
+          f"{s['bs_bytes'] // 1024} KiB QD{s['qd']}")
+    for d in ("write", "read"):
+        if s[f"{d}_mbps_mean"] is not None:
+            print(f"  {d:<5} MB/s  avg {_mb(s[f'{d}_mbps_mean'])}  min {_mb(s[f'{d}_mbps_min'])}  "
+                  f"max {_mb(s[f'{d}_mbps_max'])}")
+
+
+TEST = Test(
+    name="sweep",
+    # ``ssdlab sweep GRID.toml`` (a grid of simulations) is added to this subcommand by
+    # :mod:`ssdlab.commands.sweep`.
+    help="HD Tach-like sequential write and read MB/s in zones across the LBA space; with GRID.toml: a grid of "
+         "simulations (as `ssdlab grid`)",
+    description="LBA sweep (HD Tach-like): purge, then in each of --zones zones across the span write --zone-bytes "
+                "sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and measure read MB/s. "
+                "The write pass writes the drive: it is itself a sequential write workload. Writes summary.json "
+                "(average/min/max MB/s per direction), sweep.parquet/.csv (zone, position_pct, offset_bytes, "
+                "write_mbps, read_mbps), sweep.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, 8G "
+                "(K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+    params=SweepParams, plan=plan, run=run, show=show)

@@ -21,6 +21,9 @@ MB/s, write amplification per variant and pass) and ``trace_qd32.png/.svg`` per 
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -33,6 +36,7 @@ from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
 from .common import (FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, print_plan as print_header,
                      raise_stopped, run_phase, span_bytes)
+from .declare import Test, check, declared, param, size
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -91,20 +95,76 @@ class TraceSource:
         return traces.open_trace(self.path, self.fmt, **self._reader_opts())._file
 
 
+#: Trace formats, as declared once in the Rust crate.
+FORMATS = tuple(traces.formats())
+
+
 @dataclass(frozen=True)
-class TraceRunParams:
-    source: TraceSource
-    passes: int = 1
-    qds: tuple[int, ...] = (32, 1)
-    #: Variants to run: True = TRIM commands sent, False = dropped.
-    trim_modes: tuple[bool, ...] = (True, False)
-    keep_reads: bool = False
-    window_commands: int = 100_000
-    remap: str = "error"
-    span_pct: float = 100.0
-    seed: int = 1
+class TraceReader:
+    """How a trace file is read: the options of ``ssdlab trace info``, ``convert`` and ``run``."""
+
+    file: str = param(dataclasses.MISSING, "FILE", "the trace file (trace run: or jedec-like, generated)",
+                      positional=True)
+    fmt: str | None = param(None, "--format", "trace format: " + ", ".join(FORMATS), choices=FORMATS, metavar="F",
+                            default_text="detected from the content")
+    time_unit: str | None = param(None, "--time-unit", "unit of the time column of disksim/mqsim traces",
+                                  choices=("ns", "us", "ms", "s"), default_text="ms for disksim, ns for mqsim")
+    events: str | None = param(None, "--events", "blkparse: read Q (queue: as the file system asked, before "
+                               "merging) or D (dispatch: as the drive received them) lines",
+                               choices=("queue", "dispatch"), default_text="dispatch")
+    device: int | None = param(None, "--device", "disksim/mqsim/msr/spc: keep only requests of this device / disk / "
+                               "ASU number", parse=int, low=0, default_text="every device")
+    skip_bad: bool = param(False, "--skip-bad", "skip malformed lines and report how many (default: stop at the "
+                           "first, naming file and line)", switch=True)
+
+
+def parse_qds(text: str) -> tuple[int, ...]:
+    """``--qd``: queue depths separated by commas, each >= 1."""
+    try:
+        qds = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give queue depths as numbers separated by commas, e.g. 32,1") from None
+    if not qds or min(qds) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: queue depths must be >= 1")
+    return qds
+
+
+#: ``--trim`` -> the variants it runs (True: TRIM commands sent, False: dropped).
+TRIM_MODES = {"both": (True, False), "with": (True,), "without": (False,)}
+
+
+@dataclass(frozen=True)
+class TraceRunParams(TraceReader):
+    passes: int = param(1, "--passes", "replays of the trace per variant, back to back", low=1)
+    qds: tuple[int, ...] = param((32, 1), "--qd", "queue depths, comma-separated, each >= 1: 32 = NCQ, 1 = the "
+                                 "reviewers' DMA case", parse=parse_qds, metavar="LIST", default_text="32,1")
+    trim: str = param("both", "--trim", "replay with TRIM commands, without them, or both variants",
+                      choices=tuple(TRIM_MODES))
+    keep_reads: bool = param(False, "--keep-reads", "also replay the trace's reads (default: dropped, as the "
+                             "reviewers did)", switch=True)
+    window_commands: int = param(100_000, "--window", "average IOPS over every N completed commands",
+                                 unit="commands", low=1)
+    remap: str = param("error", "--remap", "records beyond the span: error, wrap (offset modulo the span) or scale "
+                       "(offsets scaled by span / trace span)", choices=("error", "wrap", "scale"))
+    span_pct: float = param(100.0, "--span", "percent of the capacity to fill and replay on", unit="%", low=0,
+                            high=100, low_open=True, metavar="PCT")
+    write_bytes: int | None = param(None, "--write-bytes", "jedec-like only: bytes written per pass", unit="bytes",
+                                    parse=size, low=4096, default_text="800/256 x the span, as the seed")
+    skew: str = param("uniform", "--skew", "jedec-like only: random-write placement: uniform, or jedec = 50% in "
+                      "the first 5% of the span, 30% in the next 15%, 20% in the rest", choices=("uniform", "jedec"))
+    seed: int = param(1, None, "random seed")
     #: Records per chunk handed to the target.
     chunk_records: int = 1 << 20
+
+    @property
+    def trim_modes(self) -> tuple[bool, ...]:
+        """The variants to run: True = TRIM commands sent, False = dropped."""
+        return TRIM_MODES[self.trim]
+
+    @property
+    def source(self) -> TraceSource:
+        return TraceSource(self.file, self.fmt, events=self.events, time_unit=self.time_unit, device=self.device,
+                           skip_bad=self.skip_bad, write_bytes=self.write_bytes, skew=self.skew, seed=self.seed)
 
 
 def variant_name(qd: int, trim: bool) -> str:
@@ -112,16 +172,15 @@ def variant_name(qd: int, trim: bool) -> str:
 
 
 def _check(params: TraceRunParams) -> None:
-    if params.passes < 1:
-        raise UserError(f"--passes {params.passes}: must be >= 1")
+    """What the command line checks too, for parameters made in code: ranges, choices."""
+    check(params)
     if not params.qds or min(params.qds) < 1:
         raise UserError(f"--qd {params.qds}: queue depths must be >= 1")
-    if params.window_commands < 1:
-        raise UserError(f"--window {params.window_commands}: must be >= 1 command")
-    if params.remap not in ("error", "wrap", "scale"):
-        raise UserError(f"--remap {params.remap}: use error, wrap or scale")
-    if not params.trim_modes:
-        raise UserError("--trim: choose with, without or both")
+    for f, p in declared(type(params)):
+        if p.choices and getattr(params, f.name) not in (None, *p.choices):
+            raise UserError(f"{p.flag} {getattr(params, f.name)}: use {', '.join(p.choices)}")
+    if not params.source.generated and (params.write_bytes is not None or params.skew != "uniform"):
+        raise UserError(f"--write-bytes and --skew apply to the {GENERATED} generated trace only")
 
 
 def plan(target: Target, params: TraceRunParams) -> list:
@@ -346,3 +405,33 @@ def trim_effect(rows: list[dict]) -> list[dict]:
                     "iops_ratio": ratio, "wa_with_trim": r["write_amplification"],
                     "wa_without_trim": other["write_amplification"]})
     return out
+
+
+def show(s: dict) -> None:
+    """The lines printed at the end of a run: one per variant and pass."""
+    print(f"{s['target']}: {s['trace']}")
+    skipped = max((r["skipped_bad_lines"] for r in s["variants"]), default=0)
+    if skipped:
+        first = s["variants"][0]["first_bad_line"]
+        print(f"ssdlab: warning: skipped {skipped} malformed lines per pass (--skip-bad); first: {first}", file=sys.stderr)
+    print(f"  {'variant':<14} {'pass':>4} {'commands':>12} {'IOPS avg':>10} {'MB/s':>8} {'WA':>6} {'time s':>10}")
+    for r in s["variants"]:
+        wa = "n/a" if r["write_amplification"] is None else f"{r['write_amplification']:.2f}"
+        print(f"  {r['variant']:<14} {r['pass']:>4} {r['commands']:>12,} {r['iops_mean'] or 0:>10,.0f} "
+              f"{r['mbps_mean'] or 0:>8.1f} {wa:>6} {r['duration_s']:>10,.1f}")
+
+
+TEST = Test(
+    name="run",
+    parent="trace",
+    help="the TRIM trace test: fill, replay a trace with and without TRIM at QD32 and QD1",
+    description="The Tom's Hardware JEDEC TRIM test (seed 003). For each queue depth and each TRIM mode: purge the "
+                "target, fill the span sequentially (128 KiB, QD32), then replay the trace --passes times as fast "
+                "as the drive goes (timestamps ignored, QD commands outstanding; on the simulator a flush waits for "
+                "all earlier commands, through fio it is an fsync that does not drain the queue, as noted in the "
+                "results). Reads are dropped unless --keep-reads; 'without TRIM' drops the TRIM commands. IOPS are "
+                "averaged every --window commands; the simulator also reports write amplification. Records are "
+                "aligned to 4 KiB (start down, end up). Writes per variant and pass a series (window: commands, "
+                "t_s, iops, mbps), a table, trace_qdN.png/.svg and report.html. FILE may be jedec-like: the "
+                "JEDEC-client-like generator scaled to the span (no file; --write-bytes per pass).",
+    params=TraceRunParams, plan=plan, run=run, show=show, print_plan=print_plan)
