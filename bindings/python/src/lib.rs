@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 mod trace;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, Zone};
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
 use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
 
 create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
@@ -154,6 +154,15 @@ const WORKLOAD_KEYS: &[&str] = &[
     "rate_iops_total", "buffer_compress_pct", "name",
 ];
 
+/// Keys of a job of `{"jobs": [...]}`: a workload's, but the phase has the one series
+/// interval, and each job may start late.
+fn job_key_allowed(key: &str) -> bool {
+    key == "startdelay_s" || (key != "interval_s" && WORKLOAD_KEYS.contains(&key))
+}
+
+/// Keys of a phase of several jobs besides `jobs`.
+const JOBS_PHASE_KEYS: &[&str] = &["jobs", "interval_s", "name"];
+
 fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("workload key {key:?}: {msg}"))
 }
@@ -188,16 +197,70 @@ impl WorkloadDict<'_, '_> {
     }
 }
 
-/// Builds a [`Workload`] from the dict `Simulator.start_workload` takes.
-fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
+/// Refuses a key of `d` that `allowed` does not take, naming the known ones (`known`).
+fn check_keys(d: &Bound<'_, PyDict>, allowed: impl Fn(&str) -> bool, known: &[&str]) -> PyResult<()> {
     for k in d.keys() {
         let k: String = k.extract().map_err(|_| PyValueError::new_err("workload keys must be strings"))?;
-        if !WORKLOAD_KEYS.contains(&k.as_str()) {
-            let close = WORKLOAD_KEYS.iter().filter(|c| c.contains(k.as_str()) || k.contains(*c)).copied().collect::<Vec<_>>();
+        if !allowed(&k) {
+            let known: Vec<&str> = known.iter().copied().filter(|c| allowed(c)).collect();
+            let close = known.iter().filter(|c| c.contains(k.as_str()) || k.contains(**c)).copied().collect::<Vec<_>>();
             let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(", ")) };
-            return Err(PyValueError::new_err(format!("workload key {k:?}: unknown{hint}; keys: {}", WORKLOAD_KEYS.join(", "))));
+            return Err(PyValueError::new_err(format!("workload key {k:?}: unknown{hint}; keys: {}", known.join(", "))));
         }
     }
+    Ok(())
+}
+
+/// The jobs of `{"jobs": [job dict, ...], "interval_s": S}` and the series interval [ns];
+/// errors name the job (`jobs[i]`) and key.
+fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob>, u64)> {
+    check_keys(d, |k| JOBS_PHASE_KEYS.contains(&k), JOBS_PHASE_KEYS)?;
+    let w = WorkloadDict(d);
+    let interval_ns = w.seconds("interval_s")?.unwrap_or(NS_PER_S);
+    let list = d.get_item("jobs")?.ok_or_else(|| key_err("jobs", "missing"))?;
+    let list = list.downcast::<pyo3::types::PyList>().map_err(|_| key_err("jobs", "expected a list of job dicts"))?;
+    let mut jobs = Vec::with_capacity(list.len());
+    for (i, jd) in list.iter().enumerate() {
+        let jd = jd.downcast_into::<PyDict>().map_err(|_| key_err(&format!("jobs[{i}]"), "expected a dict of workload keys"))?;
+        let jd = &jd;
+        let in_job = |e: PyErr| PyValueError::new_err(format!("jobs[{i}]: {}", e.value(d.py())));
+        if jd.contains("interval_s")? {
+            return Err(in_job(key_err("interval_s", "the phase has one series interval: give it beside \"jobs\"")));
+        }
+        check_keys(jd, job_key_allowed, &[WORKLOAD_KEYS, &["startdelay_s"]].concat()).map_err(in_job)?;
+        let workload = workload_from_dict(jd).map_err(in_job)?;
+        let jw = WorkloadDict(jd);
+        let name = jw.get::<String>("name", "a string").map_err(in_job)?.unwrap_or_else(|| format!("job{i}"));
+        let startdelay_ns = jw.seconds("startdelay_s").map_err(in_job)?.unwrap_or(0);
+        jobs.push(WorkloadJob { name, startdelay_ns, workload });
+    }
+    Ok((jobs, interval_ns))
+}
+
+/// The dict key of a workload field the simulator refused (`write.bssplit[0].bs_bytes` is
+/// `write_bssplit`, `jobs[1].duration_ns` is `jobs[1].duration_s`).
+fn workload_key(field: &str) -> String {
+    if let Some((job, rest)) = field.strip_prefix("jobs[").and_then(|r| r.split_once("].")) {
+        return format!("jobs[{job}].{}", workload_key(rest));
+    }
+    match field.split_once('.') {
+        Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
+        Some(("distribution", rest)) => match rest {
+            "theta" => "zipf_theta".into(),
+            "h" => "pareto_h".into(),
+            "dev_pct" => "normal_dev_pct".into(),
+            other => other.to_string(),
+        },
+        _ => field.replace("_ns", "_s"),
+    }
+}
+
+fn workload_err(e: WorkloadError) -> PyErr {
+    PyValueError::new_err(format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field))
+}
+
+/// Builds a [`Workload`] from a workload dict (its keys already checked for a job's).
+fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
     let w = WorkloadDict(d);
     let mut out = Workload::default();
     if let Some(v) = w.f64("read_fraction")? {
@@ -411,24 +474,30 @@ impl Simulator {
     /// - `buffer_compress_pct`: written data is this compressible (0..100, fio's
     ///   buffer_compress_percentage); on a profile with compression_ratio r > 1 a unit then
     ///   fills (100 − pct) % × r NAND slots (at least one); absent: the profile's ratio holds.
-    /// - `name`: ignored here (the caller's label).
+    /// - `name`: the job's label in `finish_phase`'s `jobs` (default "workload").
     ///
-    /// Raises ValueError naming the key at fault.
+    /// Several jobs at once (fio's numjobs, or the jobs of one stonewall group):
+    /// `{"jobs": [job, ...], "interval_s": S}` where each job is a dict of the keys above
+    /// except `interval_s`, plus `startdelay_s` (the job starts this long after the phase;
+    /// its duration, rate schedule and thinktime count from there) and `name` (default
+    /// "job{i}"). Each job keeps its own `qd` commands outstanding, with its own offsets,
+    /// mix, pacing, end and random numbers; they share the drive; the phase ends when every
+    /// job has ended. A thinktime gap of one job leaves the drive to the others (it idles
+    /// only when no job has work). One job without a start delay runs exactly as its dict
+    /// alone would.
+    ///
+    /// Raises ValueError naming the key at fault (`jobs[i].key` within a job).
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
-        let w = workload_from_dict(params)?;
-        self.sim.start_workload(&w).map_err(|e| {
-            let key = match e.field.split_once('.') {
-                Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
-                Some(("distribution", rest)) => match rest {
-                    "theta" => "zipf_theta".into(),
-                    "h" => "pareto_h".into(),
-                    "dev_pct" => "normal_dev_pct".into(),
-                    other => other.to_string(),
-                },
-                _ => e.field.replace("_ns", "_s"),
-            };
-            PyValueError::new_err(format!("workload key {key:?}: {} ({})", e.message, e.field))
-        })
+        let (jobs, interval_ns) = if params.contains("jobs")? {
+            jobs_from_dict(params)?
+        } else {
+            check_keys(params, |k| WORKLOAD_KEYS.contains(&k), WORKLOAD_KEYS)?;
+            let workload = workload_from_dict(params)?;
+            let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
+            let interval_ns = workload.interval_ns;
+            (vec![WorkloadJob { name, startdelay_ns: 0, workload }], interval_ns)
+        };
+        self.sim.start_jobs(&jobs, interval_ns).map_err(workload_err)
     }
 
     /// Runs at most `max_ios` more commands (without holding the GIL).
@@ -472,7 +541,10 @@ impl Simulator {
     /// IOs that completed in it, None where none did), and totals. `directions` holds the
     /// same per direction ({"read", "write", "trim"}: `ios`, `bytes` per interval (TRIM: bytes
     /// deallocated), `latency_ns`, `latency_intervals_ns`, `total_ios`, `total_bytes`);
-    /// `idle_gaps` and `idle_s` the thinktime gaps and the time the host left the drive idle.
+    /// `idle_gaps` and `idle_s` the thinktime gaps and the time the host left the drive idle
+    /// (summed over jobs). `jobs` lists, per job in the order given (one for a phase of one
+    /// job), `name`, `directions` ({"read", "write", "trim"}: `total_ios`, `total_bytes`,
+    /// `latency_ns` quantiles), `idle_gaps`, `idle_s`; their totals add up to `directions`'.
     fn finish_phase<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.phase_running() || self.sim.replay_running() {
             return Err(PyValueError::new_err("finish_phase() without a running phase"));
@@ -506,6 +578,25 @@ impl Simulator {
             dirs.set_item(dir.name(), e)?;
         }
         d.set_item("directions", dirs)?;
+        let jobs = pyo3::types::PyList::empty(py);
+        for j in &r.jobs {
+            let e = PyDict::new(py);
+            e.set_item("name", &j.name)?;
+            let dirs = PyDict::new(py);
+            for dir in Direction::ALL {
+                let x = &j.directions[dir.index()];
+                let jd = PyDict::new(py);
+                jd.set_item("total_ios", x.total_ios)?;
+                jd.set_item("total_bytes", x.total_bytes)?;
+                jd.set_item("latency_ns", quantiles_dict(py, &x.latency)?)?;
+                dirs.set_item(dir.name(), jd)?;
+            }
+            e.set_item("directions", dirs)?;
+            e.set_item("idle_gaps", j.idle_gaps)?;
+            e.set_item("idle_s", j.idle_ns as f64 / NS_PER_S as f64)?;
+            jobs.append(e)?;
+        }
+        d.set_item("jobs", jobs)?;
         d.set_item("idle_gaps", r.idle_gaps)?;
         d.set_item("idle_s", r.idle_ns as f64 / NS_PER_S as f64)?;
         d.set_item("total_ios", r.total_ios)?;

@@ -185,6 +185,14 @@ impl Device {
         }
     }
 
+    /// Exchanges the compressibility state (NAND slots per unit, fraction carried between
+    /// units) with `state`: each job of a phase of several that write data of different
+    /// compressibility keeps its own and swaps it in around its writes.
+    pub(crate) fn swap_slot_state(&mut self, state: &mut (f64, f64)) {
+        std::mem::swap(&mut self.slots_per_unit, &mut state.0);
+        std::mem::swap(&mut self.slot_carry, &mut state.1);
+    }
+
     /// Companion units written for compressed data (not host data: [`crate::Simulation`]
     /// leaves them out of the host units; they are NAND writes).
     pub fn companion_units(&self) -> u64 {

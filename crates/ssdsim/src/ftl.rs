@@ -431,7 +431,7 @@ impl Ftl {
             div_spb: FastDiv::new(geo.slots_per_block),
             div_bpp: FastDiv::new(geo.blocks_per_pool),
             div_upp: FastDiv::new(geo.units_per_page),
-            page_lsbs: (geo.slots_per_block % 64 == 0 && geo.units_per_page.is_power_of_two() && geo.units_per_page <= 64)
+            page_lsbs: (geo.slots_per_block.is_multiple_of(64) && geo.units_per_page.is_power_of_two() && geo.units_per_page <= 64)
                 .then(|| (0..64).step_by(geo.units_per_page).fold(0u64, |m, b| m | 1 << b)),
             rng: Rng::new(seed ^ 0x6763_2d63_686f_6963),
             free_blocks_total: geo.blocks as u64,

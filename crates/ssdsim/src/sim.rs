@@ -12,6 +12,11 @@
 //! and keeps the per-interval series (IOs, bytes and latency histograms per direction,
 //! counter snapshots, live figures); a replay also averages over windows of N completions.
 //!
+//! A phase may also run several jobs at once ([`Simulation::start_jobs`], fio's `numjobs` or
+//! the jobs of one stonewall group): each keeps its own `qd` commands outstanding, with its
+//! own generator, pacing, end condition and random numbers; they share the drive, which
+//! serves their commands in submission order (the job due first submits first).
+//!
 //! Callers drive a phase in chunks ([`Simulation::advance`]) so a front end can show
 //! progress and stop early, then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
@@ -20,9 +25,9 @@ use crate::device::{Device, TimingCounters};
 use crate::ftl::{Ftl, FtlCounters};
 use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
-use crate::stats::{DirectionReport, IntervalLatency, LatencyHistogram, PhaseReport, Snapshot};
+use crate::stats::{DirectionReport, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
-use crate::workload::{Pacing, Plan, Workload, WorkloadError};
+use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS};
 
 /// Access pattern of a phase (fio `rw=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +54,16 @@ impl Pattern {
         })
     }
 
+    /// The fio `rw=` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::SeqWrite => "write",
+            Pattern::RandWrite => "randwrite",
+            Pattern::SeqRead => "read",
+            Pattern::RandRead => "randread",
+            Pattern::Trim => "trim",
+        }
+    }
 }
 
 /// One phase of host work. Addresses and sizes are in 4 KiB units.
@@ -293,6 +308,62 @@ impl Source for UniformSource {
 enum PhaseSource {
     Uniform(Box<UniformSource>),
     General(Box<GenSource>),
+    /// Several jobs, each with its own source.
+    Jobs(Box<Jobs>),
+}
+
+impl PhaseSource {
+    /// The source of a plan's generator: the plain random pattern's lean one if it is that.
+    fn of(gen: crate::workload::Generator, rng: &mut Rng) -> Self {
+        match gen.uniform() {
+            Some((kind, start_unit, blocks, bs_units)) => PhaseSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, rng))),
+            None => PhaseSource::General(Box::new(GenSource::new(gen, rng))),
+        }
+    }
+
+    /// The next command of a job's source.
+    fn peek(&mut self) -> Command {
+        let c = match self {
+            PhaseSource::Uniform(u) => u.peek(),
+            PhaseSource::General(g) => g.peek(),
+            PhaseSource::Jobs(_) => unreachable!("a job has one source"),
+        };
+        c.expect("a generator always has a next command")
+    }
+
+    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
+        match self {
+            PhaseSource::Uniform(u) => u.advance(rng, ftl),
+            PhaseSource::General(g) => g.advance(rng, ftl),
+            PhaseSource::Jobs(_) => unreachable!("a job has one source"),
+        }
+    }
+}
+
+/// One job of a phase of several: its own closed loop (queue, limits, pacing and clock in
+/// `host`, whose series stays unused), command source and random numbers.
+struct JobRun {
+    host: Host,
+    src: PhaseSource,
+    rng: Rng,
+    /// NAND slots a unit it writes fills and the fraction carried between its units (the
+    /// drive's [`Device::write_compressed`] state while it writes).
+    slots: (f64, f64),
+    /// What it did, per direction.
+    dirs: [JobDirection; 3],
+    /// Its next submission: time [ns] and command; None once it has ended.
+    next: Option<(Ns, Command)>,
+}
+
+/// The jobs of a phase of several and what they share.
+struct Jobs {
+    runs: Vec<JobRun>,
+    /// Latest completion of any command submitted so far [ns]: the drive has no host work
+    /// after it until the next submission.
+    busy_until_ns: Ns,
+    /// The jobs write data of different compressibility: each job's slot state is swapped
+    /// into the drive around its writes.
+    swap_slots: bool,
 }
 
 /// The source the host loop runs on. One loop (not one per source type) keeps a single call
@@ -532,6 +603,11 @@ pub(crate) struct Host {
     series: Series,
     /// A replay's windows of N completions.
     pub(crate) windows: Option<Box<Windows>>,
+    /// The job's name (a phase of several jobs: one host per job, plus the phase's).
+    name: String,
+    /// A job among several: its idle gaps leave the drive to the others (the phase lets the
+    /// drive idle only when no job has work, see [`Simulation::run_jobs`]).
+    shares_drive: bool,
 }
 
 impl Host {
@@ -555,6 +631,8 @@ impl Host {
             idle_ns: 0,
             series: Series::new(start_ns, interval_ns, first),
             windows: None,
+            name: String::new(),
+            shares_drive: false,
         }
     }
 }
@@ -652,6 +730,7 @@ impl Simulation {
             ));
         }
         self.start_plan(Plan::of_job(&job));
+        self.host.as_mut().expect("started").name = job.pattern.name().into();
         Ok(())
     }
 
@@ -674,12 +753,72 @@ impl Simulation {
             p.last_gap_ns = self.now_ns;
             Box::new(p)
         });
-        let src = match plan.gen.uniform() {
-            Some((kind, start_unit, blocks, bs_units)) => PhaseSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, &mut self.rng))),
-            None => PhaseSource::General(Box::new(GenSource::new(plan.gen, &mut self.rng))),
-        };
+        let src = PhaseSource::of(plan.gen, &mut self.rng);
         self.host = Some(Box::new(h));
         self.source = Some(src);
+    }
+
+    /// Starts several jobs at once, sharing the drive (fio's `numjobs`, or the jobs of one
+    /// stonewall group); the phase ends when every job has ended. Each job draws from its
+    /// own random numbers, seeded from the simulation's stream and its index (same seed,
+    /// same jobs: same results). `interval_ns` is the series interval of the phase.
+    ///
+    /// One job without a start delay runs exactly as [`Simulation::start_workload`] would.
+    /// Errors name the field as `jobs[i].field`.
+    pub fn start_jobs(&mut self, jobs: &[WorkloadJob], interval_ns: Ns) -> Result<(), WorkloadError> {
+        let fail = |field: &str, message: &str| Err(WorkloadError { field: field.into(), message: message.into() });
+        if self.phase_running() {
+            return fail("", "a phase or replay is already running; finish it first");
+        }
+        if jobs.is_empty() {
+            return fail("jobs", "needs at least one job");
+        }
+        if let Some(i) = jobs.iter().position(|j| j.startdelay_ns > MAX_THINKTIME_NS) {
+            return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i));
+        }
+        let with_interval = |j: &WorkloadJob| Workload { interval_ns, ..j.workload.clone() };
+        if let [one] = jobs {
+            if one.startdelay_ns == 0 {
+                self.start_workload(&with_interval(one)).map_err(|e| e.in_job(0))?;
+                self.host.as_mut().expect("started").name = one.name.clone();
+                return Ok(());
+            }
+        }
+        let geo = self.geometry().clone();
+        let base_seed = self.rng.next_u64();
+        let now = self.now_ns;
+        let first = self.snapshot();
+        let mut runs = Vec::with_capacity(jobs.len());
+        let mut slots = Vec::with_capacity(jobs.len());
+        for (i, job) in jobs.iter().enumerate() {
+            let mut rng = Rng::new(base_seed.wrapping_add(i as u64));
+            let plan = Plan::of_workload(&with_interval(job), &geo, &mut rng).map_err(|e| e.in_job(i))?;
+            let start = now + job.startdelay_ns;
+            let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first);
+            host.name = job.name.clone();
+            host.shares_drive = true;
+            host.pacing = plan.pacing.map(|mut p| {
+                p.last_gap_ns = start;
+                Box::new(p)
+            });
+            let src = PhaseSource::of(plan.gen, &mut rng);
+            slots.push(plan.slots_per_unit);
+            runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None });
+        }
+        // The drive makes room for the least compressible job's data.
+        self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
+        let swap_slots = slots.iter().any(|&x| x != slots[0]);
+        // A timed phase when every job is timed: it lasts until the last one's end.
+        let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
+        let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first);
+        h.name = "jobs".into();
+        let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
+        for j in &mut jobs.runs {
+            self.prepare_job(j);
+        }
+        self.host = Some(Box::new(h));
+        self.source = Some(PhaseSource::Jobs(jobs));
+        Ok(())
     }
 
     /// Starts a host for a replay (see [`crate::replay`]).
@@ -702,8 +841,12 @@ impl Simulation {
                 **u = local;
             }
             PhaseSource::General(g) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
+            PhaseSource::Jobs(jobs) => self.run_jobs(&mut h, jobs, max_ios),
         }
-        let progress = progress_of(&h);
+        let progress = match &src {
+            PhaseSource::Jobs(jobs) => progress_of_jobs(&h, &jobs.runs),
+            _ => progress_of(&h),
+        };
         self.host = Some(h);
         self.source = Some(src);
         progress
@@ -779,40 +922,10 @@ impl Simulation {
                     }
                 }
             }
-            // Snapshot internal counters at each interval boundary the clock has passed
-            // (`next_snapshot_ns` saves a division per command).
-            let s = &mut series;
-            if submit >= s.next_snapshot_ns {
-                let k = ((submit - s.start_ns) / s.interval_ns) as usize;
-                while s.snapshots.len() <= k {
-                    s.snapshots.push(self.snapshot());
-                }
-                s.next_snapshot_ns = s.start_ns.saturating_add((s.snapshots.len() as u64).saturating_mul(s.interval_ns));
-                // Every later completion is at or after `submit`, in interval k or later.
-                s.finalize_until(k);
-            }
+            self.pass_boundaries(&mut series, submit);
             src.advance(&mut self.rng, &self.dev.ftl);
             let units = cmd.units.min(limit_units - units_done);
-            let bytes = units * UNIT_BYTES;
-            // The constant direction in each arm lets `record` index without checks.
-            let (done, data_bytes) = match cmd.kind {
-                CmdKind::Write => {
-                    let done = if self.dev.compressing() { self.dev.write_compressed(cmd.unit, units, submit) } else { self.dev.write(cmd.unit, units, submit) };
-                    s.record(1, submit, done, bytes);
-                    (done, bytes)
-                }
-                CmdKind::Read => {
-                    let done = self.dev.read(cmd.unit, units, submit);
-                    s.record(0, submit, done, bytes);
-                    (done, bytes)
-                }
-                CmdKind::Trim => {
-                    let done = if self.dev.compressing() { self.dev.trim_compressed(cmd.unit, units, submit) } else { self.dev.trim(cmd.unit, units, submit) };
-                    s.record(2, submit, done, bytes);
-                    (done, 0)
-                }
-                CmdKind::Flush => unreachable!("flushes are handled above"),
-            };
+            let (done, data_bytes) = self.issue(&mut series, cmd.kind, cmd.unit, units, submit);
             units_done += units;
             ios += 1;
             last_submit = submit;
@@ -827,6 +940,126 @@ impl Simulation {
             n += 1;
         }
         (h.units, h.ios, h.last_submit, h.max_completion, h.outstanding, h.series) = (units_done, ios, last_submit, max_completion, q, series);
+    }
+
+    /// Snapshots the internal counters at each interval boundary the submission clock has
+    /// passed and closes the intervals no completion can land in any more.
+    #[inline(always)]
+    fn pass_boundaries(&self, s: &mut Series, submit: Ns) {
+        // `next_snapshot_ns` saves a division per command.
+        if submit >= s.next_snapshot_ns {
+            let k = ((submit - s.start_ns) / s.interval_ns) as usize;
+            while s.snapshots.len() <= k {
+                s.snapshots.push(self.snapshot());
+            }
+            s.next_snapshot_ns = s.start_ns.saturating_add((s.snapshots.len() as u64).saturating_mul(s.interval_ns));
+            // Every later completion is at or after `submit`, in interval k or later.
+            s.finalize_until(k);
+        }
+    }
+
+    /// Sends one read, write or TRIM of `units` from `unit` to the drive at `submit` and
+    /// counts it in the series; returns its completion time and data bytes.
+    #[inline(always)]
+    fn issue(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, submit: Ns) -> (Ns, u64) {
+        let bytes = units * UNIT_BYTES;
+        // The constant direction in each arm lets `record` index without checks.
+        match kind {
+            CmdKind::Write => {
+                let done = if self.dev.compressing() { self.dev.write_compressed(unit, units, submit) } else { self.dev.write(unit, units, submit) };
+                s.record(1, submit, done, bytes);
+                (done, bytes)
+            }
+            CmdKind::Read => {
+                let done = self.dev.read(unit, units, submit);
+                s.record(0, submit, done, bytes);
+                (done, bytes)
+            }
+            CmdKind::Trim => {
+                let done = if self.dev.compressing() { self.dev.trim_compressed(unit, units, submit) } else { self.dev.trim(unit, units, submit) };
+                s.record(2, submit, done, bytes);
+                (done, 0)
+            }
+            CmdKind::Flush => unreachable!("flushes are handled above"),
+        }
+    }
+
+    /// Works out when job `j` submits next (waiting for its queue, its rate caps) and with
+    /// which command; ends it when it has reached its end. Only the job's own state moves:
+    /// a job's rate wait leaves the drive to the others.
+    fn prepare_job(&mut self, j: &mut JobRun) {
+        let h = &mut j.host;
+        j.next = None;
+        if h.done || h.units >= h.limit_units || h.ios >= h.limit_ios {
+            h.done = true;
+            return;
+        }
+        let cmd = j.src.peek();
+        let mut submit = if h.outstanding.len() >= h.qd { h.outstanding.earliest_ns().max(h.last_submit) } else { h.last_submit };
+        if h.pacing.is_some() {
+            submit = self.rate_wait(h, cmd.kind.code() as usize, submit);
+        }
+        if submit >= h.end_ns.unwrap_or(Ns::MAX) {
+            h.done = true;
+            return;
+        }
+        j.next = Some((submit, cmd));
+    }
+
+    /// The host loop of a phase of several jobs: up to `max_cmds` submissions, each by the
+    /// job due first (ties: the first job), so the drive sees them in time order. When no
+    /// job has work outstanding until the next submission, the drive is idle meanwhile.
+    fn run_jobs(&mut self, h: &mut Host, jobs: &mut Jobs, max_cmds: u64) {
+        let mut series = std::mem::take(&mut h.series);
+        for _ in 0..max_cmds {
+            let due = jobs.runs.iter().enumerate().filter_map(|(i, j)| j.next.map(|(t, _)| (t, i))).min();
+            let Some((submit, i)) = due else {
+                h.done = true;
+                break;
+            };
+            if submit > jobs.busy_until_ns {
+                self.dev.idle(jobs.busy_until_ns, submit - jobs.busy_until_ns);
+                jobs.busy_until_ns = submit;
+            }
+            let j = &mut jobs.runs[i];
+            let (_, cmd) = j.next.expect("the job due has a command");
+            if j.host.outstanding.len() >= j.host.qd {
+                j.host.outstanding.pop_front();
+            }
+            self.pass_boundaries(&mut series, submit);
+            j.src.advance(&mut j.rng, &self.dev.ftl);
+            let units = cmd.units.min(j.host.limit_units - j.host.units);
+            let swap = jobs.swap_slots && cmd.kind == CmdKind::Write;
+            if swap {
+                self.dev.swap_slot_state(&mut j.slots);
+            }
+            let (done, data_bytes) = self.issue(&mut series, cmd.kind, cmd.unit, units, submit);
+            if swap {
+                self.dev.swap_slot_state(&mut j.slots);
+            }
+            let d = cmd.kind.code() as usize;
+            j.dirs[d].record(units * UNIT_BYTES, done - submit);
+            let jh = &mut j.host;
+            jh.units += units;
+            jh.ios += 1;
+            jh.last_submit = submit;
+            jh.max_completion = jh.max_completion.max(done);
+            jh.outstanding.push(done, data_bytes);
+            jobs.busy_until_ns = jobs.busy_until_ns.max(done);
+            (h.units, h.ios, h.last_submit) = (h.units + units, h.ios + 1, submit);
+            if jh.pacing.is_some() {
+                self.after_io(jh, d, submit);
+            }
+            self.prepare_job(j);
+        }
+        if h.done {
+            // A timed phase: the drive idles from its last host work to the phase's end.
+            if let Some(end) = h.end_ns.filter(|&e| e > jobs.busy_until_ns) {
+                self.dev.idle(jobs.busy_until_ns, end - jobs.busy_until_ns);
+                jobs.busy_until_ns = end;
+            }
+        }
+        h.series = series;
     }
 
     /// Waits for every outstanding command (counting them in a replay's windows); the
@@ -891,7 +1124,9 @@ impl Simulation {
     fn idle_gap(&mut self, h: &mut Host, from: Ns, until: Ns) {
         let until = h.end_ns.map_or(until, |e| until.min(e.max(from)));
         if until > from {
-            self.dev.idle(from, until - from);
+            if !h.shares_drive {
+                self.dev.idle(from, until - from);
+            }
             h.idle_ns += until - from;
         }
         h.last_submit = h.last_submit.max(until);
@@ -923,15 +1158,28 @@ impl Simulation {
     /// Ends the current phase (complete or not), waits for outstanding commands, and
     /// returns its report. The drive's clock moves to the last completion.
     pub fn finish_phase(&mut self) -> PhaseReport {
-        let h = self.host.take().expect("finish_phase() without a phase");
-        self.source = None;
-        self.close_host(*h)
+        let mut h = self.host.take().expect("finish_phase() without a phase");
+        let Some(PhaseSource::Jobs(jobs)) = self.source.take() else { return self.close_host(*h) };
+        // The phase's host takes the jobs' clocks and totals; each job reports its own.
+        let mut reports = Vec::with_capacity(jobs.runs.len());
+        h.done = jobs.runs.iter().all(|j| j.host.done);
+        for j in jobs.runs {
+            let jh = j.host;
+            h.max_completion = h.max_completion.max(jh.max_completion);
+            h.last_submit = h.last_submit.max(jh.last_submit);
+            h.idle_gaps += jh.idle_gaps;
+            h.idle_ns += jh.idle_ns;
+            reports.push(JobReport { name: jh.name, directions: j.dirs, idle_gaps: jh.idle_gaps, idle_ns: jh.idle_ns });
+        }
+        let mut r = self.close_host(*h);
+        r.jobs = reports;
+        r
     }
 
     /// Closes a host's series into a report (its queue already drained for a replay) and
     /// moves the drive's clock to the last completion (a timed phase: at least its end).
     pub(crate) fn close_host(&mut self, h: Host) -> PhaseReport {
-        let Host { start_ns, duration_ns, max_completion, last_submit, done, mut series, ios: total_ios, idle_gaps, idle_ns, .. } = h;
+        let Host { start_ns, duration_ns, max_completion, last_submit, done, mut series, ios: total_ios, idle_gaps, idle_ns, name, .. } = h;
         let s = &mut series;
         s.close_first(s.open.len());
         let interval_ns = s.interval_ns;
@@ -964,7 +1212,7 @@ impl Simulation {
         for l in &s.latency {
             latency.merge(l);
         }
-        let directions = std::array::from_fn(|d| {
+        let directions: [DirectionReport; 3] = std::array::from_fn(|d| {
             let mut il = std::mem::take(&mut s.dir_interval_latency[d]);
             il.resize(intervals, None);
             DirectionReport {
@@ -989,6 +1237,16 @@ impl Simulation {
             host_write_bytes: totals.bytes[1],
             host_read_bytes: totals.bytes[0],
             complete: done,
+            jobs: vec![JobReport {
+                name,
+                directions: std::array::from_fn(|d| JobDirection {
+                    total_ios: directions[d].total_ios,
+                    total_bytes: directions[d].total_bytes,
+                    latency: directions[d].latency.clone(),
+                }),
+                idle_gaps,
+                idle_ns,
+            }],
             directions,
             idle_gaps,
             idle_ns,
@@ -1008,6 +1266,12 @@ impl Simulation {
         self.run_to_end();
         Ok(self.finish_phase())
     }
+}
+
+/// How far a phase of several jobs has got: as far as the job furthest from its end.
+fn progress_of_jobs(h: &Host, runs: &[JobRun]) -> Progress {
+    let fraction = if h.done { 1.0 } else { runs.iter().map(|j| progress_of(&j.host).fraction).fold(1.0, f64::min) };
+    Progress { done: h.done, elapsed_ns: h.last_submit - h.start_ns, units: h.units, fraction }
 }
 
 /// How far a host has got.

@@ -183,6 +183,39 @@ pub struct DirectionReport {
     pub total_bytes: u64,
 }
 
+/// What one job of a phase did in one data direction.
+#[derive(Clone, Debug, Default)]
+pub struct JobDirection {
+    /// IOs of this direction the job submitted (all complete by the phase's end).
+    pub total_ios: u64,
+    /// Their bytes [bytes] (for TRIMs: the bytes deallocated).
+    pub total_bytes: u64,
+    /// Their latency (completion − submission) [ns].
+    pub latency: LatencyHistogram,
+}
+
+impl JobDirection {
+    /// Counts one IO of `bytes` that took `latency_ns`.
+    #[inline]
+    pub(crate) fn record(&mut self, bytes: u64, latency_ns: Ns) {
+        self.total_ios += 1;
+        self.total_bytes += bytes;
+        self.latency.record(latency_ns);
+    }
+}
+
+/// What one job of a phase did (a phase of one job has one, equal to its directions' totals).
+#[derive(Clone, Debug, Default)]
+pub struct JobReport {
+    /// The job's name as it was given (fio's job section name).
+    pub name: String,
+    /// Per data direction, in fio's order: read, write, TRIM.
+    pub directions: [JobDirection; 3],
+    /// Idle gaps the job made (thinktime) and their simulated time [ns].
+    pub idle_gaps: u64,
+    pub idle_ns: Ns,
+}
+
 /// What one phase produced.
 #[derive(Clone, Debug, Default)]
 pub struct PhaseReport {
@@ -215,7 +248,11 @@ pub struct PhaseReport {
     /// ([`crate::workload::Direction::index`]). `ios` is their sum; `bytes` the sum of the
     /// read and write bytes (TRIMs move no data).
     pub directions: [DirectionReport; 3],
-    /// Idle gaps the host made (thinktime) and the simulated time they took [ns].
+    /// Idle gaps the host made (thinktime) and the simulated time they took [ns]; with
+    /// several jobs, summed over the jobs (each job's gap leaves the drive to the others).
     pub idle_gaps: u64,
     pub idle_ns: Ns,
+    /// Per job ([`crate::Simulation::start_jobs`]), in the order given; one entry for a
+    /// phase of one job. Their totals add up to `directions`' totals.
+    pub jobs: Vec<JobReport>,
 }

@@ -205,6 +205,20 @@ impl Default for Workload {
     }
 }
 
+/// One job of a phase of several ([`crate::Simulation::start_jobs`]; fio's `numjobs`, or the
+/// jobs of one stonewall group): its own closed loop of `workload.qd` commands, offsets,
+/// mix, pacing and end condition, sharing the drive with the other jobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadJob {
+    /// The job's label in the report (fio's job section name).
+    pub name: String,
+    /// The job starts this long after the phase [ns] (fio's `startdelay`); its duration,
+    /// rate schedule and thinktime count from there.
+    pub startdelay_ns: Ns,
+    /// What it runs; its `interval_ns` is ignored (the phase's series has one interval).
+    pub workload: Workload,
+}
+
 /// A workload field the simulator cannot run, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadError {
@@ -214,6 +228,12 @@ pub struct WorkloadError {
 }
 
 impl WorkloadError {
+    /// The same error for the workload of job `i` of a phase of several (`jobs[i].field`).
+    pub fn in_job(self, i: usize) -> Self {
+        let field = if self.field.is_empty() { format!("jobs[{i}]") } else { format!("jobs[{i}].{}", self.field) };
+        WorkloadError { field, message: self.message }
+    }
+
     fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         WorkloadError { field: field.into(), message: message.into() }
     }
@@ -424,7 +444,7 @@ impl Plan {
 /// Slowest rate cap [IOs per second]: one IO per 1000 s of simulated time.
 const MIN_RATE_IOPS: f64 = 1e-3;
 /// Longest thinktime or thinktime period [ns]: one simulated day.
-const MAX_THINKTIME_NS: Ns = 86_400 * NS_PER_S;
+pub(crate) const MAX_THINKTIME_NS: Ns = 86_400 * NS_PER_S;
 
 /// Idle gaps and rate caps of a running workload ([`crate::sim`] applies them).
 pub(crate) struct Pacing {

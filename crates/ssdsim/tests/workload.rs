@@ -19,34 +19,8 @@ use ssdsim::rng::Rng;
 use ssdsim::time::{NS_PER_MS, NS_PER_S};
 use ssdsim::{BlockSize, CmdKind, Command, Config, Distribution, Job, Pattern, PhaseReport, Simulation, Workload, Zone, UNIT_BYTES};
 
-fn set(cfg: &mut Config, keys: &[(&str, &str)]) {
-    for (k, v) in keys {
-        cfg.set(k, v).unwrap();
-    }
-}
-
-/// A small drive with `spare` extra physical capacity over user capacity (α = 1 + spare),
-/// 16-page blocks so GC starts soon.
-fn small(keys: &[(&str, &str)], alpha: f64) -> Config {
-    let mut cfg = Config::default();
-    set(&mut cfg, &[("blocks_per_plane", "128"), ("pages_per_block", "16")]);
-    set(&mut cfg, keys);
-    let geo = {
-        let mut c = cfg.clone();
-        c.set("user_capacity_bytes", "4096").unwrap();
-        c.validate().unwrap()
-    };
-    let user = (geo.physical_units as f64 / alpha) as u64;
-    cfg.set("user_capacity_bytes", &(user * UNIT_BYTES).to_string()).unwrap();
-    cfg
-}
-
-fn filled(cfg: &Config, seed: u64) -> Simulation {
-    let mut sim = Simulation::new(cfg, seed).unwrap();
-    let user = sim.geometry().user_units;
-    sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
-    sim
-}
+mod common;
+use common::{filled, set, small};
 
 fn randwrite() -> Workload {
     Workload::default()

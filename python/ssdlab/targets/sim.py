@@ -12,7 +12,9 @@ p99.9 within 1/32, exact max; us; by completion time, NaN where nothing complete
 :class:`~ssdlab.targets.base.JobSpec` (read/write/TRIM mixes, block-size splits, random and
 sequential shares, skewed address distributions, idle gaps, rate caps; the keys of
 ``ssdlab._native.Simulator.start_workload``); its series adds ``{dir}_iops`` and
-``{dir}_mbps`` and the latency columns of every direction that ran.
+``{dir}_mbps`` and the latency columns of every direction that ran. Several jobs sharing the
+drive (fio's numjobs, the jobs of a stonewall group) run as one phase from
+``{"jobs": [job, ...], "interval_s": S}``; its totals add each job's figures.
 """
 from __future__ import annotations
 
@@ -59,10 +61,20 @@ class WorkloadPhase:
                    interval_s=float(interval) if interval is not None else 1.0)
 
     def shares(self) -> dict[str, float]:
-        """Share of IOs per direction (read, write, trim) the workload asks for."""
-        read = float(self.params.get("read_fraction") or 0.0)
-        trim = float(self.params.get("trim_fraction") or 0.0)
-        return {"read": read, "write": max(0.0, 1.0 - read - trim), "trim": trim}
+        """Share of IOs per direction (read, write, trim) the workload asks for (of several
+        jobs: the largest any job asks for)."""
+        jobs = self.params.get("jobs")
+        if jobs is not None:
+            each = [_shares(job) for job in jobs]
+            return {d: max((s[d] for s in each), default=0.0) for d in DIRECTIONS}
+        return _shares(self.params)
+
+
+def _shares(params: Mapping[str, object]) -> dict[str, float]:
+    """Share of IOs per direction of one workload's keys."""
+    read = float(params.get("read_fraction") or 0.0)
+    trim = float(params.get("trim_fraction") or 0.0)
+    return {"read": read, "write": max(0.0, 1.0 - read - trim), "trim": trim}
 
 
 class SimTarget:
@@ -132,10 +144,16 @@ class SimTarget:
         deallocated per second) and the latency columns of
         :func:`~ssdlab.targets.base.latency_column`; totals add ``{dir}_ios``,
         ``{dir}_bytes``, ``{dir}_latency_us``, ``idle_gaps`` and ``idle_s`` (thinktime gaps
-        and the time the host left the drive idle). Bad keys raise ``ValueError`` naming the
-        key. Ctrl-C keeps what was measured, marked incomplete."""
+        and the time the host left the drive idle, summed over jobs), and ``jobs``: per job
+        (one for a single workload), ``name`` and, for each direction it ran or asks for,
+        ``{dir}_ios``, ``{dir}_bytes``, ``{dir}_latency_us``.
+
+        Several jobs at once: ``{"jobs": [job dict, ...], "interval_s": S}``, each job taking
+        the workload keys but ``interval_s``, plus ``startdelay_s`` and ``name`` (see
+        ``Simulator.start_workload``). Bad keys raise ``ValueError`` naming the key. Ctrl-C
+        keeps what was measured, marked incomplete."""
         phase = WorkloadPhase.of(spec)
-        self._sim.start_workload(dict(phase.params))
+        self._sim.start_workload({**phase.params, "name": phase.name})
         raw, complete = self._run_started(progress)
         result = self._workload_result(phase, raw)
         return _mark_complete(result, raw, complete)
@@ -208,6 +226,8 @@ class SimTarget:
             totals[f"{direction}_latency_us"] = per_dir_latency[direction]
         totals["idle_gaps"] = int(raw["idle_gaps"])
         totals["idle_s"] = float(raw["idle_s"])
+        job_specs = phase.params.get("jobs") or [phase.params]
+        totals["jobs"] = [_job_totals(job, _shares(spec)) for job, spec in zip(raw["jobs"], job_specs)]
         latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=phase, series=series, totals=totals, latency_us=latency_us)
 
@@ -240,6 +260,20 @@ class SimTarget:
             series[latency_column(direction, label)] = _us(raw["latency_intervals_ns"][label])
         latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
+
+
+def _job_totals(job: dict, shares: dict[str, float]) -> dict:
+    """One job's totals from ``finish_phase``'s ``jobs``: its name and, per direction it ran
+    or has a share in, ``{dir}_ios``, ``{dir}_bytes``, ``{dir}_latency_us``."""
+    out: dict = {"name": job["name"]}
+    for direction in DIRECTIONS:
+        d = job["directions"][direction]
+        if not d["total_ios"] and not shares[direction]:
+            continue
+        out[f"{direction}_ios"] = int(d["total_ios"])
+        out[f"{direction}_bytes"] = int(d["total_bytes"])
+        out[f"{direction}_latency_us"] = {k: v / 1e3 for k, v in d["latency_ns"].items() if v is not None}
+    return out
 
 
 def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
