@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import report, results
+from .. import analysis, report, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
@@ -147,3 +147,43 @@ def print_jobs(target, jobs) -> None:
               f"span={job.span_bytes} duration_s={job.duration_s}")
         if hasattr(target, "job_text"):
             print(target.job_text(job))
+
+
+def endurance(summary: dict, capacity_bytes: int, measured: str = "whole random-write phase") -> dict | None:
+    """The endurance projection (:func:`ssdlab.analysis.endurance_projection`) of a run: its
+    host write rate (``host_write_bytes`` / ``duration_s``), kept up around the clock, at the
+    steady-state write amplification when known, else the WA over what ``measured`` names. The
+    rated P/E cycles and the raw NAND capacity come from a simulated drive's profile
+    (``rated_pe_cycles``, ``geometry.physical_bytes``); a real drive has neither, so its
+    days are n/a (and its NAND figures too without counters); ``unavailable`` says why.
+    None when the phase wrote nothing in no time (stopped at once)."""
+    if not summary.get("duration_s") or summary.get("host_write_bytes") is None:
+        return None
+    steady = summary.get("steady_state_write_amplification")
+    wa = steady if steady is not None else summary.get("write_amplification")
+    profile = summary.get("profile") or {}
+    geometry = summary.get("geometry") or {}
+    out = analysis.endurance_projection(summary["host_write_bytes"], summary["duration_s"], wa, capacity_bytes,
+                                        profile.get("rated_pe_cycles"), geometry.get("physical_bytes"))
+    out["write_amplification_basis"] = (
+        f"steady state from {summary['steady_state_onset_s']:.0f} s" if steady is not None
+        else measured if wa is not None else None)
+    return out
+
+
+def show_endurance(e: dict | None) -> None:
+    """The endurance lines a test prints at the end (nothing without a projection)."""
+    if not e:
+        return
+    v = report.format_value
+    nand = f"; NAND {v(e['nand_bytes_per_day'] / 1e12)} TB/day at WA {v(e['write_amplification'])} " \
+           f"({e['write_amplification_basis']})" if e["nand_bytes_per_day"] is not None else ""
+    print(f"  endurance: host {v(e['host_write_bytes_per_s'] / 1e6)} MB/s = {v(e['drive_writes_per_day'])} "
+          f"drive writes/day{nand}")
+    if e["days_until_rated_pe"] is None:
+        print(f"    days to the rated P/E count n/a: {e['unavailable']}")
+    else:
+        print(f"    rated {e['rated_pe_cycles']:,} P/E cycles of the {e['pe_capacity_basis']} reached in "
+              f"{v(e['days_until_rated_pe'])} days ({v(e['years_until_rated_pe'])} years, "
+              f"{v(e['rated_total_host_bytes'] / 1e12)} TB of host writes)")
+

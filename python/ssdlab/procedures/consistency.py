@@ -16,8 +16,8 @@ from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
 from .declare import Test, param, size
-from .common import (FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, mark_stopped, raise_stopped,
-                     run_phase, span_bytes)
+from .common import (FILL_BS_BYTES, Interrupted, base_summary, end_run, endurance, failure_of, mark_stopped,
+                     raise_stopped, run_phase, show_endurance, span_bytes)
 
 
 @dataclass(frozen=True)
@@ -42,28 +42,6 @@ def steady_state_write_amplification(series: dict, onset_s: float | None) -> flo
     sel = series["t_s"] >= onset_s
     return analysis.write_amplification(float(np.sum(series["host_write_bytes"][sel])),
                                         float(np.sum(series["nand_write_bytes"][sel])))
-
-
-def endurance(summary: dict, capacity_bytes: int) -> dict:
-    """The endurance projection (:func:`ssdlab.analysis.endurance_projection`) of a run: the
-    random-write phase's host rate (``host_write_bytes`` / ``duration_s``), kept up around the
-    clock, at the steady-state write amplification when known, else the whole phase's. The
-    rated P/E cycles and the raw NAND capacity come from a simulated drive's profile
-    (``rated_pe_cycles``, ``geometry.physical_bytes``); a real drive has neither, so its
-    days are n/a (and its NAND figures too without counters); ``unavailable`` says why.
-    None when the phase wrote nothing in no time (stopped at once)."""
-    if not summary.get("duration_s") or summary.get("host_write_bytes") is None:
-        return None
-    steady = summary.get("steady_state_write_amplification")
-    wa = steady if steady is not None else summary.get("write_amplification")
-    profile = summary.get("profile") or {}
-    geometry = summary.get("geometry") or {}
-    out = analysis.endurance_projection(summary["host_write_bytes"], summary["duration_s"], wa, capacity_bytes,
-                                        profile.get("rated_pe_cycles"), geometry.get("physical_bytes"))
-    out["write_amplification_basis"] = (
-        f"steady state from {summary['steady_state_onset_s']:.0f} s" if steady is not None
-        else "whole random-write phase" if wa is not None else None)
-    return out
 
 
 def plan(target: Target, params: ConsistencyParams) -> list[JobSpec]:
@@ -175,20 +153,7 @@ def show(s: dict) -> None:
     if s.get("write_amplification") is not None:
         print(f"  write amplification {s['write_amplification']:.2f} (steady state "
               f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
-    e = s.get("endurance")
-    if e:
-        v = report.format_value
-        nand = f"; NAND {v(e['nand_bytes_per_day'] / 1e12)} TB/day at WA {v(e['write_amplification'])} " \
-               f"({e['write_amplification_basis']})" if e["nand_bytes_per_day"] is not None else ""
-        print(f"  endurance: host {v(e['host_write_bytes_per_s'] / 1e6)} MB/s = {v(e['drive_writes_per_day'])} "
-              f"drive writes/day{nand}")
-        if e["days_until_rated_pe"] is None:
-            print(f"    days to the rated P/E count n/a: {e['unavailable']}")
-        else:
-            print(f"    rated {e['rated_pe_cycles']:,} P/E cycles of the {e['pe_capacity_basis']} reached in "
-                  f"{v(e['days_until_rated_pe'])} days ({v(e['years_until_rated_pe'])} years, "
-                  f"{v(e['rated_total_host_bytes'] / 1e12)} TB of host writes)")
-
+    show_endurance(s.get("endurance"))
 
 TEST = Test(
     name="consistency",

@@ -31,7 +31,7 @@ from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target, WorkloadStep
 from ..workload import fiojob, tofio, tosim
-from .common import FILL_BS_BYTES, declared_summary, end_run, failure_of
+from .common import FILL_BS_BYTES, declared_summary, end_run, endurance, failure_of, show_endurance
 from .declare import Test, param
 
 #: Per-direction series columns that are 0 (not NaN) where a group did not run the direction.
@@ -317,7 +317,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
         summary["nand_write_bytes"] = t.get("nand_write_bytes")
         summary["write_amplification"] = t.get("write_amplification")
         summary["counters"] = target.counters()
-        _endurance(summary, target)
+        summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
     if len(r.series.get("t_s", ())):
         title = f"{target.name} — {loaded.source}"
         summary["plots"] = [x.name for x in plots.line_plot(rd / "mbps", r.series["t_s"], {"MB/s": r.series["mbps"]},
@@ -401,7 +401,7 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
         summary["nand_write_bytes"] = nand
         summary["write_amplification"] = nand / host if host else None
         summary["counters"] = target.counters()
-        _endurance(summary, target)
+        summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
     title = f"{target.name} — {summary['workload_source']}"
     summary["plots"] = []
     if len(series["t_s"]):
@@ -434,22 +434,6 @@ def _hints(series: dict, title: str) -> list[dict]:
     return hints + [h for h in rest if h.get("label") != "IOPS"]
 
 
-def _endurance(summary: dict, target: Target) -> None:
-    """The endurance projection at this workload's host write rate and write amplification,
-    where the profile rates its NAND (``rated_pe_cycles``)."""
-    from .. import analysis
-
-    project = getattr(analysis, "endurance_projection", None)
-    rated = (summary.get("profile") or {}).get("rated_pe_cycles")
-    wa, host, dur = summary.get("write_amplification"), summary.get("host_write_bytes"), summary.get("duration_s")
-    if project is None or not rated or not wa or not host or not dur:
-        return
-    raw = (summary.get("geometry") or {}).get("raw_bytes")
-    summary["endurance"] = project(host_write_bytes=host, duration_s=dur, write_amplification=wa,
-                                   capacity_bytes=target.capacity_bytes, rated_pe_cycles=rated,
-                                   raw_capacity_bytes=raw)
-
-
 def _fmt(v, spec: str) -> str:
     return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
 
@@ -468,10 +452,7 @@ def show(s: dict) -> None:
             print(f"    write amplification {g['write_amplification']:.2f}")
     if s.get("table_text"):
         print(s["table_text"])
-    e = s.get("endurance")
-    if e:
-        print(f"  endurance: {_fmt(e.get('drive_writes_per_day'), '.2f')} drive writes/day; rated P/E cycles used "
-              f"after {_fmt(e.get('days_until_rated_pe'), ',.0f')} days at this workload")
+    show_endurance(s.get("endurance"))
     options = list(dict.fromkeys(n.split(": ", 1)[1].split(" (", 1)[0] for n in s.get("not_applicable", [])))
     if options:
         print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)
