@@ -210,6 +210,9 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
         keys["startdelay_s"] = job.startdelay_us / 1e6
         if job.startdelay_max_us != job.startdelay_us:
             notes.append(f"{job.name}: startdelay range: the simulator starts the job after the lower bound")
+    if job.randseed is not None:
+        notes.append(f"{job.name}: randseed={job.randseed} seeds fio's generator; the simulator draws its own offsets "
+                     "from --seed (same --seed, same run; each job its own stream)")
     if job.ramp_time_us:
         notes.append(f"{job.name}: ramp_time {job.ramp_time_us / 1e6:g} s: its IOs count in the series and totals "
                      "(fio leaves them out of its statistics)")
