@@ -180,3 +180,16 @@ def test_ctrl_c_keeps_what_was_measured(tmp_path):
     series = results.read_series(out / "series")
     assert (series["group"] == 2).sum() == pytest.approx(w["duration_s"], abs=1)
     assert (out / "report.html").exists()
+
+
+def test_numjobs_run_together_on_the_simulator(tmp_path):
+    job = "[w]\nrw=randwrite\nbs=4k\niodepth=4\nnumjobs=3\nsize=16m\noffset_increment=16m\n[r]\nrw=randread\nbs=8k\n" \
+          "iodepth=1\nsize=8m\n"
+    summary, series = _run(tmp_path, "sim:default", *set_args(), job=job)
+    (group,) = summary["groups"]
+    assert [j["name"] for j in group["jobs"]] == ["w", "w", "w", "r"]
+    assert [j.get("write_ios") for j in group["jobs"][:3]] == [4096] * 3
+    assert group["jobs"][3]["read_ios"] == 1024 and "write_ios" not in group["jobs"][3]
+    assert group["directions"]["write"]["ios"] == 3 * 4096 and group["directions"]["read"]["ios"] == 1024
+    # one series for the group, both directions in it
+    assert series["write_iops"].sum() * 0.1 == pytest.approx(3 * 4096, rel=1e-6)
