@@ -461,5 +461,16 @@ def show(s: dict) -> None:
 TEST = Test(
     name="run",
     help="run a workload written in fio's language (job file, built-in workload or fio options) on any target",
-    description=__doc__.split("\n\n", 1)[0] + "\n\n" + __doc__.split("\n\n", 1)[1],
+    description=(
+        "Runs a workload written in fio's language on any target: a fio job file (ssdlab run job.fio), a built-in "
+        "workload (ssdlab run --list names them with their options) or fio's options as "
+        "--name=value (ssdlab run --name=mix --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --runtime=60 "
+        "--time_based --out DIR). Groups (stonewall) run one after another, the jobs of a group together. On the "
+        "simulator ssdlab runs the jobs itself; options about how fio submits I/O (ioengine, direct...) are listed "
+        "as not applicable, an option it cannot simulate is an error naming it. On a device, file or loop device "
+        "the job goes to fio as written, after the safety gate, writing to the target. The drive is not purged: the "
+        "workload meets it as it is (--fill fills it first; the simulator starts fresh). Writes series (per "
+        "direction IOPS, MB/s, latency per interval), job.fio (the workload as understood), summary.json (per "
+        "group and direction; on the simulator write amplification and endurance), plots and report.html. "
+        "Sizes and times in fio's units (4k = 4096 bytes; runtime in s)."),
     params=RunParams, plan=plan, run=run, show=show, passthrough="fio_args", early=early, print_plan=print_plan)

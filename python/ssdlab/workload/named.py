@@ -89,8 +89,16 @@ def _value_text(v: Any, unit: str) -> str:
 
 
 def _defaults_text(params_cls) -> str:
-    return " ".join(f"{f.name}={_value_text(f.default, p.unit or ('bytes' if f.name.endswith('_bytes') else ''))}"
-                    for f, p in declared(params_cls))
+    """The workload's options with their defaults, as given after its name."""
+    out = []
+    for f, p in declared(params_cls):
+        if p.flag is None:
+            continue
+        if p.off_switch or p.switch:
+            out.append(f"[{p.flag}]")
+            continue
+        out.append(f"{p.flag} {_value_text(f.default, p.unit or ('bytes' if f.name.endswith('_bytes') else ''))}")
+    return "  ".join(out)
 
 
 # ============================================================================ CrystalDiskMark
@@ -314,8 +322,8 @@ def get(name: str) -> Named:
 
 
 def listing() -> list[str]:
-    """Lines for ``ssdlab run --list``: each workload's name and help, then its parameters with
-    their defaults."""
+    """Lines for ``ssdlab run --list``: each workload's name and help, then its options with
+    their defaults (``ssdlab run NAME OPTION VALUE...``)."""
     width = max(len(n) for n in NAMED)
     out = []
     for n in NAMED.values():
