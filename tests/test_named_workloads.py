@@ -192,5 +192,5 @@ def test_listing_names_every_workload_and_its_parameters():
     for n in named.NAMED.values():
         line = next(i for i, text in enumerate(lines) if text.startswith(n.name + " "))
         assert n.help in lines[line]
-    assert any("size_bytes=1GiB" in line for line in lines)
-    assert any("record_bytes=16KiB,1MiB,16MiB,100MiB" in line for line in lines)
+    assert any("--size 1GiB" in line for line in lines) and any("[--no-prepare]" in line for line in lines)
+    assert any("--records 16KiB,1MiB,16MiB,100MiB" in line for line in lines)
