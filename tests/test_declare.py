@@ -1,5 +1,6 @@
 """Tests declared once (ssdlab.procedures.declare): the command line, --help, range checks and
 summary fields come from the declaration, and adding a test is adding one file."""
+import argparse
 import dataclasses
 import json
 import re
@@ -142,3 +143,17 @@ def test_a_test_is_one_file(tmp_path, monkeypatch, capsys):
     assert "--bs SIZE" in capsys.readouterr().out
     assert cli.main(["seqread", "--bs", "1000", "--out", str(tmp_path / "bad")]) == 2
     assert "--bs 1000: must be >= 4096 bytes" in capsys.readouterr().err
+
+
+def test_an_optional_number_is_parsed_as_a_number_and_range_checked():
+    @dataclasses.dataclass(frozen=True)
+    class P:
+        minutes: float | None = declare.param(None, "--minutes", "time", unit="min", low=0, low_open=True)
+        count: int | None = declare.param(None, "--count", "how many", low=1)
+
+    parser = argparse.ArgumentParser()
+    declare.add_arguments(parser, P)
+    p = declare.from_args(P, parser.parse_args(["--minutes", "0.5", "--count", "3"]))
+    assert (p.minutes, p.count) == (0.5, 3)
+    with pytest.raises(UserError, match=r"^--minutes 0: must be > 0 min"):
+        declare.from_args(P, parser.parse_args(["--minutes", "0"]))

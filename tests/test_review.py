@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ssdlab.errors import UserError
 from ssdlab.procedures import review
 from ssdlab.results import read_series
 from ssdlab.targets import open_target
@@ -107,7 +108,7 @@ def test_dry_run_prints_the_whole_plan_and_runs_nothing(tmp_path):
     proc = run_cli("review", *set_args(), "--quick", "--zones", "2", "--dry-run", "--out", str(out))
     text = proc.stdout
     for i, part in enumerate(PARTS, 1):
-        assert f"# part {i}/4 {part} -> {out / part}/" in text
+        assert f"# part {i}/4 {part} -> OUT/{part}/" in text
     phases = [line.split()[2].rstrip(":") for line in text.splitlines() if line.startswith("# phase ")]
     assert phases.count("fill") == 4 and phases.count("randwrite") == 2
     assert {"torture", "retorture", "idle", "trim", "dirty", "new", "used", "trimmed"} <= set(phases)
@@ -152,14 +153,17 @@ def test_a_part_that_fails_is_reported_and_the_others_run(tmp_path):
     params = review.ReviewParams(consistency_duration_s=10, torture_min=0.5, idle_min=1, zones=4, used_duration_s=3,
                                  parts=("consistency", "recovery", "used"))
     lines: list[str] = []
-    s = review.run(open_part, params, tmp_path / "r", argv=["ssdlab", "review"], progress=False, echo=lines.append)
+    with pytest.raises(UserError, match=r"^review: part recovery failed .*summary.json\); the other parts ran"):
+        review.run(open_target("sim:default", sets=SMALL_DRIVE), params, tmp_path / "r", argv=["ssdlab", "review"],
+                   progress=False, open_part=open_part, echo=lines.append)
+    s = summary_of(tmp_path / "r")
     by = {e["part"]: e for e in s["parts"]}
     assert by["recovery"]["status"] == "failed" and "the drive went away" in by["recovery"]["error"]
     assert by["consistency"]["status"] == by["used"]["status"] == "done"
     assert by["consistency-spare25"]["status"] == "skipped"
     assert s["complete"] is False and s["parts_failed"] == ["recovery"]
     assert "part failed: recovery" in (tmp_path / "r" / "INCOMPLETE").read_text()
-    assert summary_of(tmp_path / "r")["complete"] is False
+    assert s["complete"] is False
     row = next(r for r in s["tables"][0]["rows"] if r[0] == "recovery")
     assert "failed" in row[1] and "the drive went away" in row[1]
     assert (tmp_path / "r" / "report.html").exists()
@@ -189,6 +193,21 @@ def test_ctrl_c_keeps_finished_parts_and_marks_the_interrupted_one(tmp_path):
     data = page_data(out / "report.html")
     assert sorted(r["test"] for r in data["runs"].values()) == ["consistency", "consistency", "recovery", "review"]
     assert [r["complete"] for r in data["runs"].values() if r["test"] == "recovery"] == [False]
+
+
+def test_each_part_opens_the_target_anew_with_its_fio_files_in_its_folder(tmp_path):
+    opened = []
+    first = open_target("sim:default", sets=SMALL_DRIVE)
+
+    def reopen(workdir):
+        opened.append(workdir)
+        return open_target("sim:default", sets=SMALL_DRIVE)
+
+    first.reopen = reopen
+    params = review.ReviewParams(consistency_duration_s=3, used_duration_s=2, parts=("consistency", "used"))
+    s = review.run(first, params, tmp_path / "r", progress=False, echo=lambda _: None)
+    assert s["complete"] is True and opened == [tmp_path / "r" / "consistency" / "fio", tmp_path / "r" / "used" / "fio"]
+    assert s["options"]["used_duration_s"] == 2 and s["options"]["torture_min"] == 20  # the part's default
 
 
 def test_help_states_parts_units_and_defaults():

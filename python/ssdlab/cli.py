@@ -20,20 +20,11 @@ from .procedures import declare
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
-COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.review", "ssdlab.commands.report",
+COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
                               "ssdlab.commands.trace", "ssdlab.commands.grid"]
 
-EPILOG = "Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE. Docs: README.md"
-
-
-def _size(text: str) -> int:
-    """A size option (:func:`ssdlab.units.parse_size`) for argparse."""
-    from .units import parse_size
-
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+EPILOG = ("Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE (a throwaway loop device; "
+          "SIZE rounded down to a multiple of 4096 bytes: loop:1G = 999997440 bytes, loop:1GiB exact). Docs: README.md")
 
 
 def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> None:
@@ -98,8 +89,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     for test in _declared_tests(argv):
         t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG,
-                           formatter_class=argparse.RawDescriptionHelpFormatter if test.passthrough else
-                           argparse.HelpFormatter, allow_abbrev=not test.passthrough)
+                           allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
         declare.add_arguments(t, test.params)
         t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)

@@ -85,6 +85,15 @@ def param(default: Any, flag: str | None, help: str, **kw) -> Any:
     return dataclasses.field(default=default, metadata={_KEY: Param(flag, help, **kw)})
 
 
+def like(params_cls, name: str, **changes) -> Any:
+    """The parameter ``name`` of another test's ``params_cls`` (flag, help, unit, range...), for
+    a test that passes it on (``review`` gives its ``--zones`` to ``recovery``); ``default``
+    and :class:`Param` keywords in ``changes`` replace the original's."""
+    f = next(f for f in dataclasses.fields(params_cls) if f.name == name)
+    default = changes.pop("default", f.default)
+    return dataclasses.field(default=default, metadata={_KEY: dataclasses.replace(f.metadata[_KEY], **changes)})
+
+
 def size(text: str) -> int:
     """A byte count from the command line (:func:`ssdlab.units.parse_size`)."""
     try:
@@ -119,6 +128,12 @@ def _unit(p: Param) -> str:
     return f" {p.unit}" if p.unit else ""
 
 
+def _parse_of(f: dataclasses.Field) -> Callable[[str], Any]:
+    """int or float for a field of that type (also ``int | None``), else str."""
+    name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    return {"int": int, "float": float}.get(name.removesuffix(" | None"), str)
+
+
 def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
     """One option per declared parameter: its flag, type, metavar and a help that ends with the
     unit, the allowed range and the default."""
@@ -133,7 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
             parser.add_argument(f.name, nargs=None if f.default is dataclasses.MISSING else "?", default=f.default,
                                 type=p.parse or str, metavar=p.flag, help=p.help.replace("%", "%%"))
             continue
-        parse = p.parse or {int: int, float: float, "int": int, "float": float}.get(f.type, str)
+        parse = p.parse or _parse_of(f)
         extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")

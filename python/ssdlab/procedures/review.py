@@ -17,18 +17,23 @@ one entry per part with its folder, status — ``done``, ``interrupted``, ``fail
 part and its headline figures; a ``tables`` entry of the same) and ``report.html``: the one
 report of :mod:`ssdlab.report` over the part folders and this summary.
 
-Each part starts with the purge its procedure does, so parts do not depend on each other: a
-part that fails (a fio error, a target that cannot be opened) is recorded, the next one runs,
-and the review ends with status 1. Ctrl-C / SIGTERM stops the running part, which keeps what it
+Each part opens the target anew (``reopen`` of a target from
+:func:`ssdlab.targets.open_target`: a fresh simulator, fio's files in ``OUT/PART/fio``) and
+starts with the purge its procedure does, so parts do not depend on each other: a part that
+fails (a fio error, a target that cannot be opened) is recorded, the next one runs, and the
+review ends with a :class:`~ssdlab.errors.UserError` naming the failed parts once everything
+is written. Ctrl-C / SIGTERM stops the running part, which keeps what it
 measured (its folder is marked incomplete), marks the parts not yet run, still writes
 summary.json and report.html with what exists, and re-raises KeyboardInterrupt.
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,7 @@ from ..targets.base import JobSpec, Target
 from . import consistency, recovery, used
 from .common import describe_target, print_jobs
 from .common import print_plan as print_header
+from .declare import Test, check, like, param
 from .sweep import WHOLE_ZONES
 
 #: Part names, in the order they run.
@@ -53,41 +59,87 @@ PART_TITLES = {
 SPARE_SPAN_PCT = 75.0
 
 
+def parse_parts(text: str) -> tuple[str, ...]:
+    """``--only``/``--skip``: part names separated by commas."""
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    for n in names:
+        if n not in PARTS:
+            raise argparse.ArgumentTypeError(f"{n!r} is not a part: choose from {', '.join(PARTS)}")
+    if not names:
+        raise argparse.ArgumentTypeError(f"no part named: choose from {', '.join(PARTS)}")
+    return names
+
+
+def _default(params_cls, name: str):
+    return next(f.default for f in dataclasses.fields(params_cls) if f.name == name)
+
+
+#: The timed phases (field -> (test, its field, unit, option)): the parts' own defaults, or
+#: shorter ones with --quick (options given explicitly still apply).
+_TIMED = {"consistency_duration_s": (consistency.ConsistencyParams, "duration_s", "s", "--duration"),
+          "torture_min": (recovery.RecoveryParams, "torture_min", "min", "--torture-min"),
+          "idle_min": (recovery.RecoveryParams, "idle_min", "min", "--idle-min"),
+          "used_duration_s": (used.UsedParams, "duration_s", "s", "--used-duration")}
+FULL = {k: _default(cls, name) for k, (cls, name, _, _) in _TIMED.items()}
+QUICK = {"consistency_duration_s": 600.0, "torture_min": 5.0, "idle_min": 10.0, "used_duration_s": 20.0}
+
+
+def _timed(field: str, **changes):
+    """A timed phase's option, as its part declares it, unset by default (see :data:`FULL`)."""
+    cls, name, unit, flag = _TIMED[field]
+    return like(cls, name, default=None, flag=flag,
+                default_text=f"{FULL[field]:g} {unit}; --quick: {QUICK[field]:g} {unit}", **changes)
+
+
 @dataclass(frozen=True)
 class ReviewParams:
     """Options of the parts (the procedures' defaults unless given)."""
 
-    #: Random-write time of each consistency part [s].
-    consistency_duration_s: float = 2000.0
+    quick: bool = param(False, "--quick", "shorter timed phases: "
+                        + ", ".join(f"{flag} {QUICK[k]:g}" for k, (*_, flag) in _TIMED.items())
+                        + " (options given explicitly still apply)", switch=True)
+    #: The parts to run (``--only``) and those left out (``--skip``); :attr:`chosen` runs.
+    parts: tuple[str, ...] = param(PARTS, "--only", "run only these parts, comma-separated: " + ", ".join(PARTS),
+                                   parse=parse_parts, metavar="PART[,PART]", default_text="all")
+    skip: tuple[str, ...] = param((), "--skip", "leave out these parts, comma-separated", parse=parse_parts,
+                                  metavar="PART[,PART]", default_text="none")
+    #: Random-write time of each consistency part [s]; None: :data:`FULL` or :data:`QUICK`.
+    consistency_duration_s: float | None = _timed(
+        "consistency_duration_s", help="seconds of 4 KiB random writes at QD32 after the fill, per consistency part")
     #: Recovery: minutes of torture and of idle time.
-    torture_min: float = 20.0
-    idle_min: float = 40.0
+    torture_min: float | None = _timed(
+        "torture_min", help="minutes of 4 KiB random writes at QD32 on the full drive, done twice (before the "
+        "after-torture sweep and again before the idle time; the review's second variant: 60)")
+    idle_min: float | None = _timed("idle_min", help="minutes without host I/O before the after-idle sweep")
     #: Recovery sweeps: zones, and bytes per zone (-1, the default: whole zones; None: the
     #: sweep's default sample).
-    zones: int = 100
-    zone_bytes: int | None = WHOLE_ZONES
+    zones: int = like(recovery.RecoveryParams, "zones")
+    zone_bytes: int | None = like(recovery.RecoveryParams, "zone_bytes")
     #: Used: seconds of random writes per state; random-write bytes that make the drive used
     #: (None: ``dirty_spans`` times the span).
-    used_duration_s: float = 60.0
-    dirty_bytes: int | None = None
-    dirty_spans: float = 1.0
-    seed: int = 1
-    parts: tuple[str, ...] = PARTS
+    used_duration_s: float | None = _timed(
+        "used_duration_s", help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM")
+    dirty_bytes: int | None = like(used.UsedParams, "dirty_bytes")
+    dirty_spans: float = like(used.UsedParams, "dirty_spans")
+    seed: int = param(1, None, "random seed")
+
+    @property
+    def chosen(self) -> tuple[str, ...]:
+        """The parts to run, in order."""
+        return tuple(n for n in PARTS if n in self.parts and n not in self.skip)
+
+    def resolved(self) -> "ReviewParams":
+        """These parameters with every unset timed phase at its default (``--quick``'s or the part's)."""
+        table = QUICK if self.quick else FULL
+        return replace(self, **{k: v for k, v in table.items() if getattr(self, k) is None})
 
     def check(self) -> None:
-        unknown = [p for p in self.parts if p not in PARTS]
+        unknown = [p for p in self.parts + self.skip if p not in PARTS]
         if unknown:
             raise UserError(f"unknown part {unknown[0]!r}: the parts are {', '.join(PARTS)}")
-        if not self.parts:
+        if not self.chosen:
             raise UserError("--only/--skip leave no part to run; the parts are " + ", ".join(PARTS))
-        if not self.consistency_duration_s > 0:
-            raise UserError(f"--duration {self.consistency_duration_s}: must be > 0 seconds")
-        if not self.torture_min > 0:
-            raise UserError(f"--torture-min {self.torture_min}: must be > 0 minutes")
-        if not self.idle_min >= 0:
-            raise UserError(f"--idle-min {self.idle_min}: must be >= 0 minutes")
-        if not self.used_duration_s > 0:
-            raise UserError(f"--used-duration {self.used_duration_s}: must be > 0 seconds")
+        check(self)
 
 
 @dataclass
@@ -101,10 +153,9 @@ class Part:
 def parts(p: ReviewParams) -> list[Part]:
     """The parts to run, in order, with their procedure and its parameters."""
     p.check()
+    p = p.resolved()
     out = []
-    for name in PARTS:
-        if name not in p.parts:
-            continue
+    for name in p.chosen:
         if name.startswith("consistency"):
             span = SPARE_SPAN_PCT if name == "consistency-spare25" else 100.0
             params = consistency.ConsistencyParams(span_pct=span, duration_s=p.consistency_duration_s, seed=p.seed)
@@ -143,18 +194,18 @@ def plan(target: Target, p: ReviewParams) -> list[tuple[Part, list[JobSpec]]]:
     return [(part, part.module.plan(target, part.params)) for part in parts(p)]
 
 
-def print_plan(target: Target, p: ReviewParams, out: str | Path) -> None:
-    """``--dry-run``: the parts, their folders and every phase (and fio job files)."""
+def print_plan(target: Target, p: ReviewParams) -> None:
+    """``--dry-run``: the parts, their folders in OUT and every phase (and fio job files)."""
     planned = plan(target, p)
     print_header(target, [], what="review of ")
-    skipped = [n for n in PARTS if n not in p.parts]
+    skipped = [n for n in PARTS if n not in p.chosen]
     print(f"# {len(planned)} part{'s' if len(planned) != 1 else ''}: " + ", ".join(part.name for part, _ in planned)
           + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
     for i, (part, jobs) in enumerate(planned, 1):
-        print(f"# part {i}/{len(planned)} {part.name} -> {Path(out) / part.name}/: {part.title}")
+        print(f"# part {i}/{len(planned)} {part.name} -> OUT/{part.name}/: {part.title}")
         print(f"#   {describe_part(part)}; purge first")
         print_jobs(target, jobs)
-    print(f"# then {Path(out) / 'summary.json'} and {Path(out) / report.REPORT_NAME} (all parts in one report)")
+    print(f"# then OUT/summary.json and OUT/{report.REPORT_NAME} (all parts in one report)")
 
 
 # --------------------------------------------------------------------------- headlines
@@ -200,29 +251,38 @@ def headline(name: str, s: dict | None) -> tuple[str, dict]:
 
 # --------------------------------------------------------------------------- the run
 
-def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path | results.ResultsDir, *,
-        argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None,
-        first_target: Target | None = None, echo: Callable[[str], None] | None = None) -> dict:
+def run(target: Target, p: ReviewParams, out: str | Path | results.ResultsDir, *, argv: list[str] | None = None,
+        overwrite: bool = False, progress: bool | None = None, open_part: Callable[[Path], Target] | None = None,
+        echo: Callable[[str], None] | None = None) -> dict:
     """Runs the parts into ``out`` and writes its summary.json and report.html; returns the
-    summary. ``open_target(part_dir)`` opens the target for one part (a fresh one per part,
-    so a real target's fio files go to ``part_dir/fio``); ``first_target``, if given, is the
-    already opened target for the first part (the one the plan was checked on). Raises
-    KeyboardInterrupt after writing what exists if interrupted."""
+    summary. ``target`` (the one the plan was checked on) is closed; each part runs on
+    ``open_part(part_dir)`` (default: ``target.reopen(part_dir / "fio")``, see
+    :func:`ssdlab.targets.open_target`). Raises KeyboardInterrupt after writing what exists if
+    interrupted, :class:`UserError` naming the failed parts if parts failed."""
+    if open_part is None:
+        if not hasattr(target, "reopen"):
+            raise ValueError("review.run: give open_part, or a target from ssdlab.targets.open_target (it can reopen)")
+        reopen = target.reopen
+
+        def open_part(part_dir: Path) -> Target:
+            return reopen(part_dir / "fio")
+    target.close()
     say = echo or (lambda text: print(text, flush=True))
     todo = parts(p)
+    p = p.resolved()
     rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
     argv = list(sys.argv if argv is None else argv)
     summary: dict = {"test": "review", "title": "", "seed": p.seed,
-                     "options": {k: v for k, v in asdict(p).items() if k != "parts"},
+                     "options": {k: v for k, v in asdict(p).items() if k not in ("parts", "skip")},
                      **results.run_metadata(argv)}
-    entries = [{"part": n, "title": PART_TITLES[n], "dir": n, "status": "not run" if n in p.parts else "skipped",
+    entries = [{"part": n, "title": PART_TITLES[n], "dir": n, "status": "not run" if n in p.chosen else "skipped",
                 "complete": False} for n in PARTS]
     by_name = {e["part"]: e for e in entries}
     summary["parts"] = entries
     t_start = time.perf_counter()
     interrupted = False
     current: dict | None = None
-    target: Target | None = first_target
+    target: Target | None = None
     try:
         for i, part in enumerate(todo, 1):
             entry = current = by_name[part.name]
@@ -231,8 +291,7 @@ def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path 
             say(f"      {describe_part(part)}")
             t0 = time.perf_counter()
             try:
-                if target is None:
-                    target = open_target(part_dir)
+                target = open_part(part_dir)
                 _describe_target(summary, target)
                 part_rd = results.ResultsDir(part_dir, overwrite=overwrite)
                 try:
@@ -273,6 +332,10 @@ def run(open_target: Callable[[Path], Target], p: ReviewParams, out: str | Path 
     _finish(rd, summary, interrupted, say)
     if interrupted:
         raise KeyboardInterrupt
+    failed = summary["parts_failed"]
+    if failed:
+        raise UserError(f"review: part{'s' if len(failed) != 1 else ''} {', '.join(failed)} failed (see "
+                        f"{rd.path / results.SUMMARY_NAME}); the other parts ran")
     return summary
 
 
@@ -328,3 +391,27 @@ def _finish(rd: results.ResultsDir, summary: dict, interrupted: bool, say: Calla
         print(f"ssdlab review: could not write {report.REPORT_NAME}: {summary['report_error']}", file=sys.stderr)
     if complete:
         rd.finish()
+
+
+def show(s: dict) -> None:
+    """The line printed at the end of a review."""
+    ran = [e for e in s["parts"] if e["status"] != "skipped"]
+    print(f"{s.get('target')}: {s['parts_done']} of {len(ran)} part{'s' if len(ran) != 1 else ''} done "
+          "(one folder per part, summary.json, report.html)")
+
+
+TEST = Test(
+    name="review",
+    help="the whole suite on one target: consistency (default and 25% spare), recovery (LBA sweeps), used vs new; "
+         "one folder, one report",
+    description="Run the review suite on one target, in order: " + "; ".join(f"{n}: {t}" for n, t in PART_TITLES.items())
+                + ". Each part is a normal results folder OUT/PART/ (as the single commands write) and starts with "
+                "a purge; OUT gets summary.json (the parts, their status and headline figures) and one report.html "
+                "holding all of them. A part that fails is reported and the next one runs; the review then ends "
+                "with an error naming the failed parts (exit status 2). Ctrl-C or SIGTERM stops the running part, "
+                "keeps what it measured (marked incomplete), marks the remaining parts 'not run' and still writes "
+                "summary.json and report.html (exit status 130). Time on a real drive: each consistency part a fill "
+                "plus --duration; recovery two fills, 2 x --torture-min, --idle-min and four sweeps; used a fill, "
+                "the dirty writes and 3 x --used-duration (hours in all; --quick shortens the timed phases). On "
+                "the simulator (simulated time): minutes.",
+    params=ReviewParams, plan=plan, run=run, show=show, print_plan=print_plan)

@@ -3,6 +3,8 @@ through fio), ``file:PATH`` (a regular file, through fio), ``loop:SIZE`` (a thro
 device). :func:`open_target` turns the user's ``--target`` text into one."""
 from __future__ import annotations
 
+import functools
+
 from ..errors import UserError
 
 DEFAULT_TARGET = "sim:default"
@@ -12,7 +14,22 @@ def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), see
     """Opens the target named by ``spec`` (default ``sim:default``). ``sets`` are
     ``KEY=VALUE`` profile overrides (simulator only). Other keywords go to the fio targets
     (``workdir``, ``destroy``, ``dry_run``, ``purge_method``...; see ``ssdlab.targets.fio``)
-    and are ignored by the simulator. Problems the user can fix raise :class:`UserError`."""
+    and are ignored by the simulator. Problems the user can fix raise :class:`UserError`.
+
+    The target gets ``reopen(workdir=None)``: the same target opened anew with the same
+    options (a fresh simulator, a new loop device, the device or file through the safety gate
+    again), fio's job files and logs in ``workdir``. A procedure that runs several tests one
+    after another (``review``) opens one target per test with it."""
+    target = _open(spec, tuple(sets), seed, kw)
+    target.reopen = functools.partial(_reopen, spec, tuple(sets), seed, kw)
+    return target
+
+
+def _reopen(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict, workdir=None):
+    return open_target(spec, sets=sets, seed=seed, **{**kw, "workdir": workdir})
+
+
+def _open(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict):
     spec = spec or DEFAULT_TARGET
     if spec.startswith("sim:") or spec == "sim":
         from ..profiles import load_profile
