@@ -99,7 +99,8 @@ def test_every_distribution_and_trims_run(target):
 
 
 @pytest.mark.parametrize("params, key", [
-    ({"write_bssplit": [(512, 1)]}, "write_bssplit"),
+    ({"write_bssplit": [(1000, 1)]}, "write_bssplit"),
+    ({"write_ba_bytes": 100}, "write_ba_bytes"),
     ({"read_fraction": 1.5}, "read_fraction"),
     ({"distribution": "zipf"}, "zipf_theta"),
     ({"distribution": "zipf", "zipf_theta": 1.0}, "zipf_theta"),
@@ -145,3 +146,35 @@ def test_compressible_data_writes_proportionally_fewer_nand_bytes():
         r = t.run_workload({"write_bs_bytes": 131072, "write_random_fraction": 0.0, "buffer_compress_pct": pct})
         ratios[pct] = r.totals["nand_write_bytes"] / r.totals["host_write_bytes"]
     assert ratios == pytest.approx({0: 1.0, 50: 0.5, 100: 0.5}, abs=1e-3)
+
+
+def test_sub_4k_writes_read_modify_write_whole_units():
+    """512 B random writes on a full drive program a whole 4 KiB unit each, after reading it:
+    about 8 times the NAND bytes per host byte of 4 KiB writes, one merge read per write."""
+    def steady(bs: int) -> tuple[float, int, int]:
+        t = SimTarget(load_profile("default", SMALL_DRIVE), seed=2)
+        t.run_phase(JobSpec("fill", "write", bs_bytes=4096, qd=32))
+        user = t.capacity_bytes // 4096
+        t.run_workload({"write_bs_bytes": 4096, "number_ios": 2 * user})
+        reads = t.counters()["rmw_reads"]
+        r = t.run_workload({"write_bs_bytes": bs, "number_ios": 2 * user})
+        return r.totals["write_amplification"], t.counters()["rmw_reads"] - reads, r.totals["ios"]
+
+    wa4k, reads4k, _ = steady(4096)
+    wa512, reads512, ios = steady(512)
+    assert reads4k == 0 and reads512 == ios
+    assert wa512 / wa4k == pytest.approx(8.0, rel=0.05)
+
+
+def test_jesd219_like_mix_runs_and_counts_the_bytes_asked_for(target):
+    split = [(512, 4), (1024, 1), (1536, 1), (2048, 1), (2560, 1), (3072, 1), (3584, 1),
+             (4096, 67), (8192, 10), (16384, 7), (32768, 3), (65536, 3)]
+    r = target.run_workload({"read_fraction": 0.4, "read_bssplit": split, "write_bssplit": split,
+                             "write_ba_bytes": 4096, "distribution": "zoned",
+                             "zones": [(50, 5.0), (30, 15.0), (20, 80.0)], "number_ios": 20_000})
+    t = r.totals
+    assert t["ios"] == 20_000
+    assert t["write_bytes"] == t["host_write_bytes"] and t["write_bytes"] % 512 == 0
+    mean = sum(b * w for b, w in split) / sum(w for _, w in split)
+    assert t["write_bytes"] / t["write_ios"] == pytest.approx(mean, rel=0.1)
+    assert t["write_amplification"] > 1.0

@@ -145,9 +145,9 @@ fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDi
 /// The keys `Simulator.start_workload` takes (see its docstring), for unknown-key messages.
 const WORKLOAD_KEYS: &[&str] = &[
     "read_fraction", "trim_fraction",
-    "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops",
-    "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops",
-    "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops",
+    "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops", "read_ba_bytes",
+    "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops", "write_ba_bytes",
+    "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops", "trim_ba_bytes",
     "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones",
     "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
@@ -286,6 +286,7 @@ fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
         if let Some(v) = w.f64(&format!("{name}_rate_iops"))? {
             mix.rate_iops = v;
         }
+        mix.ba_bytes = w.u64(&format!("{name}_ba_bytes"))?;
         match dir {
             Direction::Read => out.read = mix,
             Direction::Write => out.write = mix,
@@ -452,14 +453,19 @@ impl Simulator {
     /// Starts a synthetic workload (fio-like: mixes, size splits, distributions, idle gaps,
     /// rate caps), run like a phase with `advance` / `phase_live` / `finish_phase`. `params`
     /// is a dict of plain values; every key is optional (defaults: fio's randwrite, bs=4k,
-    /// iodepth=32 over the whole drive, one pass). Sizes in bytes (multiples of 4096), times
-    /// in seconds, rates per second of simulated time:
+    /// iodepth=32 over the whole drive, one pass). Sizes in bytes (multiples of 512), times
+    /// in seconds, rates per second of simulated time. Sizes or offsets that are not
+    /// multiples of 4096 cost the drive a read-modify-write of each 4 KiB unit a write
+    /// covers partly (a unit holding data is read first, then programmed whole; host bytes
+    /// count what was asked, NAND bytes whole units); a read of part of a unit reads the
+    /// unit; a TRIM deallocates only the units it covers whole.
     ///
     /// - `read_fraction`, `trim_fraction`: shares of IOs that read / TRIM (0..1; fio's
     ///   rwmixread / 100); writes are the rest.
     /// - per direction `{dir}` in read, write, trim: `{dir}_bs_bytes` (one size) or
-    ///   `{dir}_bssplit` (list of (bs_bytes, weight), fio's bssplit; sizes < 4096 are refused:
-    ///   the drive would read-modify-write); `{dir}_random_fraction` (0..1, fio's
+    ///   `{dir}_bssplit` (list of (bs_bytes, weight), fio's bssplit); `{dir}_ba_bytes`
+    ///   (alignment of random offsets, fio's blockalign; default the smallest size);
+    ///   `{dir}_random_fraction` (0..1, fio's
     ///   percentage_random / 100; sequential IOs continue where the direction's last IO
     ///   ended); `{dir}_rate_iops` (cap, 0 = none).
     /// - `distribution`: uniform | zipf (`zipf_theta`) | pareto (`pareto_h`) | normal
@@ -535,7 +541,8 @@ impl Simulator {
 
     /// Ends the phase (complete or interrupted) and returns its results as a dict:
     /// per-interval lists (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
-    /// `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
+    /// `host_bytes` (host data written: less than host_units × 4096 after partial-unit
+    /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
     /// ({"p50", "p99", "p99.9", "max"}: a list per statistic, one value per interval of the
     /// IOs that completed in it, None where none did), and totals. `directions` holds the
@@ -558,6 +565,7 @@ impl Simulator {
         d.set_item("bytes", r.bytes.clone())?;
         let col = |f: fn(&ssdsim::Snapshot) -> u64| r.snapshots.iter().map(f).collect::<Vec<u64>>();
         d.set_item("host_units", col(|s| s.host_units))?;
+        d.set_item("host_bytes", col(|s| s.host_bytes))?;
         d.set_item("nand_units", col(|s| s.nand_units))?;
         d.set_item("gc_units", col(|s| s.gc_units))?;
         d.set_item("erases", col(|s| s.erases))?;
@@ -685,7 +693,8 @@ impl Simulator {
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.snapshot();
         let d = PyDict::new(py);
-        d.set_item("host_write_bytes", s.host_units * UNIT_BYTES)?;
+        d.set_item("host_write_bytes", s.host_bytes)?;
+        d.set_item("rmw_reads", self.sim.timing_counters().rmw_reads)?;
         d.set_item("nand_write_bytes", (s.nand_units as f64 * self.sim.geometry().nand_bytes_per_unit) as u64)?;
         d.set_item("gc_copied_bytes", s.gc_units * UNIT_BYTES)?;
         d.set_item("erases", s.erases)?;

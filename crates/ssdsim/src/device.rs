@@ -17,6 +17,10 @@
 //!
 //! Reads take the die (`t_read_us`), the channel and the host link; a read of an unmapped
 //! (never written or trimmed) unit is answered by the controller alone.
+//!
+//! A write that covers a unit only partly (sizes or offsets below 4 KiB) is a
+//! read-modify-write: a unit that holds data is first read from NAND (die and channel, as a
+//! read), merged in the buffer and programmed whole ([`Device::write_partial`]).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,6 +38,12 @@ pub struct TimingCounters {
     pub host_prog_die_ns: Ns,
     /// NAND page programs of host data (multi-plane programs count once).
     pub host_programs: u64,
+    /// Units read from NAND to merge a write that covers them only partly
+    /// (read-modify-write, [`Device::write_partial`]).
+    pub rmw_reads: u64,
+    /// 512-byte sectors of the units such writes programmed that the host did not send
+    /// (merged from the old data, or left as they were in a unit that held none).
+    pub rmw_fill_sectors: u64,
 }
 
 pub struct Device {
@@ -207,26 +217,72 @@ impl Device {
     #[inline(never)]
     pub fn write_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let mut t = self.accept_command(submit);
-        let per_unit = self.ftl.companions_per_unit();
         for u in lpn..lpn + n {
             t = self.reserve_buffer_unit(t);
             self.link_free = self.link_free.max(t) + self.unit_link;
             t = self.link_free;
-            self.place_unit(u, t);
-            self.slot_carry += self.slots_per_unit;
-            let slots = (self.slot_carry.floor() as u64).clamp(1, per_unit + 1);
-            self.slot_carry = (self.slot_carry - slots as f64).max(0.0);
-            for j in 0..slots - 1 {
-                t = self.reserve_buffer_unit(t);
-                let c = self.ftl.companion_lpn(u, j);
-                self.place_unit(c, t);
-                self.companion_units += 1;
-            }
-            for j in slots - 1..per_unit {
-                self.ftl.unmap(self.ftl.companion_lpn(u, j));
-            }
+            t = self.place_compressed(u, t);
         }
         t
+    }
+
+    /// Places unit `lpn`, buffered at `t`, as compressed data: its slot and the companion
+    /// slots its data fills; returns when the last is buffered.
+    #[inline(always)]
+    fn place_compressed(&mut self, lpn: u64, mut t: Ns) -> Ns {
+        let per_unit = self.ftl.companions_per_unit();
+        self.place_unit(lpn, t);
+        self.slot_carry += self.slots_per_unit;
+        let slots = (self.slot_carry.floor() as u64).clamp(1, per_unit + 1);
+        self.slot_carry = (self.slot_carry - slots as f64).max(0.0);
+        for j in 0..slots - 1 {
+            t = self.reserve_buffer_unit(t);
+            let c = self.ftl.companion_lpn(lpn, j);
+            self.place_unit(c, t);
+            self.companion_units += 1;
+        }
+        for j in slots - 1..per_unit {
+            self.ftl.unmap(self.ftl.companion_lpn(lpn, j));
+        }
+        t
+    }
+
+    /// [`Device::write`] of `n` units from `lpn` whose first (`head`) and/or last (`tail`)
+    /// unit the host covers only partly, with `fill_sectors` 512-byte sectors of them not
+    /// sent: such a unit that holds data is read from NAND first (from the command's
+    /// acceptance, on its die and channel) and merged, then programmed whole; the command
+    /// completes once every unit is buffered, merged ones after their read.
+    #[inline(never)]
+    pub fn write_partial(&mut self, lpn: u64, n: u64, head: bool, tail: bool, fill_sectors: u64, submit: Ns) -> Ns {
+        let accepted = self.accept_command(submit);
+        let mut t = accepted;
+        self.timing.rmw_fill_sectors += fill_sectors;
+        for u in lpn..lpn + n {
+            t = self.reserve_buffer_unit(t);
+            self.link_free = self.link_free.max(t) + self.unit_link;
+            t = self.link_free;
+            if (u == lpn && head) || (u == lpn + n - 1 && tail) {
+                t = t.max(self.rmw_read(u, accepted));
+            }
+            t = if self.compressing() { self.place_compressed(u, t) } else {
+                self.place_unit(u, t);
+                t
+            };
+        }
+        t
+    }
+
+    /// Reads unit `lpn` for a read-modify-write from `t` (die, then channel); returns when
+    /// its data is in the controller (`t` if it holds none).
+    fn rmw_read(&mut self, lpn: u64, t: Ns) -> Ns {
+        let Some(slot) = self.ftl.lookup(lpn) else { return t };
+        let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
+        let ch = self.channel_of_die(die);
+        let sensed = self.die_free[die].max(t) + self.t_read;
+        self.die_free[die] = sensed;
+        self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
+        self.timing.rmw_reads += 1;
+        self.chan_free[ch]
     }
 
     /// [`Device::trim`] that also deallocates the units' companion slots.

@@ -27,7 +27,7 @@ use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
 use crate::stats::{DirectionReport, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
-use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS};
+use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 
 /// Access pattern of a phase (fio `rw=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,12 +225,15 @@ pub(crate) struct GenSource {
     gen: crate::workload::Generator,
     ring: [Command; LOOKAHEAD],
     pos: usize,
+    /// log2 of the generator's addresses per 4 KiB unit (0: units; 3: sectors).
+    shift: u32,
 }
 
 impl GenSource {
     fn new(mut gen: crate::workload::Generator, rng: &mut Rng) -> Self {
         let ring = std::array::from_fn(|_| gen.next(rng));
-        GenSource { gen, ring, pos: 0 }
+        let shift = gen.unit_shift();
+        GenSource { gen, ring, pos: 0, shift }
     }
 }
 
@@ -243,10 +246,11 @@ impl Source for GenSource {
     #[inline(always)]
     fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
         let next = self.gen.next(rng);
-        ftl.prefetch(next.unit);
+        ftl.prefetch(next.unit >> self.shift);
         let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
         if half.kind != CmdKind::Read {
-            ftl.prefetch_old_range(half.unit, half.units.min(64));
+            let units = if self.shift == 0 { half.units } else { (half.unit + half.units).div_ceil(SECTORS_PER_UNIT) - (half.unit >> self.shift) };
+            ftl.prefetch_old_range(half.unit >> self.shift, units.min(64));
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -608,6 +612,8 @@ pub(crate) struct Host {
     /// A job among several: its idle gaps leave the drive to the others (the phase lets the
     /// drive idle only when no job has work, see [`Simulation::run_jobs`]).
     shares_drive: bool,
+    /// Its commands, units and limits count 512-byte sectors, not 4 KiB units.
+    sectors: bool,
 }
 
 impl Host {
@@ -633,6 +639,7 @@ impl Host {
             windows: None,
             name: String::new(),
             shares_drive: false,
+            sectors: false,
         }
     }
 }
@@ -693,10 +700,12 @@ impl Simulation {
     /// Internal counters now.
     pub fn snapshot(&self) -> Snapshot {
         let c = self.dev.ftl.counters();
+        // The FTL counts companion slots of compressed data as units written; they are
+        // NAND writes, not host data.
+        let host_units = c.host_units - self.dev.companion_units();
         Snapshot {
-            // The FTL counts companion slots of compressed data as units written; they are
-            // NAND writes, not host data.
-            host_units: c.host_units - self.dev.companion_units(),
+            host_units,
+            host_bytes: host_units * UNIT_BYTES - self.dev.timing().rmw_fill_sectors * SECTOR_BYTES,
             nand_units: c.nand_units(),
             gc_units: c.gc_units,
             erases: c.erases,
@@ -749,6 +758,7 @@ impl Simulation {
     fn start_plan(&mut self, plan: Plan) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
+        h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.last_gap_ns = self.now_ns;
             Box::new(p)
@@ -797,6 +807,7 @@ impl Simulation {
             let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first);
             host.name = job.name.clone();
             host.shares_drive = true;
+            host.sectors = plan.sectors;
             host.pacing = plan.pacing.map(|mut p| {
                 p.last_gap_ns = start;
                 Box::new(p)
@@ -873,6 +884,7 @@ impl Simulation {
         let (qd, limit_units, limit_ios) = (h.qd, h.limit_units, h.limit_ios);
         let end_ns = h.end_ns.unwrap_or(Ns::MAX);
         let paced = !PLAIN && h.pacing.is_some();
+        let sectors = !PLAIN && h.sectors;
         let (mut units_done, mut ios, mut last_submit, mut max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
         // The completion queue too (it is handed back around the cold paths).
         let mut q = std::mem::take(&mut h.outstanding);
@@ -925,7 +937,7 @@ impl Simulation {
             self.pass_boundaries(&mut series, submit);
             src.advance(&mut self.rng, &self.dev.ftl);
             let units = cmd.units.min(limit_units - units_done);
-            let (done, data_bytes) = self.issue(&mut series, cmd.kind, cmd.unit, units, submit);
+            let (done, data_bytes) = if sectors { self.issue_sectors(&mut series, cmd.kind, cmd.unit, units, submit) } else { self.issue(&mut series, cmd.kind, cmd.unit, units, submit) };
             units_done += units;
             ios += 1;
             last_submit = submit;
@@ -962,7 +974,12 @@ impl Simulation {
     /// counts it in the series; returns its completion time and data bytes.
     #[inline(always)]
     fn issue(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, submit: Ns) -> (Ns, u64) {
-        let bytes = units * UNIT_BYTES;
+        self.issue_bytes(s, kind, unit, units, units * UNIT_BYTES, submit)
+    }
+
+    /// [`Simulation::issue`] counting `bytes` for the IO in the series.
+    #[inline(always)]
+    fn issue_bytes(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, bytes: u64, submit: Ns) -> (Ns, u64) {
         // The constant direction in each arm lets `record` index without checks.
         match kind {
             CmdKind::Write => {
@@ -981,6 +998,31 @@ impl Simulation {
                 (done, 0)
             }
             CmdKind::Flush => unreachable!("flushes are handled above"),
+        }
+    }
+
+    /// [`Simulation::issue`] of a command in 512-byte sectors (`sector`, `sectors`): the drive
+    /// gets the 4 KiB units it touches. A write covering its first or last unit only partly
+    /// reads, modifies and writes that unit ([`Device::write_partial`]); a read reads whole
+    /// units; a TRIM deallocates only the units it covers whole. The series counts the bytes
+    /// asked for.
+    #[inline(never)]
+    fn issue_sectors(&mut self, s: &mut Series, kind: CmdKind, sector: u64, sectors: u64, submit: Ns) -> (Ns, u64) {
+        let bytes = sectors * SECTOR_BYTES;
+        let end = sector + sectors;
+        let (unit, units) = (sector / SECTORS_PER_UNIT, end.div_ceil(SECTORS_PER_UNIT) - sector / SECTORS_PER_UNIT);
+        let (head, tail) = (!sector.is_multiple_of(SECTORS_PER_UNIT), !end.is_multiple_of(SECTORS_PER_UNIT));
+        match kind {
+            CmdKind::Write if head || tail => {
+                let done = self.dev.write_partial(unit, units, head, tail, units * SECTORS_PER_UNIT - sectors, submit);
+                s.record(1, submit, done, bytes);
+                (done, bytes)
+            }
+            CmdKind::Trim => {
+                let whole = sector.div_ceil(SECTORS_PER_UNIT);
+                self.issue_bytes(s, kind, whole, (end / SECTORS_PER_UNIT).saturating_sub(whole), bytes, submit)
+            }
+            _ => self.issue_bytes(s, kind, unit, units, bytes, submit),
         }
     }
 
@@ -1033,12 +1075,12 @@ impl Simulation {
             if swap {
                 self.dev.swap_slot_state(&mut j.slots);
             }
-            let (done, data_bytes) = self.issue(&mut series, cmd.kind, cmd.unit, units, submit);
+            let (done, data_bytes) = if j.host.sectors { self.issue_sectors(&mut series, cmd.kind, cmd.unit, units, submit) } else { self.issue(&mut series, cmd.kind, cmd.unit, units, submit) };
             if swap {
                 self.dev.swap_slot_state(&mut j.slots);
             }
             let d = cmd.kind.code() as usize;
-            j.dirs[d].record(units * UNIT_BYTES, done - submit);
+            j.dirs[d].record(units * if j.host.sectors { SECTOR_BYTES } else { UNIT_BYTES }, done - submit);
             let jh = &mut j.host;
             jh.units += units;
             jh.ios += 1;

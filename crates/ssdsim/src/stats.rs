@@ -155,6 +155,9 @@ impl IntervalLatency {
 pub struct Snapshot {
     /// Host 4 KiB units written to the FTL.
     pub host_units: u64,
+    /// Host data written [bytes]: what the host sent; less than `host_units` × 4096 when
+    /// writes covered units only partly (the drive programmed them whole).
+    pub host_bytes: u64,
     /// 4 KiB units programmed to NAND (host + GC copies).
     pub nand_units: u64,
     /// Units relocated by GC.

@@ -34,12 +34,24 @@
 //!   waits for its outstanding IOs and then for the schedule (fio's inline submission). The
 //!   direction is drawn first and waited for; fio would issue the other direction meanwhile
 //!   if that one is behind its own schedule.
+//! - **Sizes below 4 KiB and unaligned offsets**: block sizes, `ba_bytes`, the span and
+//!   `io_bytes` may be multiples of 512 bytes (fio's JESD219 mix has 512 B..64 KiB). Such a
+//!   workload's generator counts in 512-byte sectors, and the host loop sends each command
+//!   as the 4 KiB units it touches: a write that covers a unit only partly costs a
+//!   read-modify-write ([`crate::device::Device::write_partial`]), a read of part of a unit
+//!   reads the whole unit, a TRIM deallocates only the units it covers whole. Workloads
+//!   whose every size and offset is a multiple of 4 KiB count in units, as before.
 //! - **Ends** at the first of `duration_ns` (fio's `runtime` with `time_based`), `io_bytes`
 //!   (fio's `io_size`), `number_ios`; with none of them, after one span's worth of bytes.
 
 use std::fmt;
 
 use crate::config::{Geometry, UNIT_BYTES};
+
+/// The host's addressing unit for sizes below 4 KiB [bytes].
+pub const SECTOR_BYTES: u64 = 512;
+/// Sectors in a 4 KiB mapping unit.
+pub const SECTORS_PER_UNIT: u64 = UNIT_BYTES / SECTOR_BYTES;
 use crate::replay::{CmdKind, Command};
 use crate::rng::Rng;
 use crate::sim::{Job, Pattern};
@@ -81,7 +93,8 @@ impl Direction {
 /// One entry of a block-size mix (fio's `bssplit`): IOs of `bs_bytes` with relative `weight`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BlockSize {
-    /// Block size [bytes]; a positive multiple of 4096.
+    /// Block size [bytes]; a positive multiple of 512 (below or not a multiple of 4096: the
+    /// drive reads, modifies and writes the units it covers partly).
     pub bs_bytes: u64,
     /// Relative weight (fio's percentage; any positive numbers, normalised to their sum).
     pub weight: u32,
@@ -97,12 +110,15 @@ pub struct DirectionMix {
     /// Cap on this direction's IOs [IOs per second of simulated time]; 0 = none (fio's
     /// `rate_iops` for the direction).
     pub rate_iops: f64,
+    /// Alignment of random offsets [bytes, a multiple of 512] (fio's `blockalign`); None:
+    /// the smallest block size (fio's default).
+    pub ba_bytes: Option<u64>,
 }
 
 impl Default for DirectionMix {
     /// 4 KiB, all random, no cap.
     fn default() -> Self {
-        DirectionMix { bssplit: vec![BlockSize { bs_bytes: UNIT_BYTES, weight: 1 }], random_fraction: 1.0, rate_iops: 0.0 }
+        DirectionMix { bssplit: vec![BlockSize { bs_bytes: UNIT_BYTES, weight: 1 }], random_fraction: 1.0, rate_iops: 0.0, ba_bytes: None }
     }
 }
 
@@ -130,7 +146,8 @@ pub enum Distribution {
     Zoned { zones: Vec<Zone> },
 }
 
-/// A synthetic workload. Sizes in bytes (multiples of 4096), times in ns, rates per second.
+/// A synthetic workload. Sizes in bytes (multiples of 512; see the module doc for those
+/// that are not multiples of 4096), times in ns, rates per second.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     /// Share of IOs that read [0..1] (fio's `rwmixread` / 100).
@@ -251,8 +268,12 @@ impl fmt::Display for WorkloadError {
 
 impl std::error::Error for WorkloadError {}
 
-/// Everything the host loop needs to run a phase, checked, in 4 KiB units.
+/// Everything the host loop needs to run a phase, checked, in 4 KiB units (or 512-byte
+/// sectors when `sectors`).
 pub(crate) struct Plan {
+    /// The generator's addresses and sizes, and the limits, count 512-byte sectors: the
+    /// workload has sizes or offsets that are not multiples of 4 KiB.
+    pub sectors: bool,
     pub qd: u32,
     pub duration_ns: Option<Ns>,
     /// Units / IOs after which the phase ends (`u64::MAX`: no such limit).
@@ -281,6 +302,7 @@ impl Plan {
             single_size: job.bs_units,
             sizes: vec![job.bs_units],
             cum_weights: vec![1.0],
+            smallest: job.bs_units,
             ba: job.bs_units,
             blocks: job.span_units / job.bs_units,
             random_fraction: if random { 1.0 } else { 0.0 },
@@ -288,12 +310,13 @@ impl Plan {
             cursor: 0,
         };
         Plan {
+            sectors: false,
             qd: job.qd,
             duration_ns: job.duration_ns,
             limit_units,
             limit_ios: u64::MAX,
             interval_ns: job.interval_ns,
-            gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs),
+            gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs, false),
             pacing: None,
             slots_per_unit: 1.0,
         }
@@ -303,6 +326,13 @@ impl Plan {
     /// centres of skewed distributions.
     pub fn of_workload(w: &Workload, geo: &Geometry, rng: &mut Rng) -> Result<Plan, WorkloadError> {
         let user_units = geo.user_units;
+        // Counted in sectors when a size or offset the workload uses is not a whole unit.
+        let shares_given = [w.read_fraction, 1.0 - w.read_fraction - w.trim_fraction, w.trim_fraction];
+        let mixes_used = [&w.read, &w.write, &w.trim].into_iter().zip(shares_given).filter(|(_, share)| *share > 0.0).map(|(m, _)| m);
+        let sectors = mixes_used.flat_map(|m| m.bssplit.iter().map(|b| b.bs_bytes).chain(m.ba_bytes)).chain([w.offset_bytes]).chain(w.span_bytes).chain(w.io_bytes).any(|b| !b.is_multiple_of(UNIT_BYTES));
+        let grain = if sectors { SECTOR_BYTES } else { UNIT_BYTES };
+        // Drive addresses in the plan's grain (units or sectors).
+        let per_unit = UNIT_BYTES / grain;
         let fraction = |field: &str, v: f64| {
             if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(err(field, format!("{v} is not a fraction between 0 and 1"))) }
         };
@@ -325,20 +355,22 @@ impl Plan {
             }
         }
         let aligned = |field: &str, v: u64| {
-            if v.is_multiple_of(UNIT_BYTES) { Ok(v / UNIT_BYTES) } else { Err(err(field, format!("{v} is not a multiple of {UNIT_BYTES} bytes"))) }
+            if v.is_multiple_of(grain) { Ok(v / grain) } else { Err(err(field, format!("{v} is not a multiple of {SECTOR_BYTES} bytes"))) }
         };
+        // In the plan's grain from here on (the names say units).
+        let user_grains = user_units * per_unit;
         let start_unit = aligned("offset_bytes", w.offset_bytes)?;
-        if start_unit >= user_units {
+        if start_unit >= user_grains {
             return Err(err("offset_bytes", format!("{} is at or beyond the drive's end ({} bytes)", w.offset_bytes, user_units * UNIT_BYTES)));
         }
         let span_units = match w.span_bytes {
-            None => user_units - start_unit,
+            None => user_grains - start_unit,
             Some(b) => aligned("span_bytes", b)?,
         };
-        if span_units == 0 || start_unit + span_units > user_units {
+        if span_units == 0 || start_unit.saturating_add(span_units) > user_grains {
             return Err(err(
                 "span_bytes",
-                format!("{} bytes from offset {} do not fit the drive's {} bytes (or are 0)", span_units * UNIT_BYTES, w.offset_bytes, user_units * UNIT_BYTES),
+                format!("{} bytes from offset {} do not fit the drive's {} bytes (or are 0)", span_units * grain, w.offset_bytes, user_units * UNIT_BYTES),
             ));
         }
         let slots_per_unit = match w.buffer_compress_pct {
@@ -385,28 +417,30 @@ impl Plan {
             let mut acc = 0.0;
             for (i, b) in mix.bssplit.iter().enumerate() {
                 let field = format!("{name}.bssplit[{i}].bs_bytes");
-                if b.bs_bytes == 0 || b.bs_bytes % UNIT_BYTES != 0 {
-                    let why = if b.bs_bytes < UNIT_BYTES {
-                        "is below the drive's 4096-byte mapping unit: the drive would read, modify and write the unit, which the simulator does not model; use multiples of 4096"
-                    } else {
-                        "is not a multiple of 4096 bytes (the drive's mapping unit)"
-                    };
-                    return Err(err(field, format!("{} {why}", b.bs_bytes)));
+                if b.bs_bytes == 0 {
+                    return Err(err(field, "0 is not a block size"));
                 }
-                let units = b.bs_bytes / UNIT_BYTES;
+                let units = aligned(&field, b.bs_bytes)?;
                 if units > span_units {
-                    return Err(err(field, format!("{} bytes is larger than the span ({} bytes)", b.bs_bytes, span_units * UNIT_BYTES)));
+                    return Err(err(field, format!("{} bytes is larger than the span ({} bytes)", b.bs_bytes, span_units * grain)));
                 }
                 acc += b.weight as f64;
                 sizes.push(units);
                 cum_weights.push(acc / total);
             }
             *cum_weights.last_mut().expect("one entry at least") = 1.0;
-            let ba = *sizes.iter().min().expect("one entry at least");
-            let blocks = span_units / ba;
+            let smallest = *sizes.iter().min().expect("one entry at least");
+            let ba = match mix.ba_bytes {
+                None => smallest,
+                Some(0) => return Err(err(format!("{name}.ba_bytes"), "must be positive")),
+                Some(b) => aligned(&format!("{name}.ba_bytes"), b)?.min(span_units),
+            };
+            // Random offsets leave room for the smallest size (with the default alignment:
+            // span / smallest blocks).
+            let blocks = (span_units - smallest) / ba + 1;
             let dist = Dist::new(&w.distribution, blocks, rng)?;
             let single_size = if sizes.len() == 1 { sizes[0] } else { 0 };
-            dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
+            dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, smallest, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
         }
         let io_units = match w.io_bytes {
             Some(0) => return Err(err("io_bytes", "must be positive")),
@@ -426,9 +460,10 @@ impl Plan {
         };
         let singles: Vec<usize> = (0..3).filter(|&i| shares[i] > 0.0).collect();
         let single = (singles.len() == 1).then(|| singles[0] as u8);
-        let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs);
+        let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors);
         let pacing = Pacing::new(w)?;
         Ok(Plan {
+            sectors,
             qd: w.qd,
             duration_ns: w.duration_ns,
             limit_units,
@@ -518,17 +553,25 @@ pub(crate) struct Generator {
     /// Draws below `cut[0]` read, below `cut[1]` write, else TRIM.
     cut: [f64; 2],
     dirs: [DirGen; 3],
-    /// fio's plain `rw=randwrite`-like case (one direction, one size, all random, uniform):
-    /// its kind, block count and size, generated without the general path's checks.
+    /// fio's plain `rw=randwrite`-like case (one direction, one size, all random, uniform,
+    /// whole units): its kind, block count and size, generated without the general path's
+    /// checks.
     uniform: Option<(CmdKind, u64, u64)>,
+    /// Addresses and sizes are 512-byte sectors, not 4 KiB units.
+    sectors: bool,
 }
 
 impl Generator {
-    fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3]) -> Self {
+    fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3], sectors: bool) -> Self {
         let uniform = single.map(|d| &dirs[d as usize]).and_then(|g| {
-            (g.single_size != 0 && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform)).then_some((g.kind, g.blocks, g.ba))
+            (!sectors && g.single_size != 0 && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform)).then_some((g.kind, g.blocks, g.ba))
         });
-        Generator { start_unit, span_units, single, cut, dirs, uniform }
+        Generator { start_unit, span_units, single, cut, dirs, uniform, sectors }
+    }
+
+    /// log2 of the generator's addresses per 4 KiB unit: 3 for sectors, 0 for units.
+    pub fn unit_shift(&self) -> u32 {
+        if self.sectors { SECTORS_PER_UNIT.trailing_zeros() } else { 0 }
     }
 
     /// fio's plain random pattern: (kind, first unit, blocks, block size [units]); the
@@ -589,7 +632,9 @@ struct DirGen {
     /// Block sizes [units] and cumulative weights (last = 1.0).
     sizes: Vec<u64>,
     cum_weights: Vec<f64>,
-    /// Alignment of random offsets [units]: the smallest size (fio's `ba` default).
+    /// The smallest size [units]: it always fits after a random offset.
+    smallest: u64,
+    /// Alignment of random offsets [units] (fio's `ba`; by default the smallest size).
     ba: u64,
     /// Random offsets are `0..blocks` × `ba`.
     blocks: u64,
@@ -601,7 +646,7 @@ struct DirGen {
 
 impl DirGen {
     fn unused(d: Direction) -> DirGen {
-        DirGen { kind: d.kind(), single_size: 1, sizes: vec![1], cum_weights: vec![1.0], ba: 1, blocks: 1, random_fraction: 0.0, dist: Dist::Uniform, cursor: 0 }
+        DirGen { kind: d.kind(), single_size: 1, sizes: vec![1], cum_weights: vec![1.0], smallest: 1, ba: 1, blocks: 1, random_fraction: 0.0, dist: Dist::Uniform, cursor: 0 }
     }
 
     #[inline(always)]
@@ -620,11 +665,11 @@ impl DirGen {
     }
 
     /// A size that fits in `room` units: drawn again when it does not (as fio does), the
-    /// smallest (which always fits a block offset) after 16 tries.
+    /// smallest (which always fits after a random offset) after 16 tries.
     #[inline(always)]
     fn size_fitting(&self, rng: &mut Rng, room: u64) -> u64 {
         if self.single_size != 0 {
-            // Random offsets are multiples of the size below the span's end: it fits.
+            // Random offsets leave room for the smallest size: it fits.
             return self.single_size;
         }
         for _ in 0..16 {
@@ -633,7 +678,7 @@ impl DirGen {
                 return s;
             }
         }
-        self.ba
+        self.smallest
     }
 }
 
@@ -792,13 +837,13 @@ mod tests {
     #[test]
     fn bad_fields_are_named() {
         let mut w = Workload::default();
-        w.write.bssplit[0].bs_bytes = 512;
+        w.write.bssplit[0].bs_bytes = 700;
         let e = plan(&w).err().unwrap();
         assert_eq!(e.field, "write.bssplit[0].bs_bytes");
-        assert!(e.message.contains("read, modify and write"), "{e}");
-        let mut w = Workload::default();
-        w.read_fraction = 0.7;
-        w.trim_fraction = 0.5;
+        assert!(e.message.contains("multiple of 512"), "{e}");
+        w.write.bssplit[0].bs_bytes = 512;
+        assert!(plan(&w).unwrap().sectors, "sizes below 4 KiB count in sectors");
+        let w = Workload { read_fraction: 0.7, trim_fraction: 0.5, ..Workload::default() };
         assert_eq!(plan(&w).err().unwrap().field, "trim_fraction");
         let w = Workload { distribution: Distribution::Zipf { theta: 1.0, center_fraction: None }, ..Workload::default() };
         assert_eq!(plan(&w).err().unwrap().field, "distribution.theta");

@@ -118,7 +118,7 @@ fn mixed_reads_and_writes_come_in_the_asked_shares_at_one_queue_depth() {
 }
 
 #[test]
-fn block_size_splits_come_in_their_weights_and_sizes_below_4k_are_refused() {
+fn block_size_splits_come_in_their_weights_and_sizes_off_the_sector_grid_are_refused() {
     let cfg = small(&[], 1.15);
     let mut sim = filled(&cfg, 6);
     let mut w = Workload { read_fraction: 0.5, number_ios: Some(100_000), ..randwrite() };
@@ -136,12 +136,15 @@ fn block_size_splits_come_in_their_weights_and_sizes_below_4k_are_refused() {
     assert!((mean / expected - 1.0).abs() < 0.02, "mean read size {mean:.0} vs {expected:.0}");
 
     let mut w = randwrite();
-    w.write.bssplit = bs(&[(4096, 50), (512, 50)]);
+    w.write.bssplit = bs(&[(4096, 50), (1000, 50)]);
     let e = sim.start_workload(&w).unwrap_err();
     assert_eq!(e.field, "write.bssplit[1].bs_bytes");
-    assert!(e.to_string().contains("read, modify and write"), "{e}");
-    w.write.bssplit = bs(&[(6144, 1)]);
+    assert!(e.to_string().contains("multiple of 512"), "{e}");
+    w.write.bssplit = bs(&[(0, 1)]);
     assert_eq!(sim.start_workload(&w).unwrap_err().field, "write.bssplit[0].bs_bytes");
+    w.write.bssplit = bs(&[(4096, 1)]);
+    w.write.ba_bytes = Some(100);
+    assert_eq!(sim.start_workload(&w).unwrap_err().field, "write.ba_bytes");
     assert!(!sim.phase_running());
 }
 

@@ -287,7 +287,8 @@ def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
         return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
 
     nand_unit = float(raw["nand_bytes_per_unit"])  # < 4096 when the profile compresses data
-    host_bytes = delta("host_units") * UNIT_BYTES
+    # Host data written (less than the units programmed after partial-unit writes).
+    host_bytes = delta("host_bytes")
     nand_bytes = delta("nand_units") * nand_unit
     with np.errstate(divide="ignore", invalid="ignore"):
         waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
@@ -303,7 +304,7 @@ def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
         "gc_die_s": delta("gc_die_ns") / 1e9,
         "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
     }
-    host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
+    host_total = int(raw["host_bytes"][-1] - raw["host_bytes"][0])
     nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
     totals = {
         "duration_s": float(raw["duration_s"]),

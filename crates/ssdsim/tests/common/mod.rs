@@ -1,4 +1,5 @@
 //! Drives shared by the integration tests: small, with 16-page blocks so GC starts soon.
+#![allow(dead_code)] // each test file uses some of these
 
 use ssdsim::{Config, Job, Pattern, Simulation, UNIT_BYTES};
 
