@@ -90,13 +90,13 @@ def test_fio_killed_mid_phase_is_an_error_naming_the_phase(tmp_path):
                 pass
 
     out = tmp_path / "r"
-    code, _, err = signal_fio_of_phase(["consistency", "--target", "loop:256M", "--duration", "30", "--out", str(out)],
+    code, _, err = signal_fio_of_phase(["consistency", "--target", "loop:256MiB", "--duration", "30", "--out", str(out)],
                                        "002_randwrite.fio", kill, wait_s=2.0)
     assert code == 2, err
     assert "Traceback" not in err
-    assert "fio failed on loop:256M in phase 'randwrite' (killed by SIGKILL" in err
+    assert "fio failed on loop:256MiB in phase 'randwrite' (killed by SIGKILL" in err
     assert "002_randwrite.fio" in err
-    assert results.incomplete_reason(out).startswith("failed: fio failed on loop:256M")
+    assert results.incomplete_reason(out).startswith("failed: fio failed on loop:256MiB")
     summary = results.read_summary(out)
     assert summary["complete"] is False and summary["fill"]["host_write_bytes"] == 256 * MiB
     assert (out / "fill.parquet").exists() and (out / "report.html").exists()
