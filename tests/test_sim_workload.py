@@ -178,3 +178,21 @@ def test_jesd219_like_mix_runs_and_counts_the_bytes_asked_for(target):
     mean = sum(b * w for b, w in split) / sum(w for _, w in split)
     assert t["write_bytes"] / t["write_ios"] == pytest.approx(mean, rel=0.1)
     assert t["write_amplification"] > 1.0
+
+
+def test_compressible_replay_writes_fewer_nand_bytes_than_incompressible():
+    """A replay job's ``buffer_compress_pct`` reaches the simulator: on a 2:1 compressing
+    profile a sequential pass of incompressible data writes 2 NAND slots (2 KiB each) per
+    4 KiB unit, half-compressible data 1, as ``buffer_compress_pct`` does for workloads."""
+    from types import SimpleNamespace
+
+    profile = load_profile("default", SMALL_DRIVE + ["compression_ratio=2"])
+    n = 2048  # 128 KiB writes: 256 MiB
+    chunk = (np.full(n, 1, dtype=np.uint8), np.arange(n, dtype=np.uint64) * 131072,
+             np.full(n, 131072, dtype=np.uint64))
+    ratios = {}
+    for pct in (None, 0, 50):
+        job = SimpleNamespace(name="seq", qd=8, window_commands=512, buffer_compress_pct=pct)
+        r = SimTarget(profile, seed=1).replay(job, [chunk])
+        ratios[pct] = r.totals["nand_write_bytes"] / r.totals["host_write_bytes"]
+    assert ratios == pytest.approx({None: 0.5, 0: 1.0, 50: 0.5}, abs=1e-3)

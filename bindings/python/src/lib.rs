@@ -616,9 +616,11 @@ impl Simulator {
     }
 
     /// Starts a trace replay: `qd` commands outstanding, IOPS averaged over every
-    /// `window_commands` completions.
-    fn start_replay(&mut self, qd: u32, window_commands: u64) -> PyResult<()> {
-        self.sim.start_replay(qd, window_commands).map_err(PyValueError::new_err)
+    /// `window_commands` completions. `buffer_compress_pct`: the written data is this
+    /// compressible (0..100, as start_workload's key); None: the profile's ratio holds.
+    #[pyo3(signature = (qd, window_commands, buffer_compress_pct=None))]
+    fn start_replay(&mut self, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
+        self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(PyValueError::new_err)
     }
 
     /// Issues prepared commands (see `replay_prepare`; little-endian byte buffers) without

@@ -308,12 +308,22 @@ impl Simulation {
 
     /// [`Simulation::start_replay`] with the series interval [ns] of the report's `series`.
     pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), String> {
+        self.start_replay_compressed(qd, window_commands, interval_ns, None)
+    }
+
+    /// [`Simulation::start_replay_with_interval`] of writes whose data is
+    /// `buffer_compress_pct` % compressible (as a workload's
+    /// [`crate::Workload::buffer_compress_pct`]: on a profile with `compression_ratio` r > 1
+    /// a unit fills (100 − pct) % × r NAND slots, at least one); None: the profile's ratio
+    /// holds for every unit.
+    pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), String> {
         if self.phase_running() {
             return Err("a phase or replay is already running; finish it first".into());
         }
         if qd == 0 || window_commands == 0 || interval_ns == 0 {
             return Err("queue depth, window_commands and the interval must be positive".into());
         }
+        let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| e.to_string())?;
         let now = self.now_ns();
         let windows = Windows {
             window_commands,
@@ -326,7 +336,7 @@ impl Simulation {
             flushes: 0,
             start_snapshot: self.snapshot(),
         };
-        self.start_replay_host(qd, interval_ns, windows);
+        self.start_replay_host(qd, interval_ns, windows, slots);
         Ok(())
     }
 

@@ -833,8 +833,8 @@ impl Simulation {
     }
 
     /// Starts a host for a replay (see [`crate::replay`]).
-    pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows) {
-        self.dev.set_slots_per_unit(1.0);
+    pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows, slots_per_unit: f64) {
+        self.dev.set_slots_per_unit(slots_per_unit);
         let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot());
         h.windows = Some(Box::new(windows));
         self.host = Some(Box::new(h));

@@ -373,26 +373,7 @@ impl Plan {
                 format!("{} bytes from offset {} do not fit the drive's {} bytes (or are 0)", span_units * grain, w.offset_bytes, user_units * UNIT_BYTES),
             ));
         }
-        let slots_per_unit = match w.buffer_compress_pct {
-            None => 1.0,
-            Some(pct) if pct > 100 => return Err(err("buffer_compress_pct", format!("{pct} is not a percentage (0..100)"))),
-            Some(pct) => {
-                let slots = ((100 - pct) as f64 / 100.0 * geo.compression_ratio()).max(1.0);
-                // Each unit may hold up to ceil(slots) slots: the user capacity must fit.
-                let need = user_units.saturating_mul(slots.ceil() as u64);
-                if need > geo.max_user_units || need >= u32::MAX as u64 {
-                    return Err(err(
-                        "buffer_compress_pct",
-                        format!(
-                            "data {pct} % compressible fills {slots:.2} NAND slots of {:.0} bytes per 4 KiB unit: the drive's {user_units} user units \
-                             would need {need} slots, more than its NAND keeps ({} at most); use more compressible data or a profile with more spare area",
-                            geo.nand_bytes_per_unit, geo.max_user_units
-                        ),
-                    ));
-                }
-                slots
-            }
-        };
+        let slots_per_unit = slots_per_unit(w.buffer_compress_pct, geo)?;
         let shares = [read, write, trim];
         let mixes = [&w.read, &w.write, &w.trim];
         let mut dirs = [DirGen::unused(Direction::Read), DirGen::unused(Direction::Write), DirGen::unused(Direction::Trim)];
@@ -474,6 +455,33 @@ impl Plan {
             slots_per_unit,
         })
     }
+}
+
+/// NAND slots a 4 KiB unit of data `buffer_compress_pct` % compressible fills on the drive
+/// (see [`Workload::buffer_compress_pct`]; None: 1, the profile's ratio holds). Refuses a
+/// percentage above 100, or data the drive's NAND could not hold at its user capacity.
+pub(crate) fn slots_per_unit(buffer_compress_pct: Option<u32>, geo: &Geometry) -> Result<f64, WorkloadError> {
+    let user_units = geo.user_units;
+    Ok(match buffer_compress_pct {
+        None => 1.0,
+        Some(pct) if pct > 100 => return Err(err("buffer_compress_pct", format!("{pct} is not a percentage (0..100)"))),
+        Some(pct) => {
+            let slots = ((100 - pct) as f64 / 100.0 * geo.compression_ratio()).max(1.0);
+            // Each unit may hold up to ceil(slots) slots: the user capacity must fit.
+            let need = user_units.saturating_mul(slots.ceil() as u64);
+            if need > geo.max_user_units || need >= u32::MAX as u64 {
+                return Err(err(
+                    "buffer_compress_pct",
+                    format!(
+                        "data {pct} % compressible fills {slots:.2} NAND slots of {:.0} bytes per 4 KiB unit: the drive's {user_units} user units \
+                         would need {need} slots, more than its NAND keeps ({} at most); use more compressible data or a profile with more spare area",
+                        geo.nand_bytes_per_unit, geo.max_user_units
+                    ),
+                ));
+            }
+            slots
+        }
+    })
 }
 
 /// Slowest rate cap [IOs per second]: one IO per 1000 s of simulated time.

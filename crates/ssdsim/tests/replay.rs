@@ -149,3 +149,30 @@ fn replay_is_deterministic_and_rejects_commands_beyond_the_drive() {
     assert!(err.starts_with("command 1:"), "{err}");
     assert_eq!(sim.finish_replay().counts.writes, 1);
 }
+
+/// Compressible data in a replay: on a 2:1 compressing drive (2 KiB slots) a sequential pass
+/// writes exactly (100 − pct) % × 2 NAND slots per unit (at least one), as a workload's
+/// `buffer_compress_pct` does; without a percentage the profile's ratio holds (one slot).
+#[test]
+fn compressible_replay_writes_fewer_nand_slots_than_incompressible() {
+    let mut cfg = small();
+    cfg.set("compression_ratio", "2").unwrap();
+    cfg.set("user_capacity_bytes", "120MiB").unwrap();
+    let mut slots = Vec::new();
+    for pct in [None, Some(0), Some(50), Some(75)] {
+        let mut sim = Simulation::new(&cfg, 3).unwrap();
+        let user = sim.geometry().user_units;
+        sim.start_replay_compressed(8, 1000, ssdsim::time::NS_PER_S, pct).unwrap();
+        let cmds: Vec<Command> = (0..user / 16).map(|i| write(i * 16, 16)).collect();
+        sim.replay(&cmds).unwrap();
+        let r = sim.finish_replay();
+        let (a, b) = (r.start_snapshot, r.windows.last().unwrap().snapshot);
+        assert_eq!(b.host_units - a.host_units, user / 16 * 16, "host units are the data's, companions aside");
+        slots.push((b.nand_units - a.nand_units) as f64 / (b.host_units - a.host_units) as f64);
+        sim.device().ftl().check_invariants().unwrap();
+    }
+    assert_eq!(slots, [1.0, 2.0, 1.0, 1.0], "NAND slots per unit for None, 0 %, 50 %, 75 % compressible");
+    let mut sim = Simulation::new(&cfg, 3).unwrap();
+    assert!(sim.start_replay_compressed(8, 1000, ssdsim::time::NS_PER_S, Some(101)).unwrap_err().contains("buffer_compress_pct"));
+    assert!(!sim.phase_running());
+}

@@ -162,8 +162,10 @@ class SimTarget:
                total_commands: int | None = None) -> ReplayResult:
         """Replays prepared command chunks (:data:`~ssdlab.targets.base.CommandChunk`) closed-loop
         at ``job.qd`` in simulated time; see :class:`~ssdlab.targets.base.ReplayResult`.
-        ``total_commands`` (if known) makes the progress fraction exact."""
-        self._sim.start_replay(job.qd, job.window_commands)
+        ``total_commands`` (if known) makes the progress fraction exact. A job with a
+        ``buffer_compress_pct`` (0..100) writes data that compressible (see
+        ``Simulator.start_workload``); without one the profile's compression ratio holds."""
+        self._sim.start_replay(job.qd, job.window_commands, getattr(job, "buffer_compress_pct", None))
         complete = True
         done = 0
         try:
