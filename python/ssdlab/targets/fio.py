@@ -270,22 +270,22 @@ class FioTarget:
             self.path = os.path.abspath(os.path.expanduser(name[5:]))
             if not name[5:]:
                 raise ValueError("file: target needs a path, e.g. file:/mnt/ssd/ssdlab.img")
-            self._init_file(size_bytes, destroy)
+            self._init_file(size_bytes, destroy, workdir)
         else:
             self.kind = "block"
             self.path = name
-            self._init_block(destroy)
+            self._init_block(destroy, tempfile.gettempdir() if workdir is None else workdir)
         if workdir is None:
             workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
         self.workdir = Path(workdir).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
 
     # -- setup -----------------------------------------------------------------------
-    def _init_block(self, destroy: str | None) -> None:
+    def _init_block(self, destroy: str | None, out_path: str | os.PathLike) -> None:
         real, kname = resolve_device(self.path)  # raises for missing / not a block device
         self.real_path, self.kernel_name = real, kname
         try:
-            check_device(self.path, destroy)
+            check_device(self.path, destroy, out_path=out_path)
         except UnsafeTargetError as e:
             if not self.dry_run:
                 raise
@@ -307,10 +307,10 @@ class FioTarget:
         if (sysd / "ro").exists() and (sysd / "ro").read_text().strip() == "1" and not self.dry_run:
             raise FioError(f"{self.path}: is read-only; a write test needs a writable device (check its write-protect switch or `blockdev --setrw`)")
 
-    def _init_file(self, size_bytes: int | None, destroy: str | None) -> None:
+    def _init_file(self, size_bytes: int | None, destroy: str | None, out_path: str | os.PathLike | None) -> None:
         self.real_path, self.kernel_name = self.path, None
         try:
-            check_file(self.path, destroy, owned=False)
+            check_file(self.path, destroy, owned=False, out_path=out_path)
         except UnsafeTargetError as e:
             if not self.dry_run or "block device" in str(e) or "regular file" in str(e):
                 raise
