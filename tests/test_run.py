@@ -136,7 +136,7 @@ def test_print_job_and_dry_run(tmp_path):
 
 @pytest.mark.parametrize("text,needle", [
     ("[a]\nrw=randwrite\nverify=md5\n", "verify"),
-    ("[a]\nrw=randwrite\nbs=6k\nsize=1m\n", "multiple of 4096"),
+    ("[a]\nrw=randwrite\nbs=1000\nsize=1m\n", "multiple of 512"),
     ("[a]\nrw=randtrimwrite\n", "rw"),
 ])
 def test_refusals_name_the_option_and_line(tmp_path, text, needle):

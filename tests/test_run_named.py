@@ -84,3 +84,20 @@ def test_record_layout_must_fit(tmp_path):
     proc = run_cli("run", "record", "--records", "100MiB", "--time-steps", "100", *set_args(),
                    "--out", str(tmp_path / "o"), check=False)
     assert proc.returncode == 2 and "layout needs" in proc.stderr
+
+
+def test_jesd219_small_writes_cost_a_read_modify_write(tmp_path):
+    """On a full drive each write below 4 KiB (4 KiB-aligned, as the workload aligns them)
+    covers one mapping unit partly: one NAND read of that unit, then the whole unit is
+    programmed. So RMW reads = sub-4 KiB writes, which are 10 % of the mix."""
+    got = {}
+    for mode in ("standard", "as-4k"):
+        out = tmp_path / mode
+        run_cli("run", "jesd219", "--small-writes", mode, "--runtime", "2", *set_args(), "--fill",
+                "--out", str(out), "--no-progress")
+        s = json.loads((out / "summary.json").read_text())
+        got[mode] = (s["counters"]["rmw_reads"], s["groups"][0]["directions"]["write"]["ios"])
+    rmw, ios = got["standard"]
+    small = sum(pct for b, pct in named.jesd219_split("standard") if b < 4096) / 100
+    assert rmw == pytest.approx(small * ios, rel=0.05)
+    assert got["as-4k"][0] == 0

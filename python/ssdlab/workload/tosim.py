@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from .fiojob import DIRECTIONS, Job, Workload, WorkloadError
 
-#: The simulator's mapping unit [bytes]: offsets and sizes are whole multiples of it.
-UNIT_BYTES = 4096
+#: Offsets and sizes the simulator takes are whole multiples of this [bytes]; a write that
+#: covers a 4 KiB mapping unit only partly costs the drive a read-modify-write of the unit.
+SECTOR_BYTES = 512
 
 
 @dataclass
@@ -87,9 +88,9 @@ def _bs_weights(job: Job, i: int) -> list[tuple[int, int]]:
 
 
 def _check_unit(job: Job, option: str, value: int) -> None:
-    if value % UNIT_BYTES:
-        raise _fail(job, option, f"{value} bytes is not a multiple of {UNIT_BYTES}: the simulated drive maps "
-                                 f"{UNIT_BYTES}-byte units; use sizes and offsets that are multiples of 4k")
+    if value % SECTOR_BYTES:
+        raise _fail(job, option, f"{value} bytes is not a multiple of {SECTOR_BYTES}: the simulated drive takes "
+                                 f"{SECTOR_BYTES}-byte sectors; use sizes and offsets that are multiples of 512")
 
 
 def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
@@ -112,7 +113,7 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
         raise _fail(job, "wait_for", "a job waiting for another within a group is not simulated; put it in the "
                                      "next group (stonewall) instead")
     if job.bs_unaligned:
-        raise _fail(job, "bs_unaligned", "unaligned sizes are not simulated; sizes are multiples of 4k")
+        raise _fail(job, "bs_unaligned", "sizes that are not multiples of the smallest size are not simulated")
     if job.thinktime_spin_us:
         notes.append(f"{job.name}: thinktime_spin (host CPU spinning) is idle time for the drive, as the rest "
                      "of the thinktime")
@@ -136,8 +137,10 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
         sizes = _bs_weights(job, i)
         for bs, _ in sizes:
             _check_unit(job, "bssplit" if job.bssplit[i] else "bs", bs)
-        if job.random and job.ba_bytes[i] % UNIT_BYTES:
+        if job.random:
             _check_unit(job, "ba", job.ba_bytes[i])
+            if job.ba_bytes[i] != min(b for b, _ in sizes):
+                keys[f"{d}_ba_bytes"] = job.ba_bytes[i]
         if len(sizes) == 1:
             keys[f"{d}_bs_bytes"] = sizes[0][0]
         else:
