@@ -24,19 +24,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from .. import plots, report, results
 from ..errors import UserError
 from ..progress import phase_bar
-from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target, WorkloadStep
-from ..workload import fiojob, tofio, tosim
+from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target
+from ..workload import fiojob
 from .common import FILL_BS_BYTES, declared_summary, end_run, endurance, failure_of, show_endurance
+from .engine import combine, direction_figures, group_summary, not_applicable, plan_groups, run_group
 from .declare import Test, param
-
-#: Per-direction series columns that are 0 (not NaN) where a group did not run the direction.
-_COUNT_SUFFIXES = ("_iops", "_mbps")
-
 
 @dataclass(frozen=True)
 class RunParams:
@@ -147,22 +143,6 @@ def early(params: RunParams) -> int | None:
     return None
 
 
-def _steps(workload: fiojob.Workload, target: Target, params: RunParams) -> list:
-    """What runs, checked against the target before anything is written: the simulator's
-    groups (:class:`~ssdlab.workload.tosim.SimGroup`) or fio's steps."""
-    if target.simulated:
-        return tosim.sim_groups(workload, target.capacity_bytes, params.interval_s)
-    path = getattr(target, "path", target.name)
-    tofio.check_filename(workload, path, (target.name, getattr(target, "real_path", path)))
-    steps = []
-    for gi, group in enumerate(workload.groups):
-        timed = [j.runtime_us / 1e6 for j in group if j.runtime_us]
-        name = "+".join(dict.fromkeys(j.section for j in group))
-        steps.append(WorkloadStep(name=name, interval_s=params.interval_s,
-                                  duration_s=max(timed) if timed and all(j.time_based for j in group) else None))
-    return steps
-
-
 def _fill_job(target: Target, params: RunParams) -> JobSpec:
     return JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32,
                    span_bytes=target.capacity_bytes // FILL_BS_BYTES * FILL_BS_BYTES, seed=params.seed)
@@ -191,7 +171,7 @@ def plan(target: Target, params: RunParams) -> list:
     if loaded.workload is None:
         _generated_span(loaded, target)
         return [_replay_job(loaded)]
-    return _steps(loaded.workload, target, params)
+    return plan_groups(loaded.workload, target, params.interval_s)
 
 
 def print_plan(target: Target, params: RunParams) -> None:
@@ -210,12 +190,12 @@ def print_plan(target: Target, params: RunParams) -> None:
             print(f"#   {k} = {v:,}" if isinstance(v, int) else f"#   {k} = {v}")
         return
     workload = loaded.workload
-    steps = _steps(workload, target, params)
+    steps = plan_groups(workload, target, params.interval_s)
     if params.fill:
         print(f"# first: sequential fill of {_fill_job(target, params).span_bytes} bytes, 128 KiB at QD32")
     print(fiojob.format_job_file(workload))
     if target.simulated:
-        for opt in _not_applicable(workload):
+        for opt in not_applicable(workload):
             print(f"# not applicable to the simulator: {opt}")
         for g in steps:
             print(f"# group {g.index + 1} ({g.name}): simulator workload {g.keys}")
@@ -225,20 +205,6 @@ def print_plan(target: Target, params: RunParams) -> None:
     for gi, step in enumerate(steps):
         result = target.run_workload_group(step, workload, gi)
         print(result.notes[-1])
-
-
-def _not_applicable(workload: fiojob.Workload) -> list[str]:
-    return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
-
-
-def _run_step(target: Target, workload, step, gi: int, progress) -> PhaseResult:
-    with phase_bar(f"group {gi + 1}/{len(workload.groups)} {step.name}", enabled=progress) as bar:
-        if target.simulated:
-            if step.idle_before_s:
-                target.run_phase(JobSpec("startdelay", "idle", duration_s=step.idle_before_s,
-                                         interval_s=step.keys["interval_s"]))
-            return target.run_workload({**step.keys, "name": step.name}, bar)
-        return target.run_workload_group(step, workload, gi, bar)
 
 
 def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None, overwrite: bool = False,
@@ -254,11 +220,11 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     if loaded.workload is None:
         return _run_generated(target, loaded, summary, rd, params, progress)
     workload = loaded.workload
-    steps = _steps(workload, target, params)
+    steps = plan_groups(workload, target, params.interval_s)
     summary["groups_planned"] = len(steps)
     (rd / "job.fio").write_text(fiojob.format_job_file(workload))
     if target.simulated:
-        summary["not_applicable"] = _not_applicable(workload)
+        summary["not_applicable"] = not_applicable(workload)
         summary["simulator_notes"] = [n for g in steps for n in g.notes]
     summary["purge"] = {"method": "none: the workload runs on the drive as it is"}
     results_: list[tuple[object, PhaseResult]] = []
@@ -271,7 +237,7 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
             if not fill.complete:
                 raise _Stopped(fill.error)
         for gi, step in enumerate(steps):
-            r = _run_step(target, workload, step, gi, progress)
+            r = run_group(target, workload, step, gi, progress)
             results_.append((step, r))
             if not r.complete:
                 raise _Stopped(r.error)
@@ -307,7 +273,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
     totals = {"read_ios": t.get("reads"), "read_bytes": t.get("host_read_bytes"),
               "write_ios": t.get("writes"), "write_bytes": t.get("host_write_bytes")}
     group = {"name": named.name, "complete": r.complete, "duration_s": duration,
-             "directions": _direction_figures(totals, duration), "latency_us": {}, "notes": r.notes}
+             "directions": direction_figures(totals, duration), "latency_us": {}, "notes": r.notes}
     for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification"):
         if t.get(k) is not None:
             group[k] = t[k]
@@ -337,61 +303,10 @@ class _Stopped(Exception):
         self.error = error
 
 
-def combine(parts: list[tuple[str, dict]]) -> dict[str, np.ndarray]:
-    """Groups' series back to back: ``t_s`` from the start of the run, ``group`` (1-based);
-    a column a group lacks is 0 for per-direction IOPS/MB/s and NaN otherwise."""
-    parts = [(n, s) for n, s in parts if len(s.get("t_s", ()))]
-    if not parts:
-        return {"t_s": np.zeros(0), "group": np.zeros(0), "iops": np.zeros(0), "mbps": np.zeros(0)}
-    cols = list(dict.fromkeys(c for _, s in parts for c in s if c != "t_s"))
-    out: dict[str, list] = {"t_s": [], "group": []}
-    start = 0.0
-    for gi, (_, s) in enumerate(parts, start=1):
-        t = np.asarray(s["t_s"], float)
-        n = len(t)
-        step = float(t[1] - t[0]) if n > 1 else float(np.asarray(s.get("dt_s", [1.0]))[0])
-        out["t_s"].append(t + start)
-        out["group"].append(np.full(n, gi))
-        for c in cols:
-            fill = 0.0 if c.endswith(_COUNT_SUFFIXES) else np.nan
-            out.setdefault(c, []).append(np.asarray(s[c], float) if c in s else np.full(n, fill))
-        end = float(t[-1] + (np.asarray(s["dt_s"])[-1] if "dt_s" in s else step)) if n else 0.0
-        start += end
-    return {c: np.concatenate(v) for c, v in out.items()}
-
-
-def _direction_figures(totals: dict, duration_s: float) -> dict:
-    """Per direction that ran: IOs, bytes, mean IOPS and MB/s, latency percentiles [us]."""
-    out = {}
-    for d in DIRECTIONS:
-        ios = totals.get(f"{d}_ios")
-        if not ios:
-            continue
-        nbytes = totals.get(f"{d}_bytes") or 0
-        out[d] = {"ios": int(ios), "bytes": int(nbytes),
-                  "iops_mean": ios / duration_s if duration_s else None,
-                  "mbps_mean": nbytes / duration_s / 1e6 if duration_s else None,
-                  "latency_us": totals.get(f"{d}_latency_us") or {}}
-    return out
-
-
-def _group_summary(step, r: PhaseResult) -> dict:
-    t = r.totals
-    duration = float(t.get("duration_s") or 0.0)
-    g = {"name": step.name, "complete": r.complete, "duration_s": duration,
-         "directions": _direction_figures(t, duration), "latency_us": r.latency_us,
-         "jobs": t.get("jobs"), "notes": r.notes}
-    for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification", "erases",
-              "gc_copied_bytes", "idle_gaps", "idle_s"):
-        if t.get(k) is not None:
-            g[k] = t[k]
-    return g
-
-
 def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, params: RunParams) -> None:
     series = combine([(step.name, r.series) for step, r in done])
     rd.write_series("series", series)
-    groups = [_group_summary(step, r) for step, r in done]
+    groups = [group_summary(step, r) for step, r in done]
     summary["groups"] = groups
     summary["duration_s"] = sum(g["duration_s"] for g in groups)
     host = sum(g.get("host_write_bytes") or 0 for g in groups)
