@@ -193,3 +193,23 @@ def test_numjobs_run_together_on_the_simulator(tmp_path):
     assert group["directions"]["write"]["ios"] == 3 * 4096 and group["directions"]["read"]["ios"] == 1024
     # one series for the group, both directions in it
     assert series["write_iops"].sum() * 0.1 == pytest.approx(3 * 4096, rel=1e-6)
+
+
+def test_compare_shows_reads_and_writes_of_runs(tmp_path):
+    job = "[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=8\nsize=32m\nnumber_ios=20000\n"
+    folders = []
+    for qd in (1, 16):
+        summary, _ = _run(tmp_path, "sim:default", *set_args(), job=job.replace("iodepth=8", f"iodepth={qd}"),
+                          name=f"qd{qd}")
+        folders.append(str(tmp_path / f"qd{qd}"))
+        d = summary["groups"][0]["directions"]
+        assert summary["read_iops_mean"] == pytest.approx(d["read"]["ios"] / summary["duration_s"])
+        assert summary["write_latency_us"] == d["write"]["latency_us"]
+    out = run_cli("compare", *folders).stdout
+    rows = {line.split("  ")[0].strip(): line for line in out.splitlines()}
+    for label in ("read IOPS mean", "write IOPS mean", "read MB/s mean", "read latency p99 (µs)",
+                  "write latency p99 (µs)"):
+        assert label in rows, out
+    # a deeper queue: more IOPS, longer waits
+    iops = [float(v.replace(",", "")) for v in rows["read IOPS mean"].split()[-2:]]
+    assert iops[1] > iops[0]

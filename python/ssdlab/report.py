@@ -129,6 +129,12 @@ GROUP_TESTS = ("review",)
 #: The metrics shown side by side (key, label, unit). ``latency_us.p99`` reads a nested key.
 MAIN_METRICS: tuple[tuple[str, str, str], ...] = (
     ("iops_mean", "IOPS mean", "IOPS"),
+    ("read_iops_mean", "read IOPS mean", "IOPS"),
+    ("write_iops_mean", "write IOPS mean", "IOPS"),
+    ("read_mbps_mean", "read MB/s mean", "MB/s"),
+    ("write_mbps_mean", "write MB/s mean", "MB/s"),
+    ("read_latency_us.p99", "read latency p99", "µs"),
+    ("write_latency_us.p99", "write latency p99", "µs"),
     ("iops_median", "IOPS median", "IOPS"),
     ("iops_p1", "IOPS 1st percentile", "IOPS"),
     ("iops_p99", "IOPS 99th percentile", "IOPS"),
@@ -246,9 +252,10 @@ def format_value(v: Any, unit: str = "") -> str:
 
 
 def unit_suffix(label: str, unit: str) -> str:
-    """`` (unit)`` for a metric label (``share`` shows as %; no "(IOPS)" after "IOPS mean")."""
+    """`` (unit)`` for a metric label (``share`` shows as %; none where the label names the
+    unit already: "IOPS mean", "MB/s mean")."""
     shown = "%" if unit == "share" else unit
-    if not shown or (shown == "IOPS" and "IOPS" in label):
+    if not shown or (shown in ("IOPS", "MB/s") and shown in label):
         return ""
     return f" ({shown})"
 

@@ -254,7 +254,8 @@ def cmd_analyze(args) -> int:
 # --------------------------------------------------------------------------- compare
 
 #: Metrics printed by ``ssdlab compare`` (a subset of :data:`ssdlab.report.MAIN_METRICS`).
-COMPARE_KEYS = ("span_pct", "duration_s", "iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min",
+COMPARE_KEYS = ("span_pct", "duration_s", "read_iops_mean", "write_iops_mean", "read_mbps_mean", "write_mbps_mean",
+                "read_latency_us.p99", "write_latency_us.p99", "iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min",
                 "mbps_mean", "iops_cv", "consistency_score", "zero_iops_seconds", "longest_stall_s",
                 "fob_iops", "fob_duration_s", "steady_state_onset_s", "steady_state_iops_mean",
                 "high_mode_share", "write_amplification", "steady_state_write_amplification")

@@ -279,6 +279,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
             group[k] = t[k]
     summary.update(groups=[group], duration_s=duration, host_write_bytes=t.get("host_write_bytes") or 0,
                    commands=t.get("commands"))
+    _headline(summary, [group])
     if target.simulated:
         summary["nand_write_bytes"] = t.get("nand_write_bytes")
         summary["write_amplification"] = t.get("write_amplification")
@@ -303,12 +304,29 @@ class _Stopped(Exception):
         self.error = error
 
 
+def _headline(summary: dict, groups: list[dict]) -> None:
+    """Whole-run figures per direction, for ``compare`` and the report's table:
+    ``{dir}_iops_mean`` and ``{dir}_mbps_mean`` (IOs and bytes of every group over the run's
+    time), ``{dir}_latency_us`` (percentiles; only for a run of one group: percentiles of
+    several groups do not add up)."""
+    for d in DIRECTIONS:
+        ios = sum(g["directions"].get(d, {}).get("ios", 0) for g in groups)
+        nbytes = sum(g["directions"].get(d, {}).get("bytes", 0) for g in groups)
+        if not ios or not summary["duration_s"]:
+            continue
+        summary[f"{d}_iops_mean"] = ios / summary["duration_s"]
+        summary[f"{d}_mbps_mean"] = nbytes / summary["duration_s"] / 1e6
+        if len(groups) == 1:
+            summary[f"{d}_latency_us"] = groups[0]["directions"][d]["latency_us"]
+
+
 def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, params: RunParams) -> None:
     series = combine([(step.name, r.series) for step, r in done])
     rd.write_series("series", series)
     groups = [group_summary(step, r) for step, r in done]
     summary["groups"] = groups
     summary["duration_s"] = sum(g["duration_s"] for g in groups)
+    _headline(summary, groups)
     host = sum(g.get("host_write_bytes") or 0 for g in groups)
     summary["host_write_bytes"] = host
     if target.simulated:
