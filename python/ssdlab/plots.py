@@ -616,3 +616,37 @@ def latency_plot(out_path: str | os.PathLike, series: Any, *, title: str,
     ``("png", "svg")``). Returns the paths written."""
     fig = latency_figure(series, title=title)
     return [save_figure(fig, p) for p in _paths_for(out_path, formats)]
+
+
+# --------------------------------------------------------------------------- heat map (PTS IOPS matrix)
+
+def heatmap_plot(
+    out_path: str | os.PathLike,
+    values: Any,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    title: str,
+    unit: str,
+    *,
+    formats: Sequence[str] | None = None,
+) -> list[Path]:
+    """A matrix of values (rows x columns, e.g. block sizes x R/W mixes) as coloured cells on a
+    log colour scale, each cell labelled with its value; NaN cells stay blank. Returns the paths."""
+    from matplotlib.colors import LogNorm
+
+    v = np.asarray(values, dtype=float)
+    fig, ax = _new_figure((1.1 * len(col_labels) + 2.5, 0.55 * len(row_labels) + 1.8))
+    pos = v[np.isfinite(v) & (v > 0)]
+    norm = LogNorm(vmin=float(pos.min()), vmax=float(pos.max())) if pos.size and pos.min() < pos.max() else None
+    im = ax.imshow(np.where(v > 0, v, np.nan), aspect="auto", cmap="viridis", norm=norm)
+    ax.set_xticks(range(len(col_labels)), labels=list(col_labels))
+    ax.set_yticks(range(len(row_labels)), labels=list(row_labels))
+    lo = math.sqrt(float(pos.min()) * float(pos.max())) if pos.size else 0.0
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            if np.isfinite(v[i, j]):
+                ax.text(j, i, _value_text(v[i, j]), ha="center", va="center", fontsize=7,
+                        color="white" if v[i, j] < lo else "black")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, label=unit)
+    return [save_figure(fig, p) for p in _paths_for(out_path, formats)]
