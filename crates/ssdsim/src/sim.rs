@@ -6,11 +6,13 @@
 //! moment the earliest outstanding one completes (closed loop), exactly like fio's `iodepth`.
 //! Phases run back to back on the same drive; simulated time only moves forward.
 //!
-//! One host loop ([`Simulation::run_host`]) serves every phase and trace replays
-//! ([`crate::replay`]): it takes commands from a [`Source`] (a workload's generator, or the
-//! current chunk of a replay), submits them, honours flush barriers, idle gaps and rate caps,
-//! and keeps the per-interval series (IOs, bytes and latency histograms per direction,
-//! counter snapshots, live figures); a replay also averages over windows of N completions.
+//! One host loop (`Simulation::run_loop`) serves every phase, phases of several jobs and
+//! trace replays ([`crate::replay`]): it takes commands from a [`Source`] (a workload's
+//! generator, or the current chunk of a replay), submits them, honours flush barriers, idle
+//! gaps and rate caps, and keeps the per-interval series (IOs, bytes and latency histograms
+//! per direction, counter snapshots, live figures); a replay also averages over windows of N
+//! completions. The loop is generic over the jobs it serves (`JobSet`): one job keeps its
+//! state in the loop's locals, so that instance is the lean single-job loop.
 //!
 //! A phase may also run several jobs at once ([`Simulation::start_jobs`], fio's `numjobs` or
 //! the jobs of one stonewall group): each keeps its own `qd` commands outstanding, with its
@@ -308,47 +310,58 @@ impl Source for UniformSource {
     }
 }
 
-/// The running phase's command source.
-enum PhaseSource {
+/// A job's command source: the plain random pattern's lean one, or the general generator.
+enum JobSource {
     Uniform(Box<UniformSource>),
     General(Box<GenSource>),
-    /// Several jobs, each with its own source.
-    Jobs(Box<Jobs>),
 }
 
-impl PhaseSource {
+impl JobSource {
     /// The source of a plan's generator: the plain random pattern's lean one if it is that.
     fn of(gen: crate::workload::Generator, rng: &mut Rng) -> Self {
         match gen.uniform() {
-            Some((kind, start_unit, blocks, bs_units)) => PhaseSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, rng))),
-            None => PhaseSource::General(Box::new(GenSource::new(gen, rng))),
+            Some((kind, start_unit, blocks, bs_units)) => JobSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, rng))),
+            None => JobSource::General(Box::new(GenSource::new(gen, rng))),
         }
     }
 
-    /// The next command of a job's source.
-    fn peek(&mut self) -> Command {
-        let c = match self {
-            PhaseSource::Uniform(u) => u.peek(),
-            PhaseSource::General(g) => g.peek(),
-            PhaseSource::Jobs(_) => unreachable!("a job has one source"),
-        };
-        c.expect("a generator always has a next command")
+    /// The next command (a generator always has one).
+    fn next_command(&mut self) -> Command {
+        self.peek().expect("a generator always has a next command")
+    }
+}
+
+impl Source for JobSource {
+    #[inline]
+    fn peek(&mut self) -> Option<Command> {
+        match self {
+            JobSource::Uniform(u) => u.peek(),
+            JobSource::General(g) => g.peek(),
+        }
     }
 
+    #[inline]
     fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
         match self {
-            PhaseSource::Uniform(u) => u.advance(rng, ftl),
-            PhaseSource::General(g) => g.advance(rng, ftl),
-            PhaseSource::Jobs(_) => unreachable!("a job has one source"),
+            JobSource::Uniform(u) => u.advance(rng, ftl),
+            JobSource::General(g) => g.advance(rng, ftl),
         }
     }
+}
+
+/// The running phase's command source.
+enum PhaseSource {
+    /// One job (its host is the phase's).
+    One(JobSource),
+    /// Several jobs, each with its own host and source.
+    Jobs(Box<Jobs>),
 }
 
 /// One job of a phase of several: its own closed loop (queue, limits, pacing and clock in
 /// `host`, whose series stays unused), command source and random numbers.
 struct JobRun {
     host: Host,
-    src: PhaseSource,
+    src: JobSource,
     rng: Rng,
     /// NAND slots a unit it writes fills and the fraction carried between its units (the
     /// drive's [`Device::write_compressed`] state while it writes).
@@ -368,6 +381,116 @@ struct Jobs {
     /// The jobs write data of different compressibility: each job's slot state is swapped
     /// into the drive around its writes.
     swap_slots: bool,
+}
+
+impl Jobs {
+    /// The job that submits next (the one due first; ties: the first job), its submission
+    /// time and command; None once every job has ended.
+    #[inline]
+    fn due(&self) -> Option<(usize, Ns, Command)> {
+        let (t, i) = self.runs.iter().enumerate().filter_map(|(i, j)| j.next.map(|(t, _)| (t, i))).min()?;
+        let (_, cmd) = self.runs[i].next.expect("the job due has a command");
+        Some((i, t, cmd))
+    }
+}
+
+/// The jobs the host loop serves: one ([`One`]: a phase of one job, a trace replay) or
+/// several ([`Jobs`]). One job's state (queue, clock, counts) stays in the loop's locals
+/// throughout, so that instance of the loop is the single-job loop it always was; with
+/// several, each submission loads the state of the job due and stores it back.
+trait JobSet {
+    /// Several jobs: each submission is made by the job due first ([`Jobs::due`]).
+    const MANY: bool;
+    type Src: Source;
+    /// Job `i`'s command source and the random numbers it draws (one job: `rng`, the
+    /// simulation's).
+    fn source<'a>(&'a mut self, i: usize, rng: &'a mut Rng) -> (&'a mut Self::Src, &'a mut Rng);
+    /// The several jobs; called only when [`JobSet::MANY`].
+    fn jobs(&mut self) -> &mut Jobs;
+}
+
+/// The single job of a phase or a replay, with its command source.
+struct One<'s, S>(&'s mut S);
+
+impl<S: Source> JobSet for One<'_, S> {
+    const MANY: bool = false;
+    type Src = S;
+
+    #[inline(always)]
+    fn source<'a>(&'a mut self, _i: usize, rng: &'a mut Rng) -> (&'a mut S, &'a mut Rng) {
+        (self.0, rng)
+    }
+
+    fn jobs(&mut self) -> &mut Jobs {
+        unreachable!("one job has no job set")
+    }
+}
+
+impl JobSet for Jobs {
+    const MANY: bool = true;
+    type Src = JobSource;
+
+    #[inline(always)]
+    fn source<'a>(&'a mut self, i: usize, _rng: &'a mut Rng) -> (&'a mut JobSource, &'a mut Rng) {
+        let j = &mut self.runs[i];
+        (&mut j.src, &mut j.rng)
+    }
+
+    #[inline(always)]
+    fn jobs(&mut self) -> &mut Jobs {
+        self
+    }
+}
+
+/// The submitting job's closed-loop state, in the host loop's locals (see [`JobSet`]).
+struct Lane {
+    qd: usize,
+    limit_units: u64,
+    limit_ios: u64,
+    end_ns: Ns,
+    paced: bool,
+    sectors: bool,
+    q: Completions,
+    units: u64,
+    ios: u64,
+    last_submit: Ns,
+    max_completion: Ns,
+}
+
+impl Lane {
+    /// Takes a host's state (its completion queue moves into the lane).
+    #[inline(always)]
+    fn of(h: &mut Host) -> Lane {
+        Lane {
+            qd: h.qd,
+            limit_units: h.limit_units,
+            limit_ios: h.limit_ios,
+            end_ns: h.end_ns.unwrap_or(Ns::MAX),
+            paced: h.pacing.is_some(),
+            sectors: h.sectors,
+            q: std::mem::take(&mut h.outstanding),
+            units: h.units,
+            ios: h.ios,
+            last_submit: h.last_submit,
+            max_completion: h.max_completion,
+        }
+    }
+
+    /// Switches to another host's state: the queue held so far goes to that host, which
+    /// [`Lane::store`] undoes.
+    #[inline(always)]
+    fn load(&mut self, h: &mut Host) {
+        let q = std::mem::take(&mut self.q);
+        *self = Lane::of(h);
+        h.outstanding = q;
+    }
+
+    /// Gives the state back to the host it was loaded from (the queue swaps back).
+    #[inline(always)]
+    fn store(&mut self, h: &mut Host) {
+        (h.units, h.ios, h.last_submit, h.max_completion) = (self.units, self.ios, self.last_submit, self.max_completion);
+        std::mem::swap(&mut h.outstanding, &mut self.q);
+    }
 }
 
 /// The source the host loop runs on. One loop (not one per source type) keeps a single call
@@ -610,7 +733,7 @@ pub(crate) struct Host {
     /// The job's name (a phase of several jobs: one host per job, plus the phase's).
     name: String,
     /// A job among several: its idle gaps leave the drive to the others (the phase lets the
-    /// drive idle only when no job has work, see [`Simulation::run_jobs`]).
+    /// drive idle only when no job has work, see [`Simulation::run_loop`]).
     shares_drive: bool,
     /// Its commands, units and limits count 512-byte sectors, not 4 KiB units.
     sectors: bool,
@@ -763,7 +886,7 @@ impl Simulation {
             p.last_gap_ns = self.now_ns;
             Box::new(p)
         });
-        let src = PhaseSource::of(plan.gen, &mut self.rng);
+        let src = PhaseSource::One(JobSource::of(plan.gen, &mut self.rng));
         self.host = Some(Box::new(h));
         self.source = Some(src);
     }
@@ -812,7 +935,7 @@ impl Simulation {
                 p.last_gap_ns = start;
                 Box::new(p)
             });
-            let src = PhaseSource::of(plan.gen, &mut rng);
+            let src = JobSource::of(plan.gen, &mut rng);
             slots.push(plan.slots_per_unit);
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None });
         }
@@ -845,113 +968,171 @@ impl Simulation {
         let mut h = self.host.take().expect("advance() without a phase");
         let mut src = self.source.take().expect("advance() during a replay");
         match &mut src {
-            PhaseSource::Uniform(u) => {
+            PhaseSource::One(JobSource::Uniform(u)) => {
                 // A copy on the stack: the compiler keeps its ring position in a register.
                 let mut local = **u;
                 self.run_host(&mut h, &mut Sources::Uniform(&mut local), max_ios);
                 **u = local;
             }
-            PhaseSource::General(g) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
-            PhaseSource::Jobs(jobs) => self.run_jobs(&mut h, jobs, max_ios),
+            PhaseSource::One(JobSource::General(g)) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
+            PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false>(&mut h, jobs, max_ios),
         }
         let progress = match &src {
             PhaseSource::Jobs(jobs) => progress_of_jobs(&h, &jobs.runs),
-            _ => progress_of(&h),
+            PhaseSource::One(_) => progress_of(&h),
         };
         self.host = Some(h);
         self.source = Some(src);
         progress
     }
 
-    /// The host loop: submits up to `max_cmds` commands from `src` while fewer than `qd`
-    /// are outstanding (else when the earliest completes), until the phase's end or the
-    /// source runs dry. A flush waits for every earlier command, then for the drive to
-    /// program what it buffered.
+    /// The host loop of one job: submits up to `max_cmds` commands from `src` while fewer
+    /// than `qd` are outstanding (else when the earliest completes), until the phase's end
+    /// or the source runs dry. A flush waits for every earlier command, then for the drive
+    /// to program what it buffered.
     pub(crate) fn run_host(&mut self, h: &mut Host, src: &mut Sources<'_, '_>, max_cmds: u64) {
         // The commonest phase (plain random pattern, no idle gaps or rate caps, no IO count
         // limit) runs in an instance of the loop without the branches it never takes.
         match src {
-            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX => self.run_loop::<UniformSource, true>(h, u, max_cmds),
-            _ => self.run_loop::<Sources, false>(h, src, max_cmds),
+            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX => self.run_loop::<One<UniformSource>, true>(h, &mut One(*u), max_cmds),
+            _ => self.run_loop::<One<Sources>, false>(h, &mut One(src), max_cmds),
         }
     }
 
-    /// [`Simulation::run_host`]'s loop; `PLAIN`: no flushes, pacing, windows or IO limit.
+    /// The host loop, for one job ([`Simulation::run_host`]) or several ([`Jobs`]: up to
+    /// `max_cmds` submissions, each by the job due first, so the drive sees them in time
+    /// order; when no job has work outstanding until the next submission, the drive is idle
+    /// meanwhile). `PLAIN`: one job without flushes, pacing, windows or IO limit.
     #[inline(always)]
-    fn run_loop<S: Source, const PLAIN: bool>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) {
-        // The hot scalars live in locals (registers) for the loop; the cold paths (flush,
-        // rate wait, thinktime) see them through `h`, written back before and read after.
-        let (qd, limit_units, limit_ios) = (h.qd, h.limit_units, h.limit_ios);
-        let end_ns = h.end_ns.unwrap_or(Ns::MAX);
-        let paced = !PLAIN && h.pacing.is_some();
-        let sectors = !PLAIN && h.sectors;
-        let (mut units_done, mut ios, mut last_submit, mut max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
-        // The completion queue too (it is handed back around the cold paths).
-        let mut q = std::mem::take(&mut h.outstanding);
+    fn run_loop<J: JobSet, const PLAIN: bool>(&mut self, h: &mut Host, jobs: &mut J, max_cmds: u64) {
+        // The submitting job's hot scalars live in locals (registers); the cold paths (flush,
+        // rate wait, thinktime) see them through its host, written back before and read after.
+        let mut lane = Lane::of(h);
+        let paced = !PLAIN && lane.paced;
+        let sectors = !PLAIN && lane.sectors;
         let mut series = std::mem::take(&mut h.series);
+        // The submitting job (always 0 for one job).
+        let mut i = 0;
         let mut n = 0;
         while n < max_cmds {
-            if (units_done >= limit_units) | (!PLAIN && ios >= limit_ios) {
-                h.done = true;
-                break;
-            }
-            let Some(cmd) = src.peek() else { break };
-            if !PLAIN && cmd.kind == CmdKind::Flush {
-                h.last_submit = last_submit;
-                h.outstanding = q;
-                self.drain(h);
-                q = std::mem::take(&mut h.outstanding);
-                let done = self.dev.flush(h.last_submit);
-                last_submit = done;
-                max_completion = max_completion.max(done);
-                if let Some(w) = h.windows.as_deref_mut() {
-                    w.flushes += 1;
-                    if w.complete(done, 0) {
-                        w.close(self.snapshot());
-                    }
+            let (submit, cmd);
+            if J::MANY {
+                let js = jobs.jobs();
+                let Some((k, t, c)) = js.due() else {
+                    h.done = true;
+                    break;
+                };
+                if t > js.busy_until_ns {
+                    self.dev.idle(js.busy_until_ns, t - js.busy_until_ns);
+                    js.busy_until_ns = t;
                 }
-                src.advance(&mut self.rng, &self.dev.ftl);
-                n += 1;
-                continue;
+                i = k;
+                lane.load(&mut js.runs[i].host);
+                (submit, cmd) = (t, c);
+            } else {
+                if (lane.units >= lane.limit_units) | (!PLAIN && lane.ios >= lane.limit_ios) {
+                    h.done = true;
+                    break;
+                }
+                let Some(c) = jobs.source(0, &mut self.rng).0.peek() else { break };
+                if !PLAIN && c.kind == CmdKind::Flush {
+                    h.last_submit = lane.last_submit;
+                    h.outstanding = lane.q;
+                    self.drain(h);
+                    lane.q = std::mem::take(&mut h.outstanding);
+                    let done = self.dev.flush(h.last_submit);
+                    lane.last_submit = done;
+                    lane.max_completion = lane.max_completion.max(done);
+                    if let Some(w) = h.windows.as_deref_mut() {
+                        w.flushes += 1;
+                        if w.complete(done, 0) {
+                            w.close(self.snapshot());
+                        }
+                    }
+                    let (src, rng) = jobs.source(0, &mut self.rng);
+                    src.advance(rng, &self.dev.ftl);
+                    n += 1;
+                    continue;
+                }
+                let full = lane.q.len() >= lane.qd;
+                let mut t = if full { lane.q.earliest_ns().max(lane.last_submit) } else { lane.last_submit };
+                if paced {
+                    (h.last_submit, h.ios, h.outstanding) = (lane.last_submit, lane.ios, lane.q);
+                    t = self.rate_wait(h, c.kind.code() as usize, t);
+                    lane.last_submit = h.last_submit;
+                    lane.q = std::mem::take(&mut h.outstanding);
+                }
+                if t >= lane.end_ns {
+                    h.done = true;
+                    break;
+                }
+                (submit, cmd) = (t, c);
             }
-            let full = q.len() >= qd;
-            let mut submit = if full { q.earliest_ns().max(last_submit) } else { last_submit };
-            if paced {
-                (h.last_submit, h.ios, h.outstanding) = (last_submit, ios, q);
-                submit = self.rate_wait(h, cmd.kind.code() as usize, submit);
-                last_submit = h.last_submit;
-                q = std::mem::take(&mut h.outstanding);
-            }
-            if submit >= end_ns {
-                h.done = true;
-                break;
-            }
-            if q.len() >= qd {
-                let (t, tag) = q.pop_front();
-                if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN) {
+            if lane.q.len() >= lane.qd {
+                let (t, tag) = lane.q.pop_front();
+                if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN && !J::MANY) {
                     if w.complete(t, tag) {
                         w.close(self.snapshot());
                     }
                 }
             }
             self.pass_boundaries(&mut series, submit);
-            src.advance(&mut self.rng, &self.dev.ftl);
-            let units = cmd.units.min(limit_units - units_done);
-            let (done, data_bytes) = if sectors { self.issue_sectors(&mut series, cmd.kind, cmd.unit, units, submit) } else { self.issue(&mut series, cmd.kind, cmd.unit, units, submit) };
-            units_done += units;
-            ios += 1;
-            last_submit = submit;
-            max_completion = max_completion.max(done);
-            q.push(done, data_bytes);
-            if paced {
-                (h.last_submit, h.ios, h.outstanding) = (last_submit, ios, q);
-                self.after_io(h, cmd.kind.code() as usize, submit);
-                last_submit = h.last_submit;
-                q = std::mem::take(&mut h.outstanding);
+            let (src, rng) = jobs.source(i, &mut self.rng);
+            src.advance(rng, &self.dev.ftl);
+            let units = cmd.units.min(lane.limit_units - lane.units);
+            let swap = J::MANY && jobs.jobs().swap_slots && cmd.kind == CmdKind::Write;
+            if swap {
+                self.dev.swap_slot_state(&mut jobs.jobs().runs[i].slots);
+            }
+            let (done, data_bytes) = if (J::MANY && lane.sectors) || sectors {
+                self.issue_sectors(&mut series, cmd.kind, cmd.unit, units, submit)
+            } else {
+                self.issue(&mut series, cmd.kind, cmd.unit, units, submit)
+            };
+            if swap {
+                self.dev.swap_slot_state(&mut jobs.jobs().runs[i].slots);
+            }
+            lane.units += units;
+            lane.ios += 1;
+            lane.last_submit = submit;
+            lane.max_completion = lane.max_completion.max(done);
+            lane.q.push(done, data_bytes);
+            let d = cmd.kind.code() as usize;
+            if J::MANY {
+                // The job's own report, its next submission; the phase's totals and clock.
+                let js = jobs.jobs();
+                js.busy_until_ns = js.busy_until_ns.max(done);
+                (h.units, h.ios, h.last_submit) = (h.units + units, h.ios + 1, submit);
+                let j = &mut js.runs[i];
+                j.dirs[d].record(units * if lane.sectors { SECTOR_BYTES } else { UNIT_BYTES }, done - submit);
+                lane.store(&mut j.host);
+                if lane.paced {
+                    self.after_io(&mut j.host, d, submit);
+                }
+                self.prepare_job(j);
+            } else if paced {
+                (h.last_submit, h.ios, h.outstanding) = (lane.last_submit, lane.ios, lane.q);
+                self.after_io(h, d, submit);
+                lane.last_submit = h.last_submit;
+                lane.q = std::mem::take(&mut h.outstanding);
             }
             n += 1;
         }
-        (h.units, h.ios, h.last_submit, h.max_completion, h.outstanding, h.series) = (units_done, ios, last_submit, max_completion, q, series);
+        if J::MANY {
+            // The phase's own (unused) queue goes back; its totals were kept as it ran.
+            std::mem::swap(&mut h.outstanding, &mut lane.q);
+            if h.done {
+                // A timed phase: the drive idles from its last host work to the phase's end.
+                let js = jobs.jobs();
+                if let Some(end) = h.end_ns.filter(|&e| e > js.busy_until_ns) {
+                    self.dev.idle(js.busy_until_ns, end - js.busy_until_ns);
+                    js.busy_until_ns = end;
+                }
+            }
+        } else {
+            lane.store(h);
+        }
+        h.series = series;
     }
 
     /// Snapshots the internal counters at each interval boundary the submission clock has
@@ -1036,7 +1217,7 @@ impl Simulation {
             h.done = true;
             return;
         }
-        let cmd = j.src.peek();
+        let cmd = j.src.next_command();
         let mut submit = if h.outstanding.len() >= h.qd { h.outstanding.earliest_ns().max(h.last_submit) } else { h.last_submit };
         if h.pacing.is_some() {
             submit = self.rate_wait(h, cmd.kind.code() as usize, submit);
@@ -1046,62 +1227,6 @@ impl Simulation {
             return;
         }
         j.next = Some((submit, cmd));
-    }
-
-    /// The host loop of a phase of several jobs: up to `max_cmds` submissions, each by the
-    /// job due first (ties: the first job), so the drive sees them in time order. When no
-    /// job has work outstanding until the next submission, the drive is idle meanwhile.
-    fn run_jobs(&mut self, h: &mut Host, jobs: &mut Jobs, max_cmds: u64) {
-        let mut series = std::mem::take(&mut h.series);
-        for _ in 0..max_cmds {
-            let due = jobs.runs.iter().enumerate().filter_map(|(i, j)| j.next.map(|(t, _)| (t, i))).min();
-            let Some((submit, i)) = due else {
-                h.done = true;
-                break;
-            };
-            if submit > jobs.busy_until_ns {
-                self.dev.idle(jobs.busy_until_ns, submit - jobs.busy_until_ns);
-                jobs.busy_until_ns = submit;
-            }
-            let j = &mut jobs.runs[i];
-            let (_, cmd) = j.next.expect("the job due has a command");
-            if j.host.outstanding.len() >= j.host.qd {
-                j.host.outstanding.pop_front();
-            }
-            self.pass_boundaries(&mut series, submit);
-            j.src.advance(&mut j.rng, &self.dev.ftl);
-            let units = cmd.units.min(j.host.limit_units - j.host.units);
-            let swap = jobs.swap_slots && cmd.kind == CmdKind::Write;
-            if swap {
-                self.dev.swap_slot_state(&mut j.slots);
-            }
-            let (done, data_bytes) = if j.host.sectors { self.issue_sectors(&mut series, cmd.kind, cmd.unit, units, submit) } else { self.issue(&mut series, cmd.kind, cmd.unit, units, submit) };
-            if swap {
-                self.dev.swap_slot_state(&mut j.slots);
-            }
-            let d = cmd.kind.code() as usize;
-            j.dirs[d].record(units * if j.host.sectors { SECTOR_BYTES } else { UNIT_BYTES }, done - submit);
-            let jh = &mut j.host;
-            jh.units += units;
-            jh.ios += 1;
-            jh.last_submit = submit;
-            jh.max_completion = jh.max_completion.max(done);
-            jh.outstanding.push(done, data_bytes);
-            jobs.busy_until_ns = jobs.busy_until_ns.max(done);
-            (h.units, h.ios, h.last_submit) = (h.units + units, h.ios + 1, submit);
-            if jh.pacing.is_some() {
-                self.after_io(jh, d, submit);
-            }
-            self.prepare_job(j);
-        }
-        if h.done {
-            // A timed phase: the drive idles from its last host work to the phase's end.
-            if let Some(end) = h.end_ns.filter(|&e| e > jobs.busy_until_ns) {
-                self.dev.idle(jobs.busy_until_ns, end - jobs.busy_until_ns);
-                jobs.busy_until_ns = end;
-            }
-        }
-        h.series = series;
     }
 
     /// Waits for every outstanding command (counting them in a replay's windows); the

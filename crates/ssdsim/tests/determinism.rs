@@ -20,7 +20,10 @@ fn consistency_run(seed: u64) -> (PhaseReport, PhaseReport) {
     (fill, rand)
 }
 
-fn fingerprint(r: &PhaseReport) -> (Vec<u64>, Vec<u64>, Vec<ssdsim::Snapshot>, Vec<Option<u64>>, u64) {
+/// A phase's IOs, bytes, snapshots, latency quantiles and IO count.
+type Fingerprint = (Vec<u64>, Vec<u64>, Vec<ssdsim::Snapshot>, Vec<Option<u64>>, u64);
+
+fn fingerprint(r: &PhaseReport) -> Fingerprint {
     let q = [0.01, 0.5, 0.99, 0.999, 1.0].iter().map(|&q| r.latency.quantile_ns(q)).collect();
     (r.ios.clone(), r.bytes.clone(), r.snapshots.clone(), q, r.total_ios)
 }

@@ -243,7 +243,9 @@ fn fingerprint(cfg: &Config, seed: u64) -> (u64, String) {
 }
 
 /// (name, profile keys on top of the simulator's defaults, seed).
-fn scenarios() -> Vec<(&'static str, Vec<(&'static str, &'static str)>, u64)> {
+type Scenario = (&'static str, Vec<(&'static str, &'static str)>, u64);
+
+fn scenarios() -> Vec<Scenario> {
     let default = vec![
         ("gc_bg_start_free_blocks", "4"),
         ("gc_bg_stop_free_blocks", "6"),

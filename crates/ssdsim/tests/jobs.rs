@@ -206,3 +206,73 @@ fn bad_jobs_are_refused_by_index_and_field() {
     assert_eq!(r.total_ios, 20);
 }
 
+
+/// Every feature of a phase of several jobs at once, folded into one number: rate caps,
+/// thinktime, 512-byte sectors, per-job compressibility, a start delay, an IO-count end,
+/// a skewed distribution; its hash was recorded before the jobs' loop became the phase
+/// loop's several-jobs case, and pins it (`GOLDEN_PRINT=1 ... -- --nocapture` prints it).
+#[test]
+fn jobs_golden() {
+    let mut cfg = small();
+    cfg.set("compression_ratio", "2").unwrap();
+    cfg.set("gc_idle_delay_ms", "1").unwrap();
+    let mut sim = filled(&cfg, 21);
+    let d = NS_PER_S / 5;
+    let mut paced = Workload { read_fraction: 0.3, qd: 8, duration_ns: Some(d), buffer_compress_pct: Some(30), ..Workload::default() };
+    paced.write.rate_iops = 20_000.0;
+    paced.read.rate_iops = 10_000.0;
+    let thinker = Workload { qd: 4, duration_ns: Some(d), thinktime_ns: NS_PER_MS, thinktime_blocks: 200, buffer_compress_pct: Some(0), ..Workload::default() };
+    let mut small_io = Workload { qd: 2, number_ios: Some(3000), ..Workload::default() };
+    small_io.write.bssplit = vec![BlockSize { bs_bytes: 512, weight: 1 }, BlockSize { bs_bytes: 8192, weight: 1 }];
+    let skewed = Workload { qd: 16, read_fraction: 0.5, duration_ns: Some(d / 2), distribution: ssdsim::Distribution::Zipf { theta: 1.2, center_fraction: None }, ..Workload::default() };
+    let jobs = [
+        job("paced", paced),
+        job("thinker", thinker),
+        WorkloadJob { name: "small".into(), startdelay_ns: d / 4, workload: small_io },
+        WorkloadJob { name: "skewed".into(), startdelay_ns: d / 8, workload: skewed },
+    ];
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut u = |v: u64| {
+        for b in v.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    sim.start_jobs(&jobs, NS_PER_S / 50).unwrap();
+    loop {
+        let p = sim.advance(777);
+        for v in [p.done as u64, p.elapsed_ns, p.units, p.fraction.to_bits()] {
+            u(v);
+        }
+        if p.done {
+            break;
+        }
+    }
+    let r = sim.finish_phase();
+    check_jobs_add_up(&r);
+    for v in [r.start_ns, r.duration_ns, r.total_ios, r.host_write_bytes, r.host_read_bytes, r.complete as u64, r.idle_gaps, r.idle_ns] {
+        u(v);
+    }
+    r.ios.iter().chain(&r.bytes).for_each(|&v| u(v));
+    for s in &r.snapshots {
+        for v in [s.host_units, s.host_bytes, s.nand_units, s.gc_units, s.erases, s.free_blocks, s.gc_die_ns] {
+            u(v);
+        }
+    }
+    for j in &r.jobs {
+        u(j.idle_gaps);
+        u(j.idle_ns);
+        for d in &j.directions {
+            u(d.total_ios);
+            u(d.total_bytes);
+            for q in 0..=100 {
+                u(d.latency.quantile_ns(q as f64 / 100.0).unwrap_or(u64::MAX));
+            }
+        }
+    }
+    u(sim.now_ns());
+    if std::env::var_os("GOLDEN_PRINT").is_some() {
+        println!("jobs_golden {h:016x}");
+    }
+    assert!(r.jobs[1].idle_gaps > 0 && r.jobs[2].directions[1].total_ios == 3000 && r.jobs[3].directions[0].total_ios > 0);
+    assert_eq!(h, 0x48ffe69dcc008903, "{h:016x}");
+}
