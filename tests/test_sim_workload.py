@@ -112,6 +112,8 @@ def test_every_distribution_and_trims_run(target):
     ({"rwmixread": 70}, "rwmixread"),
     ({"span_bytes": 4097}, "span_bytes"),
     ({"buffer_compress_pct": 120}, "buffer_compress_pct"),
+    ({"random_map": True, "distribution": "zipf", "zipf_theta": 1.2}, "random_map"),
+    ({"random_map": "yes"}, "random_map"),
 ])
 def test_bad_keys_are_refused_by_name_and_leave_the_drive_usable(target, params, key):
     with pytest.raises(ValueError, match=key):
@@ -196,3 +198,20 @@ def test_compressible_replay_writes_fewer_nand_bytes_than_incompressible():
         r = SimTarget(profile, seed=1).replay(job, [chunk])
         ratios[pct] = r.totals["nand_write_bytes"] / r.totals["host_write_bytes"]
     assert ratios == pytest.approx({None: 0.5, 0: 1.0, 50: 0.5}, abs=1e-3)
+
+
+def test_random_map_writes_every_unit_of_the_span_once_per_pass():
+    """fio's random map: one span's worth of 4 KiB random writes on a fresh drive maps the whole
+    span; without it (norandommap, the default) about 1/e of the units stay unmapped. A TRIM of
+    the whole span then unmaps exactly the mapped units (``trimmed_bytes``)."""
+    def mapped_fraction(random_map: bool) -> float:
+        t = SimTarget(load_profile("default", SMALL_DRIVE), seed=3)
+        span = t.capacity_bytes // 2 // 2**20 * 2**20
+        w = t.run_workload({"random_map": random_map, "span_bytes": span})
+        assert w.totals["write_bytes"] == span
+        t.run_workload({"trim_fraction": 1.0, "trim_bs_bytes": 1 << 20, "trim_random_fraction": 0.0,
+                        "span_bytes": span})
+        return t.counters()["trimmed_bytes"] / span
+
+    assert mapped_fraction(True) == 1.0
+    assert mapped_fraction(False) == pytest.approx(1 - np.exp(-1), abs=0.01)

@@ -148,7 +148,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops", "read_ba_bytes",
     "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops", "write_ba_bytes",
     "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops", "trim_ba_bytes",
-    "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones",
+    "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones", "random_map",
     "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
     "rate_iops_total", "buffer_compress_pct", "name",
@@ -322,6 +322,7 @@ fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
         }
         other => return Err(key_err("distribution", format!("{other:?} is not one of uniform, zipf, pareto, normal, zoned"))),
     };
+    out.random_map = w.get::<bool>("random_map", "True or False")?.unwrap_or(false);
     if let Some(v) = w.get::<u32>("qd", "a whole number >= 1")? {
         out.qd = v;
     }
@@ -471,6 +472,9 @@ impl Simulator {
     /// - `distribution`: uniform | zipf (`zipf_theta`) | pareto (`pareto_h`) | normal
     ///   (`normal_dev_pct`, % of the span) | zoned (`zones`: list of (access_pct, span_pct));
     ///   `center_fraction` (0..1) for zipf, pareto, normal, as fio's `:center`.
+    /// - `random_map` (default False, fio's norandommap): True = fio's random map: the
+    ///   random offsets of each direction visit every block of the span once per pass, in a
+    ///   new seeded order each pass (uniform distribution only).
     /// - `qd`; `offset_bytes`, `span_bytes` (None: to the drive's end).
     /// - ends: `duration_s`, `io_bytes`, `number_ios` (the first reached; none: one span).
     /// - `interval_s` (series interval, default 1).
@@ -691,7 +695,8 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Cumulative counters now: host/nand/gc units, erases, free blocks, erase-count spread.
+    /// Cumulative counters now: host/nand/gc units, bytes unmapped by TRIM (`trimmed_bytes`:
+    /// only units that were mapped), erases, free blocks, erase-count spread.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.snapshot();
         let d = PyDict::new(py);
@@ -699,6 +704,8 @@ impl Simulator {
         d.set_item("rmw_reads", self.sim.timing_counters().rmw_reads)?;
         d.set_item("nand_write_bytes", (s.nand_units as f64 * self.sim.geometry().nand_bytes_per_unit) as u64)?;
         d.set_item("gc_copied_bytes", s.gc_units * UNIT_BYTES)?;
+    // Only units that were mapped count: a TRIM of the whole span measures what is mapped.
+    d.set_item("trimmed_bytes", self.sim.ftl_counters().trimmed_units * UNIT_BYTES)?;
         d.set_item("erases", s.erases)?;
         d.set_item("free_blocks", s.free_blocks)?;
         d.set_item("gc_die_s", s.gc_die_ns as f64 / NS_PER_S as f64)?;

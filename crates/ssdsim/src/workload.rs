@@ -23,6 +23,15 @@
 //!   multiplicative hash, shifted by a random or given centre); `normal` (fio's: the mean of
 //!   12 uniform draws plus a uniform deviation of `dev_pct` % of the span, hashed and
 //!   centred); `zoned` (an access percentage draw picks a zone, then a uniform block in it).
+//! - **Random map** (`random_map`, fio's default without `norandommap`): with a uniform
+//!   distribution, the random offsets of a direction visit every block (in units of its
+//!   `ba`) exactly once per pass over the span, in a seeded pseudo-random order that changes
+//!   every pass ([`RandomMap`]: a permutation in O(1) memory, as fio's
+//!   `random_generator=lfsr`, not a bitmap like fio's axmap). Approximations: a block size
+//!   larger than the block may cover blocks the pass visits later (fio would shrink the IO
+//!   to the free blocks), and sequential IOs of a mixed direction do not mark the map.
+//!   Without it (the default, fio's `norandommap`) offsets are drawn with replacement: one
+//!   pass of single-block IOs leaves about 1/e of the blocks untouched.
 //! - **Block size** per IO from the direction's `bssplit` weights (fio's `bssplit`); a size
 //!   that would cross the span's end is drawn again, as fio does.
 //! - **Thinktime**: after `thinktime_blocks` IOs (completed, or issued) or once
@@ -159,6 +168,10 @@ pub struct Workload {
     pub trim: DirectionMix,
     /// Random offsets' distribution (every direction).
     pub distribution: Distribution,
+    /// fio's random map (see the module doc): each direction's random offsets visit every
+    /// block of the span once per pass, in a new order each pass. Uniform distribution
+    /// only. false: drawn with replacement (fio's `norandommap`).
+    pub random_map: bool,
     /// Commands kept outstanding (fio's `iodepth`).
     pub qd: u32,
     /// Start of the span [bytes].
@@ -205,6 +218,7 @@ impl Default for Workload {
             write: DirectionMix::default(),
             trim: DirectionMix::default(),
             distribution: Distribution::Uniform,
+            random_map: false,
             qd: 32,
             offset_bytes: 0,
             span_bytes: None,
@@ -374,6 +388,9 @@ impl Plan {
             ));
         }
         let slots_per_unit = slots_per_unit(w.buffer_compress_pct, geo)?;
+        if w.random_map && w.distribution != Distribution::Uniform {
+            return Err(err("random_map", "fio's random map applies to uniform random offsets only; a skewed distribution draws with replacement (norandommap)"));
+        }
         let shares = [read, write, trim];
         let mixes = [&w.read, &w.write, &w.trim];
         let mut dirs = [DirGen::unused(Direction::Read), DirGen::unused(Direction::Write), DirGen::unused(Direction::Trim)];
@@ -419,7 +436,7 @@ impl Plan {
             // Random offsets leave room for the smallest size (with the default alignment:
             // span / smallest blocks).
             let blocks = (span_units - smallest) / ba + 1;
-            let dist = Dist::new(&w.distribution, blocks, rng)?;
+            let dist = if w.random_map { Dist::Map(RandomMap::new(blocks)) } else { Dist::new(&w.distribution, blocks, rng)? };
             let single_size = if sizes.len() == 1 { sizes[0] } else { 0 };
             dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, smallest, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
         }
@@ -705,6 +722,66 @@ enum Dist {
     Normal { stddev: i64, off: u64 },
     /// `index[v]`: the zone of access percentile v + 1; zones as (first block, blocks).
     Zoned { index: Box<[u16; 100]>, zones: Vec<(u64, u64)> },
+    /// Uniform without replacement within a pass (fio's random map).
+    Map(RandomMap),
+}
+
+/// fio's random map without its bitmap: the block indices `0..n` in a pseudo-random order,
+/// each exactly once per pass, a new order (new keys from the generator's random numbers)
+/// each pass. The order is a 4-round Feistel network over the smallest even number of bits
+/// that holds `n` (a permutation of `0..2^bits`), cycle-walked into `0..n` (applied again
+/// while the result is `n` or more), which keeps it a permutation of `0..n` in O(1) memory;
+/// at most 4 × `n` values are tried per pass on average.
+pub(crate) struct RandomMap {
+    n: u64,
+    /// Bits of each half of the network's input, and their mask.
+    half_bits: u32,
+    half_mask: u64,
+    /// Round keys of the current pass.
+    keys: [u64; 4],
+    /// Position in the current pass (`n`: the pass is over, the next draw starts another).
+    next: u64,
+}
+
+impl RandomMap {
+    fn new(n: u64) -> Self {
+        let bits = (u64::BITS - n.saturating_sub(1).leading_zeros()).max(2);
+        let half_bits = bits.div_ceil(2);
+        RandomMap { n, half_bits, half_mask: (1u64 << half_bits) - 1, keys: [0; 4], next: n }
+    }
+
+    /// The network: a permutation of `0..2^(2 × half_bits)`.
+    #[inline]
+    fn permute(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half_bits, x & self.half_mask);
+        for k in self.keys {
+            let f = mix64(r ^ k) & self.half_mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The next block index of the pass (starting a new pass, with new keys, after `n`).
+    fn draw(&mut self, rng: &mut Rng) -> u64 {
+        if self.next >= self.n {
+            self.keys = std::array::from_fn(|_| rng.next_u64());
+            self.next = 0;
+        }
+        let mut x = self.permute(self.next);
+        while x >= self.n {
+            x = self.permute(x);
+        }
+        self.next += 1;
+        x
+    }
+}
+
+/// splitmix64's finaliser: the round function of [`RandomMap`]'s network.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 impl Dist {
@@ -783,10 +860,11 @@ impl Dist {
 
     /// A block index in `0..n` (the uniform case is inlined by the caller).
     #[inline(never)]
-    fn draw_skewed(&self, rng: &mut Rng, n: u64) -> u64 {
+    fn draw_skewed(&mut self, rng: &mut Rng, n: u64) -> u64 {
         match self {
             Dist::Uniform => rng.below(n),
-            &Dist::Zipf { theta, zetan, alpha, eta, off } => {
+            Dist::Map(m) => m.draw(rng),
+            &mut Dist::Zipf { theta, zetan, alpha, eta, off } => {
                 let u = rng.unit_f64();
                 let z = u * zetan;
                 let val = if z < 1.0 {
@@ -798,11 +876,11 @@ impl Dist {
                 };
                 (val - 1).wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n
             }
-            &Dist::Pareto { pow, off } => {
+            &mut Dist::Pareto { pow, off } => {
                 let v = ((n - 1) as f64 * rng.unit_f64().powf(pow)) as u64;
                 v.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n
             }
-            &Dist::Normal { stddev, off } => {
+            &mut Dist::Normal { stddev, off } => {
                 let mut sum = 0u64;
                 for _ in 0..12 {
                     sum += rng.below(n + 1);
@@ -898,6 +976,31 @@ mod tests {
         assert!((share(1) - 0.7).abs() < 0.01, "writes continuing: {}", share(1));
         assert!((share(0) - 0.2).abs() < 0.01, "reads continuing: {}", share(0));
         assert!((n[0] as f64 / 100_000.0 - 0.4).abs() < 0.01);
+    }
+
+    /// Every pass of the random map is a permutation of the blocks, a new one each pass.
+    #[test]
+    fn the_random_map_visits_each_block_once_per_pass_in_a_new_order() {
+        let mut rng = Rng::new(7);
+        for n in [1u64, 2, 3, 5, 17, 1000, 4097, 65_536] {
+            let mut m = RandomMap::new(n);
+            let mut passes = Vec::new();
+            for _ in 0..3 {
+                let order: Vec<u64> = (0..n).map(|_| m.draw(&mut rng)).collect();
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert!(sorted.iter().copied().eq(0..n), "n = {n}: not a permutation");
+                passes.push(order);
+            }
+            if n >= 5 {
+                assert!(passes[0] != passes[1] && passes[1] != passes[2], "n = {n}: the same order twice");
+            }
+        }
+        // Not the identity or a shift: neighbours in the pass land far apart on average.
+        let mut m = RandomMap::new(1 << 20);
+        let order: Vec<u64> = (0..1000).map(|_| m.draw(&mut rng)).collect();
+        let mean_gap = order.windows(2).map(|w| w[0].abs_diff(w[1])).sum::<u64>() as f64 / 999.0;
+        assert!((mean_gap / (1 << 20) as f64 - 1.0 / 3.0).abs() < 0.05, "mean gap {mean_gap}");
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //!   and the per-direction series add up to the phase's;
 //! - random vs sequential share: one span's worth of 4 KiB writes maps the whole span when
 //!   sequential, 1 − 1/e of it when random (coupon collector), in between when mixed;
+//! - fio's random map: with `random_map` one pass of random writes maps every block of the
+//!   span exactly once (half a pass: exactly half the span), in each job of a phase of
+//!   several too; only with a uniform distribution;
 //! - address distributions: uniform random writes match Desnoyers' greedy model (as
 //!   `analytic_wa.rs`), zipf 1.2 and zoned 80/20 write less NAND per host write;
 //! - thinktime: gaps long enough for idle GC make the bursts faster than the same writes
@@ -161,6 +164,73 @@ fn coverage(random_fraction: f64) -> f64 {
     let span = user / 4..user / 4 + user / 2;
     assert!((0..user).filter(|u| !span.contains(u)).all(|u| ftl.lookup(u).is_none()), "a write outside the span");
     span.filter(|&u| ftl.lookup(u).is_some()).count() as f64 / (user / 2) as f64
+}
+
+/// Mapped units of a span of half the drive after `ios` random writes of `bs_bytes` with
+/// fio's random map (or without: `map` false) on a fresh drive, and the span's units.
+fn random_map_coverage(bs_bytes: u64, ios: u64, map: bool) -> (u64, u64) {
+    let cfg = small(&[], 1.5);
+    let mut sim = Simulation::new(&cfg, 9).unwrap();
+    let user = sim.geometry().user_units;
+    let mut w = Workload { span_bytes: Some(user / 2 * UNIT_BYTES), offset_bytes: user / 4 * UNIT_BYTES, random_map: map, number_ios: Some(ios), ..randwrite() };
+    w.write.bssplit = bs(&[(bs_bytes, 1)]);
+    sim.run_workload(&w).unwrap();
+    let ftl = sim.device().ftl();
+    let span = user / 4..user / 4 + user / 2;
+    assert!((0..user).filter(|u| !span.contains(u)).all(|u| ftl.lookup(u).is_none()), "a write outside the span");
+    (span.filter(|&u| ftl.lookup(u).is_some()).count() as u64, user / 2)
+}
+
+#[test]
+fn with_the_random_map_one_pass_of_random_writes_maps_every_unit_of_the_span() {
+    let n = random_map_coverage(4096, 1, true).1;
+    // One pass: every unit once; without the map about 1/e of them stay unmapped.
+    assert_eq!(random_map_coverage(4096, n, true), (n, n));
+    let unmapped = 1.0 - random_map_coverage(4096, n, false).0 as f64 / n as f64;
+    assert!((unmapped - (-1.0f64).exp()).abs() < 0.01, "without the map {unmapped} of the span unmapped");
+    // Half a pass: no unit twice, so exactly half the span.
+    assert_eq!(random_map_coverage(4096, n / 2, true).0, n / 2);
+    // 16 KiB blocks: a pass is span / 4 IOs.
+    assert_eq!(random_map_coverage(16384, n / 4, true).0, n / 4 * 4);
+    // A second pass visits the blocks again (a new order): still all mapped, none beyond.
+    assert_eq!(random_map_coverage(4096, n + n / 3, true).0, n);
+}
+
+#[test]
+fn the_random_map_is_seeded_and_per_job() {
+    let cfg = small(&[], 1.5);
+    let run = |seed: u64| {
+        let mut sim = Simulation::new(&cfg, seed).unwrap();
+        let user = sim.geometry().user_units;
+        let w = Workload { random_map: true, number_ios: Some(user / 3), ..randwrite() };
+        sim.run_workload(&w).unwrap();
+        (0..user).map(|u| sim.device().ftl().lookup(u)).collect::<Vec<_>>()
+    };
+    assert_eq!(run(4), run(4));
+    assert_ne!(run(4), run(5));
+    // Two jobs, each over its own half with its own map: one pass each maps everything.
+    let mut sim = Simulation::new(&cfg, 3).unwrap();
+    let user = sim.geometry().user_units;
+    let half = user / 2;
+    let job = |i: u64| ssdsim::WorkloadJob {
+        name: format!("half{i}"),
+        startdelay_ns: 0,
+        workload: Workload { random_map: true, qd: 4, offset_bytes: i * half * UNIT_BYTES, span_bytes: Some(half * UNIT_BYTES), ..randwrite() },
+    };
+    sim.start_jobs(&[job(0), job(1)], NS_PER_S).unwrap();
+    sim.run_to_end();
+    let r = sim.finish_phase();
+    assert_eq!(r.total_ios, 2 * half);
+    assert_eq!((0..2 * half).filter(|&u| sim.device().ftl().lookup(u).is_some()).count() as u64, 2 * half);
+}
+
+#[test]
+fn the_random_map_needs_a_uniform_distribution() {
+    let mut sim = Simulation::new(&small(&[], 1.5), 1).unwrap();
+    let w = Workload { random_map: true, distribution: Distribution::Zipf { theta: 1.2, center_fraction: None }, ..randwrite() };
+    let e = sim.start_workload(&w).unwrap_err();
+    assert_eq!(e.field, "random_map");
+    assert!(e.message.contains("uniform"), "{e}");
 }
 
 #[test]
