@@ -9,7 +9,10 @@ system, ``wait4`` rusage: steadier than wall time when other work shares the cor
 median peak resident memory [GiB], the commands replayed and commands per wall second, and the
 average IOPS and write amplification per variant from the first run.
 
-    benches/bench_trace.py [--runs N] [--drive 256G] [--profile default]
+    benches/bench_trace.py [--runs N] [--drive 256G] [--profile default] [--rows-json PATH]
+
+On the simulator the four variants run side by side, one per core (see
+``ssdlab.procedures.trace_replay``), so wall time is below CPU time when cores are free.
 """
 from __future__ import annotations
 
@@ -56,6 +59,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs (default: %(default)s)")
     ap.add_argument("--drive", default="256G", choices=list(DRIVES), help="drive size (default: %(default)s)")
     ap.add_argument("--profile", default="default", help="built-in profile (default: %(default)s)")
+    ap.add_argument("--rows-json", metavar="PATH", help="write the first run's per-variant rows (summary.json's "
+                    "`variants`) to PATH, to compare builds: a speed-up must leave them identical")
     ap.add_argument("extra", nargs="*", help="more `ssdlab trace run` options after --, e.g. -- --passes 2")
     args = ap.parse_args()
     print(f"JEDEC-like trace test on {args.drive} sim:{args.profile}, {args.runs} runs; {machine()}")
@@ -63,6 +68,8 @@ def main() -> None:
     walls = [r["wall_s"] for r in runs]
     med = statistics.median(walls)
     first = runs[0]
+    if args.rows_json:
+        Path(args.rows_json).write_text(json.dumps(first["rows"], indent=1, sort_keys=True))
     cpus = [r["cpu_s"] for r in runs]
     print(f"median CPU {statistics.median(cpus):.1f} s (min {min(cpus):.1f}, max {max(cpus):.1f})")
     print(f"median wall {med:.1f} s (min {min(walls):.1f}, max {max(walls):.1f}); peak "

@@ -18,12 +18,19 @@ Results: one series per variant and pass (``qd32-trim-pass1`` ...; windows of
 simulator, ``write_amplification``), one overlay series per queue depth for the report
 (``qd32``: window number, IOPS with and without TRIM), a summary table (average IOPS,
 MB/s, write amplification per variant and pass) and ``trace_qd32.png/.svg`` per queue depth.
+
+Each variant starts with a purge, so on a target that can make independent copies of its drive
+(``fork``: the simulator) the variants run side by side, one per CPU core (as many as the
+memory holds); results are recorded in plan order and are those of a sequential run.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -212,12 +219,16 @@ def print_plan(target: Target, params: TraceRunParams) -> None:
             print(f"# purge, then phase {s.name}: sequential fill of {s.span_bytes} bytes, 128 KiB at QD32")
 
 
-def _chunks(source_file, mapping: dict, on_records) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Prepared command chunks from an open trace (records mapped onto the span)."""
+def _chunks(source_file, mapping: dict, on_records,
+            stop: threading.Event | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Prepared command chunks from an open trace (records mapped onto the span); a set
+    ``stop`` ends them as Ctrl-C would (the replay keeps what ran, marked incomplete)."""
     from .. import _native
 
     first = 0
     while True:
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
         got = traces._call(source_file.read_chunk, mapping["chunk_records"])  # errors name file and line
         if got is None:
             return
@@ -234,8 +245,10 @@ def _chunks(source_file, mapping: dict, on_records) -> Iterator[tuple[np.ndarray
 
 
 def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: int, trace_span: int, trim: bool,
-                expected_commands: int | None, progress: bool | None) -> tuple[ReplayResult, dict]:
-    """One replay of the whole trace; returns the result and record counts (read, dropped)."""
+                expected_commands: int | None, progress: bool | None,
+                stop: threading.Event | None = None) -> tuple[ReplayResult, dict]:
+    """One replay of the whole trace; returns the result and record counts (read, dropped).
+    A set ``stop`` cuts it short between chunks."""
     counts = {"records": 0, "dropped": 0}
 
     def on_records(n: int, dropped: int) -> None:
@@ -247,7 +260,8 @@ def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: in
     label = f"replay {job.name} (QD{job.qd}, TRIM {'on' if trim else 'off'})"
     source_file = params.source.open(span)
     with phase_bar(label, enabled=progress) as bar:
-        result = target.replay(job, _chunks(source_file, mapping, on_records), bar, total_commands=expected_commands)
+        result = target.replay(job, _chunks(source_file, mapping, on_records, stop), bar,
+                               total_commands=expected_commands)
     stats = source_file.stats()
     counts["skipped_bad"] = int(stats.get("skipped_bad") or 0)
     counts["first_bad"] = stats.get("first_bad")
@@ -286,21 +300,25 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     per_variant: dict[str, list[ReplayResult]] = {}
     summary["variants"] = rows
     complete, error = True, None
+
+    def record(step: ReplayJob, result: ReplayResult, counts: dict) -> None:
+        v, _, pass_name = step.name.rpartition("-")
+        rd.write_series(step.name, result.series)
+        per_variant.setdefault(v, []).append(result)
+        rows.append(_row(v, int(pass_name[4:]), step.qd, v.endswith("-trim"), result, counts))
+        if not result.complete:
+            raise Interrupted(result)  # type: ignore[arg-type]
+
+    groups = _variant_groups(steps)
+    workers = _parallel_variants(target, len(groups))
     try:
-        for step in steps:
-            if isinstance(step, JobSpec):
-                target.purge()
-                run_phase(target, step, f"{step.name} (sequential fill)", progress)
-                continue
-            v, _, pass_name = step.name.rpartition("-")
-            trim = v.endswith("-trim")
-            result, counts = replay_pass(target, step, params, span, trace_span, trim,
-                                         _expected_commands(info, params, trim), progress)
-            rd.write_series(step.name, result.series)
-            per_variant.setdefault(v, []).append(result)
-            rows.append(_row(v, int(pass_name[4:]), step.qd, trim, result, counts))
-            if not result.complete:
-                raise Interrupted(result)  # type: ignore[arg-type]
+        if workers > 1:
+            _run_parallel(target, groups, workers, params, span, trace_span, info, progress, record)
+        else:
+            stop = threading.Event()
+            for group in groups:
+                for step, result, counts in _run_variant(target, group, params, span, trace_span, info, progress, stop):
+                    record(step, result, counts)
     except (Interrupted, KeyboardInterrupt) as e:
         complete, error = False, failure_of(e)
         mark_stopped(rd, summary, error)
@@ -308,6 +326,96 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     if not complete:
         raise_stopped(error)
     return summary
+
+
+def _variant_groups(steps: list) -> list[list]:
+    """The plan's steps per variant: its fill, then its replay passes."""
+    groups: list[list] = []
+    for step in steps:
+        if isinstance(step, JobSpec):
+            groups.append([])
+        groups[-1].append(step)
+    return groups
+
+
+def _run_variant(target: Target, group: list, params: TraceRunParams, span: int, trace_span: int, info: dict,
+                 progress: bool | None, stop: threading.Event) -> Iterator[tuple[ReplayJob, ReplayResult, dict]]:
+    """Runs one variant (purge, fill, passes) on ``target``; yields each pass's result. Stops
+    after the step under way once ``stop`` is set."""
+    for step in group:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        if isinstance(step, JobSpec):
+            target.purge()
+            run_phase(target, step, f"{step.name} (sequential fill)", progress)
+            continue
+        trim = step.name.rpartition("-")[0].endswith("-trim")
+        yield (step, *replay_pass(target, step, params, span, trace_span, trim, _expected_commands(info, params, trim),
+                                  progress, stop))
+
+
+def _parallel_variants(target: Target, variants: int) -> int:
+    """How many variants run at once: each starts with a purge, so on a target that can make
+    independent copies of its drive (``fork``: the simulator) they may run side by side, one
+    per CPU core, as many as the memory holds (each copy needs the drive's state)."""
+    fork = getattr(target, "fork", None)
+    if variants < 2 or not callable(fork):
+        return 1
+    workers = min(variants, os.cpu_count() or 1)
+    state_bytes = getattr(target, "state_bytes", None)
+    try:
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        avail = 0
+    if state_bytes and avail:
+        workers = min(workers, max(1, int(avail * 0.7 // state_bytes)))
+    return workers
+
+
+def _run_parallel(target: Target, groups: list[list], workers: int, params: TraceRunParams, span: int,
+                  trace_span: int, info: dict, progress: bool | None, record) -> None:
+    """Runs the variants ``workers`` at a time, each on its own copy of the drive (the last on
+    ``target`` itself, which ends as a sequential run leaves it); the simulator releases the
+    GIL while it replays a chunk. Results are recorded in plan order, so the folder and the
+    summary are those of a sequential run. Ctrl-C or a failure stops every variant after the
+    step under way."""
+    stop = threading.Event()
+    targets: list = [target.fork() for _ in groups[:-1]] + [target]  # type: ignore[attr-defined]
+
+    def work(i: int) -> list:
+        done = []
+        try:
+            for item in _run_variant(targets[i], groups[i], params, span, trace_span, info, progress, stop):
+                done.append(item)
+        except KeyboardInterrupt:  # stopped: what ran is kept
+            pass
+        finally:
+            if targets[i] is not target:
+                targets[i] = None  # a copy's drive is freed as soon as its variant ends
+        return done
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trace-variant")
+    futures = [pool.submit(work, i) for i in range(len(groups))]
+    interrupted = False
+    try:
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        if any(f.exception() is not None for f in done):
+            stop.set()
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()
+    finally:
+        pool.shutdown(wait=True)
+    # A variant that failed: the others were stopped for it; its error is what the run reports.
+    failed = next((f.exception() for f in futures if f.exception() is not None), None)
+    for f in futures:
+        for step, result, counts in ([] if f.exception() is not None else f.result()):
+            if failed is None or result.complete:
+                record(step, result, counts)
+    if failed is not None:
+        raise failed
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _row(variant: str, pass_no: int, qd: int, trim: bool, r: ReplayResult, counts: dict) -> dict:

@@ -89,6 +89,18 @@ class SimTarget:
         self.capacity_bytes = profile.user_bytes
         self._drive = None  # built on first use: allocating a large drive's maps costs seconds
 
+    def fork(self) -> "SimTarget":
+        """Another drive of the same profile and seed, independent of this one (as this one
+        is after :meth:`purge`): procedures whose steps each start with a purge may run them
+        side by side on copies."""
+        return SimTarget(self.profile, self.seed)
+
+    @property
+    def state_bytes(self) -> int:
+        """Memory a drive of this profile holds, estimated without building one [bytes]:
+        about 8 bytes per physical 4 KiB page (L2P, P2L, block records)."""
+        return int(self.profile.geometry["physical_bytes"]) // 4096 * 8
+
     @property
     def _sim(self):
         if self._drive is None:
