@@ -155,5 +155,9 @@ def test_an_optional_number_is_parsed_as_a_number_and_range_checked():
     declare.add_arguments(parser, P)
     p = declare.from_args(P, parser.parse_args(["--minutes", "0.5", "--count", "3"]))
     assert (p.minutes, p.count) == (0.5, 3)
+    # out of range: the parser stops at the option (before anything reads a file), and
+    # check() words the same error for parameters made in code
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--minutes", "0"])
     with pytest.raises(UserError, match=r"^--minutes 0: must be > 0 min"):
-        declare.from_args(P, parser.parse_args(["--minutes", "0"]))
+        declare.check(P(minutes=0.0))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UserError
-from ..procedures.declare import size
+from ..procedures.declare import number, size
 
 if TYPE_CHECKING:
     from .. import fio_logs
@@ -61,19 +61,20 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
     a.add_argument("logs", nargs="+", metavar="LOG",
                    help="fio log file (*_iops.N.log, *_clat_hist.N.log, *_clat.N.log, *_lat.N.log, *_bw.N.log), "
                         "or a folder / write_*_log prefix (all its logs)")
-    a.add_argument("--interval", type=float, default=None, metavar="S",
+    a.add_argument("--interval", type=number(float, 0, 86400, low_open=True, unit="s"), default=None, metavar="S",
                    help="series interval in seconds, at least the logs' own window (default: the logs' window, "
                         "detected from their time stamps; 1 s for per-IO logs)")
     a.add_argument("--bs", type=size, default=4096, metavar="SIZE",
                    help="block size of the IOs, for MB/s (default: 4KiB = 4096 bytes)")
     a.add_argument("--direction", choices=["read", "write", "trim"], default=None,
                    help="only this direction (default: every direction in the logs, summed)")
-    a.add_argument("--log-avg-msec", type=int, default=None, metavar="MS",
+    a.add_argument("--log-avg-msec", type=number(int, 0, 86_400_000, unit="ms"), default=None, metavar="MS",
                    help="fio's log_avg_msec (or log_hist_msec) for these logs, 0 for per-IO logs (default: detected)")
-    a.add_argument("--round", dest="round_s", type=float, default=60.0, metavar="S",
+    a.add_argument("--round", dest="round_s", type=number(float, 0, 86400, low_open=True, unit="s"), default=60.0,
+                   metavar="S",
                    help="steady-state round length in seconds (SNIA rule, default: %(default)s)")
     a.add_argument("--label", default=None, help="the drive's name in the results and report")
-    a.add_argument("--span", type=float, default=None, metavar="PCT",
+    a.add_argument("--span", type=number(float, 0, 100, low_open=True, unit="%"), default=None, metavar="PCT",
                    help="percent of the drive the run covered (for the report's variant buttons: 75 = 25%% spare area)")
     a.add_argument("--json", action="store_true", help="print the metrics as JSON instead of text")
     a.add_argument("--out", default=None, metavar="DIR", help="write a results folder here")

@@ -141,14 +141,14 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
                    help="share of the written bytes that are random writes (default: %(default)s)")
     p.add_argument("--trim-fraction", type=_fraction, default=0.13, metavar="F",
                    help="share of the span freed by TRIMs (default: %(default)s)")
-    p.add_argument("--flush-every", type=float, default=32.0, metavar="N",
+    p.add_argument("--flush-every", type=declare.number(float, 0, 1e12), default=32.0, metavar="N",
                    help="mean writes per flush; 0 = no flushes (default: %(default)s)")
     p.add_argument("--align", type=size, default=4096, metavar="SIZE",
                    help="alignment of offsets and sizes, a power of two >= 512 bytes (default: 4096)")
     p.add_argument("--skew", choices=["uniform", "jedec"], default="uniform",
                    help="random-write placement: uniform, or jedec = 50%% in the first 5%% of the span, 30%% in the "
                         "next 15%%, 20%% in the rest (default: %(default)s)")
-    p.add_argument("--interarrival-ns", type=int, default=0, metavar="NS",
+    p.add_argument("--interarrival-ns", type=declare.number(int, 0, 10 ** 15, unit="ns"), default=0, metavar="NS",
                    help="time between consecutive requests in ns; 0 = no timing (default: %(default)s)")
     p.add_argument("--to", choices=traces.OUT_FORMATS, default=None,
                    help="output format (default: from the extension of OUT: .iolog/.fio/.log = fio, .bin = bin)")

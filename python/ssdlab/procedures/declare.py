@@ -102,6 +102,28 @@ def size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def number(kind: type = float, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False, unit: str = "") -> Callable[[str], Any]:
+    """An argparse ``type`` for a command's numeric option outside a declared test: parses
+    ``kind`` and checks the range, so a bad value is an error naming the option (argparse
+    prefixes ``argument --flag:``) before anything is read or run."""
+    rng = Param(None, "", unit=unit, low=low, high=high, low_open=low_open, high_open=high_open)
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if kind is int else 'a number'}") \
+                from None
+        bad = _out_of_range(rng, v)
+        if bad:
+            raise argparse.ArgumentTypeError(bad)
+        return v
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def declared(params_cls) -> list[tuple[dataclasses.Field, Param]]:
     """The declared fields of a parameters dataclass, in order."""
     return [(f, f.metadata[_KEY]) for f in dataclasses.fields(params_cls) if _KEY in f.metadata]
@@ -149,6 +171,7 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
                                 type=p.parse or str, metavar=p.flag, help=p.help.replace("%", "%%"))
             continue
         parse = p.parse or _parse_of(f)
+        ranged = {"action": _Checked, "param": p} if parse in (int, float) and p.range_text() else {}
         extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")
@@ -156,7 +179,31 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
             extra.append(f"a multiple of {p.multiple_of}")
         text = f"{p.help} ({'; '.join(extra)})"
         parser.add_argument(p.flag, dest=f.name, type=parse, default=f.default, choices=p.choices,
-                            metavar=p.metavar or _metavar(p), help=text.replace("%", "%%"))
+                            metavar=p.metavar or _metavar(p), help=text.replace("%", "%%"), **ranged)
+
+
+class _Checked(argparse.Action):
+    """Stores a declared number after its range check, so a value out of range is an error
+    naming the option as :func:`check` words it, before any file is read or run."""
+
+    def __init__(self, *args, param: Param, **kw):
+        super().__init__(*args, **kw)
+        self.param = param
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        bad = _out_of_range(self.param, values)
+        if bad:
+            parser.error(f"{option_string} {bad}")
+        setattr(namespace, self.dest, values)
+
+
+def _out_of_range(p: Param, v) -> str | None:
+    """"V: must be in [lo, hi] unit" when ``v`` is outside ``p``'s range, else None."""
+    lo, hi = p.low, p.high
+    if not math.isfinite(v) or (lo is not None and (v <= lo if p.low_open else v < lo)) or (
+            hi is not None and (v >= hi if p.high_open else v > hi)):
+        return f"{v:g}: must be {p.range_text()}{_unit(p)}"
+    return None
 
 
 def check(params) -> None:
@@ -167,11 +214,9 @@ def check(params) -> None:
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
         name = p.flag or f.name
-        bad = not math.isfinite(v) or (
-            p.low is not None and (v <= p.low if p.low_open else v < p.low)) or (
-            p.high is not None and (v >= p.high if p.high_open else v > p.high))
+        bad = _out_of_range(p, v)
         if bad:
-            raise UserError(f"{name} {v:g}: must be {p.range_text()}{_unit(p)}")
+            raise UserError(f"{name} {bad}")
         if p.multiple_of and v % p.multiple_of:
             raise UserError(f"{name} {v:g}: must be a whole multiple of {p.multiple_of}{_unit(p)}")
 
