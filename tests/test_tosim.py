@@ -96,3 +96,16 @@ def test_refusals_name_option_and_line():
         tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
     with pytest.raises(fiojob.WorkloadError, match="size"):
         tosim.sim_job(_job("rw=randwrite\noffset=60m\nsize=8m"), CAPACITY)
+
+
+@needs_fio
+def test_random_map_is_fios_default(tmp_path):
+    """fio without norandommap writes every block of the region once per pass (checked on
+    fio itself), and the simulator is asked for the same; norandommap or a skewed
+    distribution turn it off, as in fio."""
+    ios = _fio_log(tmp_path, "rw=randread\nbs=4k\nsize=4m\nrandseed=3", 10 ** 6)
+    offsets = [o for _, o, _ in ios]
+    assert len(offsets) == 1024 and len(set(offsets)) == 1024      # one pass, each block once
+    assert tosim.sim_job(_job("rw=randwrite\nbs=4k"), CAPACITY)[0]["random_map"] is True
+    for options in ("rw=randwrite\nnorandommap=1", "rw=randwrite\nrandom_distribution=zipf:1.1", "rw=write"):
+        assert "random_map" not in tosim.sim_job(_job(options), CAPACITY)[0], options
