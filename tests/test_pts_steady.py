@@ -62,3 +62,11 @@ def test_limits_are_inclusive():
     # data excursion exactly 20 % of the average and a flat line
     vals = [90, 110, 90, 110, 100]
     assert steady.window(vals, 1).data_ok
+
+
+def test_windows_start_no_earlier_than_asked():
+    ss = steady.detect([100.0] * 9, start=4)
+    assert ss.reached and ss.round == 8 and (ss.window.first, ss.window.last) == (4, 8)
+    assert ss.as_dict()["windows_from_round"] == 4
+    early = steady.detect([100.0] * 7, start=4)  # rounds 4..8 not all run yet
+    assert not early.reached and not early.done and early.window.first == 3

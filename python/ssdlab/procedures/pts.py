@@ -220,6 +220,9 @@ def _deviations(target: Target, s: suite.Settings, params: PtsParams) -> list[st
     if target.simulated:
         out.append(f"write cache: the simulator has no host switch for it (the {v.name} variant asks for it "
                    f"{v.write_cache})")
+        out.append("steady state of IOPS, LAT, HIR pre-writes, CBW/ECW and DIRTH preconditioning: the 5-round window "
+                   "starts no earlier than the first round in which the drive's garbage collection copied data (before "
+                   "it the drive writes into the spare blocks the WIPC freed: flat rounds, not the state it keeps)")
         out.append("average response time by Little's law (outstanding IOs x time / IOs); five nines from the "
                    "simulator's per-interval maxima and quantiles (it exposes p1..p99.99 and max per phase, not "
                    "every IO); DIRTH 'histograms' are those quantiles")

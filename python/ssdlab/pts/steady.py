@@ -10,6 +10,10 @@ steady state holds when, over that window,
 
 rounds continue until it holds, at most 25 of them; when it never holds, the last 5 rounds
 are the measurement window and the report says steady state was not reached.
+
+A caller may let windows start no earlier than a given round (``detect(..., start=k)``):
+the suite does so on a drive that reports its garbage collection, from the first round in
+which it copied valid data (see :mod:`ssdlab.pts.suite`).
 (Values: the spec's text as SNIA's 1.x test pages state it, and CloudHarmony's
 block-storage implementation, which fits the line the same way.)
 """
@@ -82,6 +86,8 @@ class SteadyState:
     window: Window | None
     tried: tuple[Window, ...]
     max_rounds: int = MAX_ROUNDS
+    #: The earliest round a window may start at (1: any).
+    start: int = 1
 
     @property
     def done(self) -> bool:
@@ -94,19 +100,23 @@ class SteadyState:
                 "slope_excursion_limit_pct": SLOPE_EXCURSION_PCT,
                 "window": asdict(self.window) if self.window else None,
                 "window_first_round": self.window.first if self.window else None,
-                "window_last_round": self.window.last if self.window else None}
+                "window_last_round": self.window.last if self.window else None,
+                "windows_from_round": self.start}
 
 
 def detect(values, max_rounds: int = MAX_ROUNDS, window_rounds: int = WINDOW_ROUNDS,
-           data_pct: float = DATA_EXCURSION_PCT, slope_pct: float = SLOPE_EXCURSION_PCT) -> SteadyState:
+           data_pct: float = DATA_EXCURSION_PCT, slope_pct: float = SLOPE_EXCURSION_PCT,
+           start: int = 1) -> SteadyState:
     """Steady state of the tracking variable's round values (round 1 first): the first
     window (the 5 rounds ending at round r, r = 5, 6, ... up to ``max_rounds``) that meets
-    both criteria. Rounds after ``max_rounds`` are ignored."""
+    both criteria and starts at round ``start`` or later. Rounds after ``max_rounds`` are
+    ignored. Not reached: the last 5 rounds are the window."""
     y = [float(v) for v in values][:max_rounds]
+    start = max(1, int(start))
     tried = []
     for last in range(window_rounds, len(y) + 1):
         w = window(y, last - window_rounds + 1, window_rounds, data_pct, slope_pct)
         tried.append(w)
-        if w.steady:
-            return SteadyState(True, last, len(y), w, tuple(tried), max_rounds)
-    return SteadyState(False, None, len(y), tried[-1] if tried else None, tuple(tried), max_rounds)
+        if w.steady and w.first >= start:
+            return SteadyState(True, last, len(y), w, tuple(tried), max_rounds, start)
+    return SteadyState(False, None, len(y), tried[-1] if tried else None, tuple(tried), max_rounds, start)
