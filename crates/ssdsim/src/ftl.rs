@@ -281,6 +281,9 @@ struct Pool {
     bg_credit: f64,
     /// Active GC: page of the victim last read (NONE before the first), to count page reads.
     bg_read_page: u32,
+    /// Active GC: victim slot offset before which every valid unit's L2P entry has been
+    /// prefetched.
+    bg_fetched: u32,
     /// Active GC: relocations owed per host unit written (fixed, or set per victim).
     bg_rate: f64,
 }
@@ -304,7 +307,17 @@ struct ActiveWork {
 }
 
 /// Active GC: how far ahead (in victim slots) L2P entries are prefetched.
-const BG_AHEAD: usize = 24;
+const BG_AHEAD: usize = 40;
+
+/// Where a run of active-GC steps is in its victim ([`Ftl::active_run`]): the next slot to
+/// examine, the page last read (NONE before the first), the slot offset before which every
+/// valid unit's L2P entry has been prefetched, and the copy credit left.
+struct RunState {
+    cursor: usize,
+    read_page: u32,
+    fetched: usize,
+    credit: f64,
+}
 
 /// Work done by garbage collection, for the timing model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -412,6 +425,7 @@ impl Ftl {
                 bg_on: false,
                 bg_credit: 0.0,
                 bg_read_page: NONE,
+                bg_fetched: 0,
                 bg_rate: geo.gc_bg_copies_per_write,
             });
         }
@@ -653,6 +667,7 @@ impl Ftl {
         p.bg_victim = v;
         p.bg_cursor = 0;
         p.bg_read_page = NONE;
+        p.bg_fetched = BG_AHEAD.min(spb) as u32;
         if self.geo.gc_bg_reclaim_ratio > 0.0 {
             // Relocate just enough per host write to reclaim `ratio` units of space.
             let v = self.blocks[v as usize].valid as f64 / spb as f64;
@@ -687,6 +702,7 @@ impl Ftl {
         let base = victim as usize * spb;
         let mut cursor = self.pools[pool].bg_cursor as usize;
         let mut read_page = self.pools[pool].bg_read_page;
+        let mut fetched = self.pools[pool].bg_fetched as usize;
         let (mut copied, mut reads) = (0u64, 0u64);
         let stop = loop {
             if *credit < 1.0 {
@@ -709,14 +725,14 @@ impl Ftl {
             let gc = self.gc_block_with_room(pool) as usize;
             let wp = self.meta[gc].write_ptr as usize;
             let run_start = cursor;
-            let mut c = *credit;
+            let mut run = RunState { cursor, read_page, fetched, credit: *credit };
             let (k, run_reads) = if self.payload.is_some() {
-                self.active_run::<true>(victim as usize, gc, wp, &mut cursor, &mut read_page, &mut c)
+                self.active_run::<true>(victim as usize, gc, wp, &mut run)
             } else {
-                self.active_run::<false>(victim as usize, gc, wp, &mut cursor, &mut read_page, &mut c)
+                self.active_run::<false>(victim as usize, gc, wp, &mut run)
             };
+            (cursor, read_page, fetched, *credit) = (run.cursor, run.read_page, run.fetched, run.credit);
             reads += run_reads;
-            *credit = c;
             // Every valid slot of the victim in run_start..cursor moved to the run's slots.
             self.valid.fill(base + run_start, base + cursor, false);
             self.valid.fill(gc * spb + wp, gc * spb + wp + k, true);
@@ -728,36 +744,45 @@ impl Ftl {
         let p = &mut self.pools[pool];
         p.bg_cursor = cursor as u32;
         p.bg_read_page = read_page;
+        p.bg_fetched = fetched as u32;
         self.counters.gc_units += copied;
         (stop, ActiveWork { copied, page_reads: reads })
     }
 
     /// The inner loop of [`Ftl::active_gc_steps`]: moves the victim's valid units from slot
-    /// `*cursor` on into the GC block `gc` from its write pointer `wp`, while `*credit >= 1.0`
-    /// (1.0 per unit) and the block has room. Leaves `*cursor` on the slot after the last one
-    /// examined (`slots_per_block` if the victim has no valid unit left) and returns the units
-    /// moved and the pages read. Valid bits and counts are the caller's to update.
+    /// `run.cursor` on into the GC block `gc` from its write pointer `wp`, while
+    /// `run.credit >= 1.0` (1.0 per unit) and the block has room. Leaves `run.cursor` on the
+    /// slot after the last one examined (`slots_per_block` if the victim has no valid unit
+    /// left) and returns the units moved and the pages read. Valid bits and counts are the
+    /// caller's to update.
+    ///
+    /// The L2P entries of the victim's valid units are scattered over the whole table (a
+    /// cache miss each): every valid slot up to `BG_AHEAD` slots past the unit being moved has
+    /// its entry prefetched (`run.fetched` remembers how far, across calls), so the misses of
+    /// the next units overlap the current one's, however the valid slots are spaced.
     /// `TRACK`: payload tracking (a separate instance keeps the common loop lean).
     #[inline(always)]
-    fn active_run<const TRACK: bool>(&mut self, victim: usize, gc: usize, wp: usize, cursor: &mut usize, read_page: &mut u32, credit: &mut f64) -> (usize, u64) {
+    fn active_run<const TRACK: bool>(&mut self, victim: usize, gc: usize, wp: usize, run: &mut RunState) -> (usize, u64) {
         let spb = self.geo.slots_per_block;
         let (base, dst0) = (victim * spb, gc * spb + wp);
         let (src, dst) = two_blocks_mut(&mut self.p2l, victim, gc, spb);
         let dst = &mut dst[wp..];
         let (l2p, bits, div_upp) = (&mut self.l2p[..], &self.valid, self.div_upp);
         let mut payload = if TRACK { self.payload.as_deref_mut() } else { None };
-        let mut units = bits.iter_set(base + *cursor, base + spb);
-        let (mut c, mut page_seen, mut reads, mut k) = (*credit, *read_page, 0u64, 0usize);
+        let mut units = bits.iter_set(base + run.cursor, base + spb);
+        let (mut c, mut page_seen, mut reads, mut k, mut fetched) = (run.credit, run.read_page, 0u64, 0usize, run.fetched);
         while k < dst.len() && c >= 1.0 {
             let Some(s) = units.next() else {
-                *cursor = spb;
+                run.cursor = spb;
                 break;
             };
             let off = s - base;
-            // The L2P entries of the next valid units are scattered: fetch them ahead.
-            let ahead = off + BG_AHEAD;
-            if ahead < spb && bits.get(base + ahead) {
-                prefetch_ptr(l2p.as_ptr().wrapping_add(src[ahead] as usize));
+            let want = (off + BG_AHEAD + 1).min(spb);
+            while fetched < want {
+                if bits.get(base + fetched) {
+                    prefetch_ptr(l2p.as_ptr().wrapping_add(src[fetched] as usize));
+                }
+                fetched += 1;
             }
             let page = div_upp.div(off as u32);
             reads += u64::from(page != page_seen);
@@ -771,11 +796,12 @@ impl Ftl {
                 }
             }
             k += 1;
-            *cursor = off + 1;
+            run.cursor = off + 1;
             c -= 1.0;
         }
-        *credit = c;
-        *read_page = page_seen;
+        run.credit = c;
+        run.read_page = page_seen;
+        run.fetched = fetched;
         (k, reads)
     }
 
