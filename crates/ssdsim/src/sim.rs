@@ -883,7 +883,7 @@ impl Simulation {
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
-            p.last_gap_ns = self.now_ns;
+            p.start(self.now_ns);
             Box::new(p)
         });
         let src = PhaseSource::One(JobSource::of(plan.gen, &mut self.rng));
@@ -932,7 +932,7 @@ impl Simulation {
             host.shares_drive = true;
             host.sectors = plan.sectors;
             host.pacing = plan.pacing.map(|mut p| {
-                p.last_gap_ns = start;
+                p.start(start);
                 Box::new(p)
             });
             let src = JobSource::of(plan.gen, &mut rng);
@@ -1274,12 +1274,12 @@ impl Simulation {
         let taken = h.ios - h.outstanding.len() as u64;
         let count = if p.count_issued { p.issued_total } else { taken + full as u64 };
         let by_blocks = p.thinktime_blocks != 0 && count >= p.last_gap_count + p.thinktime_blocks;
-        let by_time = p.thinktime_period_ns != 0 && submit - p.last_gap_ns >= p.thinktime_period_ns;
+        let by_time = p.thinktime_period_ns != 0 && submit >= p.time_gap_due_ns;
         if !(by_blocks || by_time) {
             return;
         }
         p.last_gap_count = count;
-        p.last_gap_ns = submit;
+        p.time_gap_due_ns = submit.saturating_add(p.thinktime_period_ns);
         let gap = p.thinktime_ns;
         let t = self.drain(h);
         h.idle_gaps += 1;

@@ -195,8 +195,9 @@ pub struct Workload {
     /// Count issued IOs for `thinktime_blocks` (fio's `thinktime_blocks_type=issue`) rather
     /// than completed ones (fio's default).
     pub thinktime_blocks_issued: bool,
-    /// A gap once this much time has passed since the last one started [ns] (fio's
-    /// `thinktime_iotime`, which counts the gap itself too); 0 = none.
+    /// IO time between gaps [ns] (fio's `thinktime_iotime`): the first gap once this much
+    /// time has passed since the job's start, each later one once this plus `thinktime_ns`
+    /// has passed since the last gap started; 0 = none.
     pub thinktime_iotime_ns: Ns,
     /// Cap on all IOs together [IOs per second of simulated time]; 0 = none.
     pub rate_iops_total: f64,
@@ -512,17 +513,23 @@ pub(crate) struct Pacing {
     /// A gap after this many IOs (0: no such trigger).
     pub thinktime_blocks: u64,
     pub count_issued: bool,
-    /// A gap once this much time passed since the last gap started (0: no such trigger).
+    /// A gap once this much time passed since the last gap started (0: no such trigger):
+    /// `thinktime_iotime_ns` of IO plus the gap.
     pub thinktime_period_ns: Ns,
+    /// `thinktime_iotime_ns` (0: no time trigger): the first period, which no gap precedes,
+    /// runs this long from the job's start.
+    pub thinktime_iotime_ns: Ns,
     /// Simulated time between IOs of each direction / of all IOs at the cap [ns] (0: no cap).
     pub rate_ns_per_io: [f64; 3],
     pub rate_total_ns_per_io: f64,
     /// IOs issued per direction and in all.
     pub issued: [u64; 3],
     pub issued_total: u64,
-    /// Count at the last gap, and when it started [ns].
+    /// Count at the last gap.
     pub last_gap_count: u64,
-    pub last_gap_ns: Ns,
+    /// When the next gap by time is due [ns]: `thinktime_iotime_ns` after the job's start
+    /// ([`Pacing::start`]), then `thinktime_period_ns` after the last gap started.
+    pub time_gap_due_ns: Ns,
 }
 
 impl Pacing {
@@ -552,13 +559,21 @@ impl Pacing {
             thinktime_blocks: blocks,
             count_issued: w.thinktime_blocks_issued,
             thinktime_period_ns: period,
+            thinktime_iotime_ns: if period != 0 { w.thinktime_iotime_ns } else { 0 },
             rate_ns_per_io: rates,
             rate_total_ns_per_io: total,
             issued: [0; 3],
             issued_total: 0,
             last_gap_count: 0,
-            last_gap_ns: 0,
+            time_gap_due_ns: 0,
         }))
+    }
+
+    /// The job starts at `start_ns`: its first period of IO, which no gap precedes, runs
+    /// `thinktime_iotime_ns` from there (as fio's, timed from the job's start); each later one
+    /// `thinktime_period_ns` from the start of the gap before it.
+    pub fn start(&mut self, start_ns: Ns) {
+        self.time_gap_due_ns = start_ns.saturating_add(self.thinktime_iotime_ns);
     }
 
     /// Earliest submission the rate caps allow for the next IO of direction `d` [ns].

@@ -404,18 +404,46 @@ fn bursts_after_idle_gaps_are_faster_than_the_same_writes_without_gaps() {
 fn thinktime_by_time_and_by_issued_ios() {
     let cfg = small(&[], 1.07);
     let mut sim = filled(&cfg, 8);
-    // Reads (no GC: each waits ~0.1 ms at most): a 100 ms gap once 400 ms have passed since
-    // the last gap started (fio counts the gap in thinktime_iotime's period).
-    let w = Workload { read_fraction: 1.0, duration_ns: Some(10 * NS_PER_S), thinktime_ns: 100 * NS_PER_MS, thinktime_iotime_ns: 300 * NS_PER_MS, ..randwrite() };
+    // Reads (no GC: each waits ~0.1 ms at most): a 100 ms gap once 300 ms have passed since
+    // the start, then once 400 ms have passed since the last gap started (300 ms of IO and
+    // the gap).
+    let w = Workload { read_fraction: 1.0, duration_ns: Some(9800 * NS_PER_MS), thinktime_ns: 100 * NS_PER_MS, thinktime_iotime_ns: 300 * NS_PER_MS, ..randwrite() };
     let r = sim.run_workload(&w).unwrap();
-    // At 400, 800, ..., 9600 ms; the phase ends at 10 s, before the next.
-    assert_eq!(r.idle_gaps, 24, "gaps in 10 s");
+    // At 300, 700, ..., 9500 ms; the phase ends at 9.8 s, before the next.
+    assert_eq!(r.idle_gaps, 24, "gaps in 9.8 s");
     assert_eq!(r.idle_ns, 24 * 100 * NS_PER_MS);
-    assert_eq!(r.duration_ns, 10 * NS_PER_S);
+    assert_eq!(r.duration_ns, 9800 * NS_PER_MS);
     // Issued: exactly every 1000 IOs.
     let w = Workload { number_ios: Some(10_500), thinktime_ns: NS_PER_MS, thinktime_blocks: 1000, thinktime_blocks_issued: true, ..randwrite() };
     let r = sim.run_workload(&w).unwrap();
     assert_eq!(r.idle_gaps, 10);
+}
+
+/// fio's `thinktime_iotime`: the first period of IO, which no gap precedes, lasts
+/// `thinktime_iotime` from the job's start, not `thinktime_iotime + thinktime` (it lasted
+/// 10 s instead of 5 s here).
+#[test]
+fn the_first_thinktime_iotime_period_runs_from_the_job_start() {
+    let cfg = small(&[], 1.07);
+    let mut sim = filled(&cfg, 8);
+    let w = Workload {
+        read_fraction: 1.0,
+        duration_ns: Some(12 * NS_PER_S),
+        interval_ns: 100 * NS_PER_MS,
+        thinktime_ns: 5 * NS_PER_S,
+        thinktime_iotime_ns: 5 * NS_PER_S,
+        ..randwrite()
+    };
+    let r = sim.run_workload(&w).unwrap();
+    // 5 s of reads, the gap from 5.0 s (after the outstanding reads), reads again from
+    // ~10.0 s; the next gap would be due at ~15 s.
+    let busy: Vec<bool> = r.ios.iter().map(|&n| n > 0).collect();
+    assert_eq!(busy.len(), 120);
+    assert!(busy[..51].iter().all(|&b| b), "IO in every interval of the first 5.1 s: {busy:?}");
+    assert!(busy[51..100].iter().all(|&b| !b), "idle from 5.1 s to 10.0 s: {busy:?}");
+    assert!(busy[101..].iter().all(|&b| b), "IO again after 10.1 s: {busy:?}");
+    assert_eq!(r.idle_gaps, 1);
+    assert_eq!(r.idle_ns, 5 * NS_PER_S);
 }
 
 #[test]
