@@ -64,6 +64,9 @@ def test_paused_fio_counts_as_zero_iops_seconds(tmp_path):
     assert np.array_equal(aseries["t_s"], np.arange(aseries["t_s"].size, dtype=float))
     n = aseries["t_s"].size
     assert np.array_equal(aseries["iops"][zero], np.zeros(zero.size))
-    # Every interval but the last (fio does not log its final window) reads the same.
-    assert np.allclose(aseries["iops"][: n - 1], iops[: n - 1])
-    assert np.allclose(aseries["write_lat_p99_us"][: n - 1], series["write_lat_p99_us"][: n - 1], equal_nan=True)
+    # Every interval reads the same except where the target added fio's unlogged final window
+    # (from fio's JSON totals, which analyze does not have): the IOs after the last log row
+    # land in the window after it, which may start in the last interval but one.
+    assert np.allclose(aseries["iops"][: n - 2], iops[: n - 2])
+    assert np.allclose(aseries["write_lat_p99_us"][: n - 2], series["write_lat_p99_us"][: n - 2], equal_nan=True)
+    assert iops[n - 2] >= aseries["iops"][n - 2]
