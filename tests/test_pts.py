@@ -234,7 +234,6 @@ def test_iops_matrix_4k_write_cell_matches_a_plain_random_write_run(tmp_path):
     assert cell == pytest.approx(plain, rel=0.25), (cell, plain)
 
 
-@pytest.mark.xfail(strict=True, reason="simulator: a job's first thinktime_iotime period lasts twice as long")
 def test_hir_access_phase_first_writes_last_5_s(tmp_path):
     """HIR's access phase as the simulator runs it on a fresh drive: 5 s of writes, then the
     drive idles for the wait, and so on."""
