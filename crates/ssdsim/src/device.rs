@@ -18,12 +18,29 @@
 //! Reads take the die (`t_read_us`), the channel and the host link; a read of an unmapped
 //! (never written or trimmed) unit is answered by the controller alone.
 //!
+//! Reads beside writes: programs and GC work are booked on a die as soon as they are due,
+//! often well ahead of time; a read waits for the die's earlier reads and for the operation
+//! in progress when it arrives, but goes before work booked to start later (a controller
+//! serves reads first; no program or erase suspend), which moves back by the read's time
+//! ([`Device::read_start`]; the buffer space and channel time of the programs it moves keep
+//! their booked times, early by at most the reads that went before them). On the channel
+//! and the host link each 4 KiB unit's transfer is booked when its data is ready (a read's
+//! once sensed, a write's once it has buffer space), after the last booking as in
+//! submission order, unless the resource is idle meanwhile in a stretch that a transfer of
+//! the *other* direction left when it was booked ahead of its data ([`Gaps`]): a drive (NCQ,
+//! NVMe) moves each command's data when it is ready and serves other commands' transfers in
+//! between, so a write's data does not wait behind a read still being sensed, nor a read's
+//! behind a write waiting for buffer space. These calendars are kept once the drive has
+//! served a read (a drive only written has no use for them, and its write path stays as
+//! lean as before), and only the other direction's stretches are used, so that phases of
+//! only writes or only reads are booked exactly in submission order, as before.
+//!
 //! A write that covers a unit only partly (sizes or offsets below 4 KiB) is a
 //! read-modify-write: a unit that holds data is first read from NAND (die and channel, as a
 //! read), merged in the buffer and programmed whole ([`Device::write_partial`]).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
 use crate::ftl::{Ftl, GcWork};
@@ -46,6 +63,88 @@ pub struct TimingCounters {
     pub rmw_fill_sectors: u64,
 }
 
+/// Idle stretches of a transfer resource (the host link, a channel) before its last booking,
+/// left by transfers booked ahead while their data was not ready: `(start, end, left by a
+/// read)` [ns], disjoint, in time order. Those over by the time of the command that records
+/// or looks for one are dropped, so the list holds about one per transfer in flight. A
+/// transfer placed in a stretch takes its start or splits off the part before it, which is
+/// forgotten.
+#[derive(Clone, Default)]
+struct Gaps {
+    gaps: VecDeque<(Ns, Ns, bool)>,
+    /// Stretches held that each direction may use: `[left by writes, left by reads]`.
+    held: [u32; 2],
+}
+
+impl Gaps {
+    /// Drops the stretches over by `now`.
+    #[inline(always)]
+    fn prune(&mut self, now: Ns) {
+        while let Some(&(_, end, r)) = self.gaps.front() {
+            if end > now {
+                break;
+            }
+            self.gaps.pop_front();
+            self.held[r as usize] -= 1;
+        }
+    }
+
+    /// Records the stretch `[start, end)` left by a read (`by_read`) or a write booked ahead
+    /// by a command accepted at `now`; it is later than every one recorded.
+    #[inline(always)]
+    fn push(&mut self, now: Ns, start: Ns, end: Ns, by_read: bool) {
+        self.prune(now);
+        self.gaps.push_back((start, end, by_read));
+        self.held[by_read as usize] += 1;
+    }
+
+    /// Whether a transfer of a read (`by_read`) or write may find a stretch here.
+    #[inline(always)]
+    fn any_for(&self, by_read: bool) -> bool {
+        self.held[!by_read as usize] != 0
+    }
+
+    /// Books `len` [ns] of time starting no earlier than `ready`, for a read (`by_read`) or a
+    /// write accepted at `now`, in the earliest stretch the other direction left that it fits
+    /// in. Returns the end of the transfer, or None if no stretch has room.
+    #[inline(never)]
+    fn take(&mut self, now: Ns, ready: Ns, len: Ns, by_read: bool) -> Option<Ns> {
+        self.prune(now);
+        let i = self.gaps.iter().position(|&(start, end, r)| r != by_read && start.max(ready) + len <= end)?;
+        let (start, end, r) = self.gaps[i];
+        let done = start.max(ready) + len;
+        if end >= done + len {
+            self.gaps[i] = (done, end, r);
+        } else {
+            // Too short for another transfer.
+            self.gaps.remove(i);
+            self.held[r as usize] -= 1;
+        }
+        Some(done)
+    }
+}
+
+/// What a die is booked for beyond the reads ([`Device::read_start`]): host programs and GC
+/// work, `[start, end)` [ns] in time order (those over by the time of the command that
+/// books or reads are dropped), and when its last read ends.
+#[derive(Clone, Default)]
+struct DieQueue {
+    ops: VecDeque<(Ns, Ns)>,
+    read_end: Ns,
+}
+
+impl DieQueue {
+    /// Records work booked on the die from `start` to `end` (after everything booked) by a
+    /// command at `now`.
+    #[inline(always)]
+    fn push(&mut self, now: Ns, start: Ns, end: Ns) {
+        while self.ops.front().is_some_and(|&(_, e)| e <= now) {
+            self.ops.pop_front();
+        }
+        self.ops.push_back((start, end));
+    }
+}
+
 pub struct Device {
     pub(crate) ftl: Ftl,
     geo: Geometry,
@@ -57,8 +156,18 @@ pub struct Device {
     unit_chan: Ns,
     program_xfer: Ns,
     die_free: Vec<Ns>,
+    /// Per die, the programs and GC work booked on it, which reads go before if not started.
+    die_queue: Vec<DieQueue>,
+    /// Per channel, idle stretches before program transfers booked ahead, for reads.
+    chan_gaps: Vec<Gaps>,
     chan_free: Vec<Ns>,
     link_free: Ns,
+    /// Idle stretches of the link before `link_free` (see the module doc).
+    link_gaps: Gaps,
+    /// Whether the drive has served a read: until then it keeps no calendar of die work or
+    /// idle link and channel stretches (nothing could use them), which keeps the write path
+    /// of a drive only written as lean as before.
+    calendars: bool,
     ctrl_free: Ns,
     /// Write-buffer capacity [units] and units held (buffered, not yet programmed).
     buf_capacity: u64,
@@ -104,8 +213,12 @@ impl Device {
             unit_chan: transfer_ns(UNIT_BYTES, cfg.channel_mbps * 1e6),
             program_xfer: transfer_ns(program_bytes, cfg.channel_mbps * 1e6),
             die_free: vec![0; geo.dies],
+            die_queue: vec![DieQueue::default(); geo.dies],
+            chan_gaps: vec![Gaps::default(); geo.channels],
             chan_free: vec![0; geo.channels],
             link_free: 0,
+            link_gaps: Gaps::default(),
+            calendars: false,
             ctrl_free: 0,
             buf_capacity: geo.buffer_units as u64,
             buf_used: 0,
@@ -147,6 +260,8 @@ impl Device {
         self.ftl.state_bytes()
             + (self.die_free.capacity() + self.chan_free.capacity() + self.gc_carry.capacity()) * 8
             + self.buf_pending.capacity() * 16
+            + self.chan_gaps.iter().chain([&self.link_gaps]).map(|g| g.gaps.capacity() * 24).sum::<usize>()
+            + self.die_queue.iter().map(|q| q.ops.capacity() * 16).sum::<usize>()
     }
 
     #[inline]
@@ -164,15 +279,45 @@ impl Device {
     /// Returns the completion time. Always inlined: the host loop's hot path.
     #[inline(always)]
     pub fn write(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
-        let mut t = self.accept_command(submit);
+        let accepted = self.accept_command(submit);
+        let mut t = accepted;
         for u in lpn..lpn + n {
             // Wait for buffer space, then move the data over the host link.
             t = self.reserve_buffer_unit(t);
-            self.link_free = self.link_free.max(t) + self.unit_link;
-            t = self.link_free;
+            t = self.write_transfer(accepted, t);
             self.place_unit(u, t);
         }
         t
+    }
+
+    /// Books the link for one unit of write data ready (buffer space held) at `t`, of a
+    /// command accepted at `now`; returns when it has crossed. Until the drive has served a
+    /// read, simply after the last booking; then see [`Device::transfer`].
+    #[inline(always)]
+    fn write_transfer(&mut self, now: Ns, t: Ns) -> Ns {
+        if self.calendars {
+            return self.transfer(now, t, false);
+        }
+        self.link_free = self.link_free.max(t) + self.unit_link;
+        self.link_free
+    }
+
+    /// Books the link for one unit of data of a read (`by_read`) or write accepted at `now`,
+    /// ready at `ready`: in the earliest idle stretch that a transfer of the other direction
+    /// left and that it fits in, else after the last booking, leaving the link idle before
+    /// it for the other direction if the data is ready only later. Returns when it has crossed.
+    #[inline(never)]
+    fn transfer(&mut self, now: Ns, ready: Ns, by_read: bool) -> Ns {
+        if ready < self.link_free && self.link_gaps.any_for(by_read) {
+            if let Some(done) = self.link_gaps.take(now, ready, self.unit_link, by_read) {
+                return done;
+            }
+        }
+        if ready >= self.link_free + self.unit_link {
+            self.link_gaps.push(now, self.link_free, ready, by_read);
+        }
+        self.link_free = self.link_free.max(ready) + self.unit_link;
+        self.link_free
     }
 
     /// True once data with its own compressibility has been written
@@ -216,11 +361,11 @@ impl Device {
     /// Out of line: it stays out of the host loop's hot path.
     #[inline(never)]
     pub fn write_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
-        let mut t = self.accept_command(submit);
+        let accepted = self.accept_command(submit);
+        let mut t = accepted;
         for u in lpn..lpn + n {
             t = self.reserve_buffer_unit(t);
-            self.link_free = self.link_free.max(t) + self.unit_link;
-            t = self.link_free;
+            t = self.write_transfer(accepted, t);
             t = self.place_compressed(u, t);
         }
         t
@@ -259,8 +404,7 @@ impl Device {
         self.timing.rmw_fill_sectors += fill_sectors;
         for u in lpn..lpn + n {
             t = self.reserve_buffer_unit(t);
-            self.link_free = self.link_free.max(t) + self.unit_link;
-            t = self.link_free;
+            t = self.write_transfer(accepted, t);
             if (u == lpn && head) || (u == lpn + n - 1 && tail) {
                 t = t.max(self.rmw_read(u, accepted));
             }
@@ -278,8 +422,12 @@ impl Device {
         let Some(slot) = self.ftl.lookup(lpn) else { return t };
         let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
         let ch = self.channel_of_die(die);
-        let sensed = self.die_free[die].max(t) + self.t_read;
+        let start = self.die_free[die].max(t);
+        let sensed = start + self.t_read;
         self.die_free[die] = sensed;
+        if self.calendars {
+            self.die_queue[die].push(self.ctrl_free, start, sensed);
+        }
         self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
         self.timing.rmw_reads += 1;
         self.chan_free[ch]
@@ -342,6 +490,12 @@ impl Device {
         let die = self.pu_die;
         let ch = self.channel_of_die(die);
         let start = self.die_free[die].max(self.pu_ready).max(self.chan_free[ch]);
+        if self.calendars {
+            if start >= self.chan_free[ch] + self.unit_chan {
+                self.chan_gaps[ch].push(self.ctrl_free, self.chan_free[ch], start, false);
+            }
+            self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + self.t_prog);
+        }
         self.chan_free[ch] = start + self.program_xfer;
         let end = start + self.program_xfer + self.t_prog;
         self.die_free[die] = end;
@@ -377,6 +531,9 @@ impl Device {
         let busy = work.page_reads * self.t_read + programs * self.t_prog + work.erases * self.t_erase;
         let start = self.die_free[die].max(now);
         self.die_free[die] = start + busy;
+        if busy > 0 && self.calendars {
+            self.die_queue[die].push(self.ctrl_free, start, start + busy);
+        }
         self.timing.gc_die_ns += busy;
         if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
             // Firmware that stops serving the host while it collects.
@@ -497,6 +654,7 @@ impl Device {
     #[inline(never)]
     pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
+        self.calendars = true;
         let mut done = t;
         let upp = self.geo.units_per_page as u32;
         let mut last_page = u32::MAX;
@@ -508,23 +666,67 @@ impl Device {
                     let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
                     let ch = self.channel_of_die(die);
                     let page = slot / upp;
-                    let sensed = if page == last_page {
-                        last_sensed
-                    } else {
-                        let s = self.die_free[die].max(t) + self.t_read;
-                        self.die_free[die] = s;
-                        s
-                    };
+                    let sensed = if page == last_page { last_sensed } else { self.read_start(die, t) + self.t_read };
                     last_page = page;
                     last_sensed = sensed;
-                    self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
-                    self.chan_free[ch]
+                    self.read_channel(ch, t, sensed)
                 }
             };
-            self.link_free = self.link_free.max(ready) + self.unit_link;
-            done = done.max(self.link_free);
+            done = done.max(self.transfer(t, ready, true));
         }
         done
+    }
+
+    /// When a read of a command accepted at `t` starts sensing on `die`, which it then
+    /// holds for `t_read`: after the die's earlier reads and the program or GC work in
+    /// progress at `t`, but before work booked to start later (a controller serves reads
+    /// first), which moves back by what the read overlaps of it. Only the die's own schedule
+    /// moves: the buffer space and channel time of programs already booked keep their times
+    /// (their end is early by at most the reads that went before them).
+    /// With no such work (a phase of only reads) this is `max(die free, t)`, as in order.
+    fn read_start(&mut self, die: usize, t: Ns) -> Ns {
+        let q = &mut self.die_queue[die];
+        let mut s = t.max(q.read_end);
+        while q.ops.front().is_some_and(|&(_, end)| end <= s) {
+            q.ops.pop_front();
+        }
+        // Work that has started by then goes on to its end.
+        for &(start, end) in &q.ops {
+            if start >= s {
+                break;
+            }
+            s = s.max(end);
+        }
+        let later = q.ops.iter().position(|&(start, _)| start >= s);
+        if later.is_none() {
+            // Nothing recorded starts later, but the die may be booked later still (by work
+            // from before the drive kept its calendars): wait for it, as in order.
+            s = s.max(self.die_free[die]);
+        }
+        let end = s + self.t_read;
+        let shift = later.map_or(0, |i| end.saturating_sub(q.ops[i].0));
+        if let (Some(first), true) = (later, shift > 0) {
+            for op in q.ops.range_mut(first..) {
+                *op = (op.0 + shift, op.1 + shift);
+            }
+        }
+        q.read_end = end;
+        let free = &mut self.die_free[die];
+        *free = if *free > s { *free + shift } else { end };
+        s
+    }
+
+    /// When a read's unit, sensed at `sensed` for a command accepted at `t`, has crossed
+    /// channel `ch`: in an idle stretch before program transfers booked ahead if one has
+    /// room (see [`Gaps`]), else after the channel's last booking.
+    fn read_channel(&mut self, ch: usize, t: Ns, sensed: Ns) -> Ns {
+        if sensed < self.chan_free[ch] && self.chan_gaps[ch].any_for(true) {
+            if let Some(done) = self.chan_gaps[ch].take(t, sensed, self.unit_chan, true) {
+                return done;
+            }
+        }
+        self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
+        self.chan_free[ch]
     }
 
     /// A flush (cache sync) submitted at `submit`, after every earlier command completed:
@@ -550,5 +752,74 @@ impl Device {
         let cost = self.trim_cmd + (self.trim_ns_per_unit * n as f64).round() as Ns;
         self.ctrl_free = t + cost;
         self.ctrl_free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One channel, three one-plane dies, 4 KiB pages (every unit is its own program), 8 MiB
+    /// of user space; the default timing (read 50 us, program 1.3 ms, controller 11 us).
+    /// The drive has served a read.
+    fn tiny(buffer_bytes: u64) -> Device {
+        let mut cfg = Config::default();
+        for (k, v) in [
+            ("channels", "1"),
+            ("dies_per_channel", "3"),
+            ("planes_per_die", "1"),
+            ("page_size_bytes", "4096"),
+            ("blocks_per_plane", "64"),
+            ("pages_per_block", "16"),
+            ("user_capacity_bytes", "8MiB"),
+        ] {
+            cfg.set(k, v).unwrap();
+        }
+        cfg.set("write_buffer_bytes", &buffer_bytes.to_string()).unwrap();
+        let mut dev = Device::new(&cfg, false, 1).unwrap();
+        // A read (of a unit never written: the controller answers it) at time 0, so that the
+        // drive keeps its calendars from the start.
+        assert!(dev.read(1000, 1, 0) < 100 * US);
+        dev
+    }
+
+    const US: Ns = 1_000;
+
+    /// A read waits for the program in progress on its die, not for the programs booked
+    /// behind it.
+    #[test]
+    fn a_read_goes_before_programs_booked_on_its_die_that_have_not_started() {
+        let mut dev = tiny(1 << 20);
+        // Six programs over three dies: each die has one in progress and one booked behind.
+        assert!(dev.write(0, 6, 0) < 100 * US);
+        let done = dev.read(0, 1, 100 * US);
+        // The first program on unit 0's die ends ~1.33 ms; then the sense (50 us), channel, link.
+        assert!(done > 1300 * US && done < 1500 * US, "read done at {done} ns");
+    }
+
+    /// A write's data crosses the link while a read is still being sensed, instead of after
+    /// the read's transfer booked for later.
+    #[test]
+    fn a_write_uses_the_link_while_a_read_is_sensed() {
+        let mut dev = tiny(1 << 20);
+        dev.write(0, 1, 0);
+        let read_done = dev.read(0, 1, 100 * US);
+        assert!(read_done > 1300 * US, "the read waits for the program: {read_done} ns");
+        let done = dev.write(1, 1, 200 * US);
+        assert!(done < 300 * US, "write done at {done} ns");
+    }
+
+    /// A read's data crosses the link (and the channel) while a write waits for buffer space,
+    /// instead of after the write's transfer booked for when the space frees.
+    #[test]
+    fn a_read_uses_the_link_while_a_write_waits_for_buffer_space() {
+        let mut dev = tiny(8192);
+        dev.write(100, 1, 0);
+        // Long after: two units buffered, the other two wait ~1.3 ms for programs to end.
+        let t0 = 10_000 * US;
+        let write_done = dev.write(0, 4, t0);
+        assert!(write_done > t0 + 1300 * US, "the write waits for buffer space: {write_done} ns");
+        let done = dev.read(100, 1, t0 + 100 * US);
+        assert!(done < t0 + 200 * US, "read done at {} us after the write", (done - t0) / US);
     }
 }

@@ -31,6 +31,8 @@ use ssdsim::rng::Rng;
 use ssdsim::time::{NS_PER_MS, NS_PER_S};
 use ssdsim::{CmdKind, Command, Config, Job, Pattern, PhaseReport, Simulation, Snapshot};
 
+mod common;
+
 /// FNV-1a over u64 words, with a final avalanche (splitmix64 finaliser).
 struct Hasher(u64);
 
@@ -246,15 +248,7 @@ fn fingerprint(cfg: &Config, seed: u64) -> (u64, String) {
 type Scenario = (&'static str, Vec<(&'static str, &'static str)>, u64);
 
 fn scenarios() -> Vec<Scenario> {
-    let default = vec![
-        ("gc_bg_start_free_blocks", "4"),
-        ("gc_bg_stop_free_blocks", "6"),
-        ("gc_bg_reclaim_ratio", "1.2"),
-        ("gc_bg_copies_per_write", "12.0"),
-        ("gc_idle_delay_ms", "1000.0"),
-        ("gc_idle_free_blocks", "32"),
-        ("write_buffer_bytes", "16777216"),
-    ];
+    let default = [common::DEFAULT_PROFILE_GC, &[("write_buffer_bytes", "16777216")]].concat();
     vec![
         // The steady-state benchmark's configuration: greedy, foreground GC only.
         ("bench-foreground-greedy", vec![], 1),
@@ -340,25 +334,30 @@ fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-/// Recorded from the code before the issue-7 speed work (see the module doc).
+/// Recorded from the code before the issue-7 speed work (see the module doc), `recovery-sorted`
+/// when idle sorting was added; all re-recorded since for the model change noted below.
 const EXPECTED: &[(&str, u64)] = &[
-    ("bench-foreground-greedy", 0x05f4505135f450a9),
-    ("default", 0x6a18c97da4e64ecd),
-    ("active-gc", 0xff2a2f4645ed8098),
-    ("cleanup-later", 0x37bb76f1dd3674af),
-    ("stalling", 0x6cabd7d913cc2c75),
-    ("recovery", 0xe67dad81b21a88d7),
-    // Recorded when idle sorting was added (not part of the issue-7 recording).
-    ("recovery-sorted", 0x2887ad825734e63a),
-    ("fg-batch-drive-stall", 0x02a9879653825e36),
-    ("compression", 0x91ef267184123464),
-    ("fifo-active", 0xf4a96ccc764fa148),
-    ("cost-benefit-active", 0x6665e5742197b1b6),
-    ("d-choices-active", 0xe91aec083d9fadf6),
-    ("fifo-foreground", 0x293254efedb1ce0e),
-    ("cost-benefit-foreground", 0xa726aa1bbcd2e0be),
-    ("d-choices-foreground", 0x6a4861f088dd4bee),
-    ("active-gc-reserve", 0x0c33ea4cfbb59c6d),
+    // Re-recorded when reads stopped waiting behind writes (device.rs: a read goes before die
+    // work booked to start later; link and channel transfers use the other direction's idle
+    // stretches). Only the replay, the one phase mixing reads and writes, and what follows
+    // it changed: the fingerprints of everything before it (fill, random and timed writes,
+    // idle GC, random and sequential reads, TRIMs) were checked identical in every scenario.
+    ("bench-foreground-greedy", 0x2021a7a207c1a8e8),
+    ("default", 0xdb47cae1269c5761),
+    ("active-gc", 0x18cfc65f7bd860e5),
+    ("cleanup-later", 0x2a78c8ab63d4511b),
+    ("stalling", 0xfc3f865df8de631a),
+    ("recovery", 0xb94c7afd1569bccf),
+    ("recovery-sorted", 0x11c666722dc6517f),
+    ("fg-batch-drive-stall", 0xfda0cfa51dd8aa52),
+    ("compression", 0xe95e522b301949e7),
+    ("fifo-active", 0x5b965d2ad9c70e76),
+    ("cost-benefit-active", 0x7f86dbe32ae4db06),
+    ("d-choices-active", 0xd7caa47ec7f7075c),
+    ("fifo-foreground", 0xd8d476f0984fbf45),
+    ("cost-benefit-foreground", 0x54a3c056bd5a8ac6),
+    ("d-choices-foreground", 0xb6d3854081ec0e9b),
+    ("active-gc-reserve", 0xe804eb39925f43a1),
 ];
 
 #[test]

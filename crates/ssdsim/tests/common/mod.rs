@@ -9,6 +9,17 @@ pub fn set(cfg: &mut Config, keys: &[(&str, &str)]) {
     }
 }
 
+/// The GC keys of the built-in `default` profile (python/ssdlab/profiles/default.toml; its
+/// other keys are the simulator's defaults): active GC with a reclaim ratio, idle GC.
+pub const DEFAULT_PROFILE_GC: &[(&str, &str)] = &[
+    ("gc_bg_start_free_blocks", "4"),
+    ("gc_bg_stop_free_blocks", "6"),
+    ("gc_bg_reclaim_ratio", "1.2"),
+    ("gc_bg_copies_per_write", "12.0"),
+    ("gc_idle_delay_ms", "1000.0"),
+    ("gc_idle_free_blocks", "32"),
+];
+
 /// A small drive (128 blocks of 16 pages per plane, then `keys`) whose physical capacity is
 /// `alpha` times its user capacity.
 pub fn small(keys: &[(&str, &str)], alpha: f64) -> Config {
