@@ -79,7 +79,9 @@ def test_rate_cap_and_idle_gaps(target):
     r = target.run_workload({"read_fraction": 1.0, "read_rate_iops": 500.0, "duration_s": 10.0})
     assert abs(r.totals["ios"] / 10.0 - 500) < 1
     assert np.all(np.abs(r.series["read_iops"] - 500) <= 1)
-    assert r.totals["idle_s"] > 9.0
+    # 5,000 reads of well under 0.4 ms each (GC left over from earlier writes still runs on
+    # the dies they read from): the capped host leaves the drive idle more than 8 of the 10 s
+    assert r.totals["idle_s"] > 8.0
     r = target.run_workload({"read_fraction": 1.0, "number_ios": 8000, "thinktime_s": 0.5,
                              "thinktime_blocks": 1000, "thinktime_blocks_issued": True, "interval_s": 0.1})
     # After every 1000th IO issued, the 8000th included (fio thinks after an IO, then ends).
