@@ -1,0 +1,117 @@
+"""``ssdlab fit RESULTS... --out DIR``: a fitted simulated twin of a measured drive
+(:mod:`ssdlab.fit`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..procedures.declare import number
+
+DESCRIPTION = """\
+Search simulator profile keys for the simulated drive whose series best match measured
+results: the results folders of a consistency, fill or run test (of a real drive through
+fio, or of a simulated one), one or several of the same drive. Each candidate drive repeats
+the measured tests on the simulator (same test, span, duration, queue depth, block size,
+interval and the drive's capacity) and is scored by a distance on the series' shape: a
+weighted mean of normalized log errors, reported per term. Writes fitted.toml (a profile:
+--target sim:OUT/fitted.toml), fit.png/.svg (measured | fitted), history.parquet/.csv,
+summary.json (terms, keys, identifiability) and report.html."""
+
+EPILOG = """\
+distance terms (each |ln((fitted + floor) / (measured + floor))|; weight in brackets):
+  consistency  fob_level [1], fob_length [1] (time to the first sustained drop),
+               steady_p10 [1] / steady_p50 [2] / steady_p90 [1] (IOPS over the last 30 %),
+               curve [2] (median IOPS in 40 slices of the run), and when the measured
+               steady state is bimodal high_mode_share [1] and burst_period [1]
+  fill         fill_average [2], fill_curve [2] (MB/s in 20 slices of the bytes written),
+               cache_size [1], burst_average [1] (after the pause), latency_p50 [1]
+  run          per group and direction: gN.DIR.iops [2], gN.DIR.lat_p50 [1], gN.DIR.lat_p99 [1]
+
+keys searched by default (--key replaces them; --key defaults adds them back):
+  consistency  spare_pct 3:50 %, t_prog_us 300:4000 µs (log), controller_cmd_us 3:60 µs (log),
+               gc_bg_start_free_blocks 0:16 blocks
+  fill         t_prog_us, channel_mbps 100:2000 MB/s (log), host_link_mbps 200:8000 MB/s (log),
+               write_buffer_bytes 1MiB:1GiB (log)
+  run          spare_pct, t_prog_us, t_read_us 20:200 µs (log), controller_cmd_us
+spare_pct is the spare area in % of the user capacity ((NAND - user) / user; the default
+256 GB drive: 7.4 %); the user capacity is the measured drive's, so the spare area is set
+through blocks_per_plane (one block per plane is its resolution). Other keys: `ssdlab
+profiles --keys` lists them with units; give a range for those without a default.
+
+identifiability: per key, the spread of its value among the best candidates (in % of its
+range) and the distance's rise when only that key moves by 10 % of its range near the best:
+"pinned" (spread <= 20 % and a clear rise), "weakly identified", or "not identified" (spread
+> 50 % or no rise: other values fit as well; the fitted value is then arbitrary).
+
+example:
+  ssdlab consistency --target /dev/sdb --destroy-data /dev/sdb --out m1
+  ssdlab fit m1 --scale 0.05 --evals 200 --out twin
+  ssdlab consistency --target sim:twin/fitted.toml --out check"""
+
+
+def _key_arg(text: str) -> str:
+    from ..errors import UserError
+    from ..fit import space
+
+    if text.strip() == "defaults":
+        return text
+    try:
+        space.parse_key(text)
+    except UserError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--key {text}: ")) from None
+    return text
+
+
+def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's target is the simulator
+    p = subparsers.add_parser("fit", help="fit a simulated twin: search profile keys so that the simulator "
+                                          "reproduces measured consistency, fill or run results",
+                              description=DESCRIPTION, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="measured results folders (consistency, fill or run; several of the same drive are fitted "
+                        "together)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created; an earlier ssdlab results "
+                                                                "folder is reused)")
+    p.add_argument("--key", dest="keys", action="append", default=[], metavar="NAME=LO:HI[:log]", type=_key_arg,
+                   help="search this profile key over [LO, HI] in its unit (repeatable; sizes may say 1MiB; :log "
+                        "for a logarithmic scale); NAME alone uses its default range; replaces the default set of "
+                        "keys, `--key defaults` adds it back (see below)")
+    p.add_argument("--base", default="default", metavar="PROFILE",
+                   help="profile the candidates start from and take every other key from, e.g. its geometry "
+                        "(built-in name or .toml path; default: %(default)s)")
+    p.add_argument("--evals", type=number(int, low=1, high=100_000), default=100, metavar="N",
+                   help="simulation budget: candidate drives simulated (default: %(default)s; must be in "
+                        "[1, 100000]). Candidates the simulator refuses and repeats cost nothing")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the search and of every simulation: same seed, same fit (default: %(default)s)")
+    p.add_argument("--scale", type=number(float, low=0, high=1, low_open=True), default=1.0, metavar="F",
+                   help="simulate consistency and fill results on a drive F times the measured capacity (consistency "
+                        "for F times the duration, so as many drive writes); levels, burst period and shares of the "
+                        "run are kept, simulated times are stretched by 1/F; fitted.toml has the measured capacity "
+                        "(default: %(default)g; must be in (0, 1])")
+    p.add_argument("--workers", type=number(int, low=1, high=4096), default=None, metavar="N",
+                   help="local worker processes (default: the CPU count; 1 simulates in this process; must be in "
+                        "[1, 4096]). Ignored with --scheduler")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                   help="simulate on this dask.distributed scheduler's workers (pip install 'ssdlab[cluster]'): "
+                        "they need the same ssdlab, and a --base .toml file at the same path; the tasks carry "
+                        "everything else they simulate")
+    p.add_argument("--connect-timeout", type=number(float, low=0, low_open=True, high=3600), default=10.0,
+                   metavar="S", help="seconds to wait for the scheduler and its first worker (default: %(default)g s; "
+                                     "must be in (0, 3600] s)")
+    p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab "
+                                                        "results")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                   help="no progress bar (shown when stderr is a terminal)")
+    p.set_defaults(func=run_fit_command)
+
+
+def run_fit_command(args) -> int:
+    from ..fit import run_fit
+    from ..fit.output import show
+
+    summary = run_fit(args.results, args.out, keys=args.keys, base=args.base, evals=args.evals, seed=args.seed,
+                      scale=args.scale, workers=args.workers, scheduler=args.scheduler,
+                      connect_timeout=args.connect_timeout, progress=args.progress, argv=sys.argv, force=args.force)
+    show(summary, args.out)
+    return 0
