@@ -329,3 +329,66 @@ def test_written_files_respect_umask_not_0600(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+# --------------------------------------------------------------------------- the journal
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """No results folder of an earlier test counts as the run going on."""
+    monkeypatch.setattr(results, "_ACTIVE", [])
+
+
+def test_phase_journal_round_trips_values_and_ignores_a_torn_last_line(tmp_path, no_run):
+    from ssdlab import journal
+
+    with ResultsDir(tmp_path / "r") as rd:
+        assert results.current_dir() is rd
+        j = results.open_phase_journal("randwrite", "test")
+        s = {"t_s": np.arange(3.0), "iops": np.array([1 / 3, np.nan, np.inf]), "n": np.array([1, 2, 3], np.int64)}
+        j.append(s)
+        j.append({c: v[:1] for c, v in s.items()})
+        with open(j.path, "a") as f:
+            f.write("[3.0, 0.25")  # the run died while writing this line
+        got = journal.read_phase(j.path)
+        assert got.rows == 4 and not got.ended and got.name == "randwrite"
+        for c, v in s.items():
+            want = np.concatenate([v, v[:1]])
+            assert got.series[c].dtype == v.dtype
+            assert np.array_equal(got.series[c], want, equal_nan=True), c
+        assert any("cut off" in n for n in got.notes)
+        rebuilt = journal.rebuild(rd.path)
+        assert rebuilt.main.rows == 4 and "4 intervals of phase 'randwrite'" in rebuilt.describe()
+    # A run that ends normally keeps only its final files.
+    assert not (tmp_path / "r" / "journal").exists()
+    assert results.current_dir() is None
+
+
+def test_interrupted_run_keeps_its_journal(tmp_path, no_run):
+    with pytest.raises(KeyboardInterrupt):
+        with ResultsDir(tmp_path / "r"):
+            results.record_head({"test": "consistency", "target": "sim:default"})
+            results.open_phase_journal("fill", "test").append({"t_s": np.zeros(1)})
+            raise KeyboardInterrupt
+    assert json.loads((tmp_path / "r" / "journal" / "head.json").read_text())["test"] == "consistency"
+    assert (tmp_path / "r" / "journal" / "001-fill.jsonl").exists()
+
+
+def test_no_journal_without_a_run(tmp_path, no_run):
+    assert results.current_dir() is None
+    assert results.open_phase_journal("x", "test") is None
+
+
+def test_in_progress_marker_of_a_dead_process_reads_as_killed(tmp_path):
+    import subprocess
+    import sys
+
+    rd = ResultsDir(tmp_path / "r")
+    assert "still running" in results.describe_incomplete(rd.path)
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    marker = rd.path / results.INCOMPLETE_NAME
+    text = marker.read_text().replace(f"pid {os.getpid()} ", f"pid {proc.stdout.strip()} ")
+    marker.write_text(text)
+    assert results.describe_incomplete(rd.path).startswith("killed: ")
+    assert results.incomplete_reason(rd.path) == "in progress"
+    rd.finish()

@@ -9,6 +9,10 @@ A run writes one folder (``--out``)::
     INCOMPLETE              present while a run is in progress, and kept (with the reason)
                             when it was interrupted; ``summary.json`` then says
                             ``"complete": false``
+    journal/                while a run goes on: the run's head and each phase's intervals
+                            so far (:mod:`ssdlab.journal`), so that a run killed outright
+                            (SIGKILL, power loss) leaves what it measured; deleted when the
+                            run ends normally
 
 Every file is written to a temporary file in the same folder and then renamed over the
 final name (:func:`os.replace`), so Ctrl-C or a crash never leaves a half-written
@@ -26,9 +30,11 @@ import math
 import os
 import platform
 import shlex
+import shutil
 import socket
 import sys
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -53,6 +59,10 @@ __all__ = [
     "incomplete_reason",
     "is_results_dir",
     "atomic_write",
+    "current_dir",
+    "open_phase_journal",
+    "record_head",
+    "describe_incomplete",
 ]
 
 SUMMARY_NAME = "summary.json"
@@ -386,6 +396,29 @@ def incomplete_reason(out_dir: str | os.PathLike) -> str | None:
     return first[len(prefix):] if first.startswith(prefix) else first
 
 
+def describe_incomplete(out_dir: str | os.PathLike) -> str | None:
+    """:func:`incomplete_reason` for a reader: a marker still saying "in progress" whose
+    process no longer runs (on this host) becomes "killed or crashed"; one whose process
+    still runs says so. None if the run is complete."""
+    from . import journal
+
+    reason = incomplete_reason(out_dir)
+    if reason != "in progress":
+        return reason
+    try:
+        text = (Path(out_dir) / INCOMPLETE_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    state = journal.run_state(text)
+    since = next((line[6:] for line in text.splitlines() if line.startswith("since ")), None)
+    when = f" (started {since})" if since else ""
+    if state == "stopped":
+        return f"killed: the run{when} stopped without finishing (SIGKILL, a crash or a power loss)"
+    if state == "running":
+        return f"in progress: the run{when} is still running"
+    return f"in progress or killed: the run{when} did not finish writing its results"
+
+
 def is_results_dir(path: str | os.PathLike) -> bool:
     """True if ``path`` holds an ssdlab results folder.
 
@@ -447,7 +480,13 @@ class ResultsDir:
                 )
         self.path.mkdir(parents=True, exist_ok=True)
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        _atomic_write_text(self.path / INCOMPLETE_NAME, f"{_INCOMPLETE_HEADER}: in progress\nsince {now}\n")
+        from .journal import owner_line
+
+        _atomic_write_text(self.path / INCOMPLETE_NAME,
+                           f"{_INCOMPLETE_HEADER}: in progress\nsince {now}\n{owner_line()}\n")
+        _fsync_dir(self.path)
+        self._closed = False
+        _ACTIVE.append(weakref.ref(self))
 
     def __repr__(self) -> str:
         return f"ResultsDir({str(self.path)!r})"
@@ -479,17 +518,29 @@ class ResultsDir:
         return self._incomplete
 
     def finish(self) -> None:
-        """The run is over: drop the in-progress marker unless the run was marked incomplete."""
+        """The run is over: drop the in-progress marker and the journal unless the run was
+        marked incomplete (then the journal stays, next to the series written)."""
+        self._closed = True
         if self._incomplete is None:
             try:
                 (self.path / INCOMPLETE_NAME).unlink()
             except FileNotFoundError:
                 pass
+            from .journal import JOURNAL_DIR
+
+            shutil.rmtree(self.path / JOURNAL_DIR, ignore_errors=True)
+
+    def open_phase_journal(self, phase: str, source: str):
+        """A :class:`ssdlab.journal.PhaseJournal` for a phase starting now."""
+        from .journal import JOURNAL_DIR, PhaseJournal
+
+        return PhaseJournal(self.path / JOURNAL_DIR, phase, source)
 
     def __enter__(self) -> "ResultsDir":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        self._closed = True
         if exc_type is None:
             self.finish()
         elif self._incomplete is None:
@@ -497,3 +548,58 @@ class ResultsDir:
             if exc_type is KeyboardInterrupt:
                 what = "interrupted (Ctrl-C)"
             self.mark_incomplete(what)
+
+
+# --------------------------------------------------------------------------- the running run
+
+#: The results folders of this process, newest last (weak: a folder nobody holds is gone).
+_ACTIVE: list[weakref.ref] = []
+
+
+def current_dir() -> ResultsDir | None:
+    """The results folder of the run going on in this process: the newest
+    :class:`ResultsDir` not yet finished nor marked incomplete (a review's part while the
+    part runs), or None."""
+    while _ACTIVE:
+        rd = _ACTIVE[-1]()
+        if rd is not None and not rd._closed and rd._incomplete is None:
+            return rd
+        _ACTIVE.pop()
+    return None
+
+
+def open_phase_journal(phase: str, source: str):
+    """The journal (:class:`ssdlab.journal.PhaseJournal`) of a phase starting now in the
+    current run's folder, or None when no run is going on (a target used on its own) or the
+    journal cannot be created there."""
+    rd = current_dir()
+    if rd is None:
+        return None
+    try:
+        return rd.open_phase_journal(phase, source)
+    except OSError:
+        return None
+
+
+def record_head(summary: Mapping[str, Any]) -> None:
+    """Keeps the head of the current run's summary (test, target, parameters, versions) in
+    its journal, for a reader of a run killed before it wrote ``summary.json``."""
+    rd = current_dir()
+    if rd is not None:
+        from .journal import write_head
+
+        write_head(rd.path, summary)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Makes a rename or a new file in ``path`` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -43,10 +43,14 @@ def describe_target(summary: dict, target: Target) -> None:
 
 def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, **params) -> dict:
     """The head of every test's summary: test, target, capacity, seed, the test's parameters,
-    run metadata (versions, command line, time) and the target's description."""
+    run metadata (versions, command line, time) and the target's description. Also written
+    to the current results folder's journal (:func:`ssdlab.results.record_head`)."""
     summary: dict = {"test": test, "target": target.name, "seed": seed,
                      "capacity_bytes": target.capacity_bytes, **params, **results.run_metadata(argv)}
     describe_target(summary, target)
+    # Kept in the run's journal at once: a run killed before its summary.json is written
+    # is still readable as this test on this target.
+    results.record_head(summary)
     return summary
 
 
