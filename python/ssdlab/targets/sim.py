@@ -15,16 +15,26 @@ sequential shares, skewed address distributions, idle gaps, rate caps; the keys 
 ``{dir}_mbps`` and the latency columns of every direction that ran. Several jobs sharing the
 drive (fio's numjobs, the jobs of a stonewall group) run as one phase from
 ``{"jobs": [job, ...], "interval_s": S}``; its totals add each job's figures.
+
+While a run goes on, a phase's finished intervals go to the results folder's journal
+(:mod:`ssdlab.journal`) about once a second of wall time, exactly as its final series will
+hold them, so a run killed outright keeps them (see :meth:`SimTarget._checkpoint`).
 """
 from __future__ import annotations
 
+import os
+import pickle
+import signal
+import threading
 import time
+import warnings
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
-from .. import _native
+from .. import _native, results
+from ..journal import CHECKPOINT_S
 from ..profiles import Profile
 from .base import (
     DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, ReplayResult,
@@ -142,9 +152,9 @@ class SimTarget:
             job.pattern, job.bs_bytes, job.qd, job.offset_bytes, span,
             duration_s=job.duration_s, io_bytes=job.io_bytes, interval_s=job.interval_s,
         )
-        raw, complete = self._run_started(progress)
+        raw, complete, journal = self._run_started(progress, job.name, lambda r: self._to_result(job, r).series)
         result = self._to_result(job, raw)
-        return _mark_complete(result, raw, complete)
+        return _mark_complete(result, raw, complete, journal)
 
     def run_workload(self, spec: "WorkloadPhase | Mapping[str, object]",
                      progress: Progress | None = None) -> PhaseResult:
@@ -166,9 +176,10 @@ class SimTarget:
         keeps what was measured, marked incomplete."""
         phase = WorkloadPhase.of(spec)
         self._sim.start_workload({**phase.params, "name": phase.name})
-        raw, complete = self._run_started(progress)
+        raw, complete, journal = self._run_started(progress, phase.name,
+                                                   lambda r: self._workload_result(phase, r).series)
         result = self._workload_result(phase, raw)
-        return _mark_complete(result, raw, complete)
+        return _mark_complete(result, raw, complete, journal)
 
     def replay(self, job: ReplayJob, chunks, progress: Progress | None = None,
                total_commands: int | None = None) -> ReplayResult:
@@ -200,11 +211,19 @@ class SimTarget:
         return result
 
     # -- helpers -----------------------------------------------------------------------
-    def _run_started(self, progress: Progress | None) -> tuple[dict, bool]:
+    def _run_started(self, progress: Progress | None, name: str = "phase",
+                     to_series: Callable[[dict], dict] | None = None) -> tuple[dict, bool, object]:
         """Advances the started phase to its end (or Ctrl-C); returns (finish_phase's dict,
-        False if interrupted)."""
+        False if interrupted, the phase's journal or None).
+
+        While a run goes on (:func:`ssdlab.results.current_dir`), the intervals the phase has
+        finished are appended to its journal (:mod:`ssdlab.journal`) about once a second of
+        wall time (:meth:`_checkpoint`); ``to_series`` turns ``finish_phase``'s dict into the
+        phase's series, the same function that makes the final series."""
+        journal = results.open_phase_journal(name, "simulator") if to_series is not None else None
         chunk = 20_000
         complete = True
+        last_checkpoint = time.monotonic()
         try:
             while True:
                 t0 = time.perf_counter()
@@ -213,13 +232,64 @@ class SimTarget:
                 # Aim at ~0.1 s of wall time per call: responsive progress and Ctrl-C.
                 if dt > 0:
                     chunk = int(min(max(chunk * 0.1 / dt, 1_000), 5_000_000))
+                live = self._sim.phase_live() if progress or journal is not None else None
                 if progress:
-                    progress(fraction, live_text(self._sim.phase_live()))
+                    progress(fraction, live_text(live))
                 if done:
                     break
+                if journal is not None and time.monotonic() - last_checkpoint >= CHECKPOINT_S:
+                    self._checkpoint(journal, to_series, int(live["intervals_done"]))
+                    last_checkpoint = time.monotonic()
         except KeyboardInterrupt:
             complete = False
-        return self._sim.finish_phase(), complete
+        raw = self._sim.finish_phase()
+        if journal is not None:
+            try:
+                journal.append(_rows(to_series(raw), journal.rows, None), sync=False)  # synced by close()
+            except Exception as e:  # noqa: BLE001 - the phase's results come first
+                journal.error = f"{type(e).__name__}: {e}"
+        return raw, complete, journal
+
+    def _checkpoint(self, journal, to_series: Callable[[dict], dict], final: int) -> None:
+        """Appends intervals ``journal.rows`` to ``final`` (those already final: no
+        completion can land in them any more) to the phase's journal, exactly as the phase's
+        series will hold them: a forked copy of this process finishes the phase on its copy
+        of the drive and sends those rows back; this process's drive runs on untouched.
+        Skipped where fork is missing or unsafe (other threads running), and after a
+        failure (the journal then gets the rows when the phase ends)."""
+        if final <= journal.rows or journal.checkpoint_error or not hasattr(os, "fork") or not _fork_safe():
+            return
+        start = journal.rows
+        r, w = os.pipe()
+        try:
+            with warnings.catch_warnings():  # Python 3.12 warns of fork beside (daemon) threads
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError as e:
+            os.close(r)
+            os.close(w)
+            journal.checkpoint_error = f"fork failed ({e}): intervals journalled at the phase's end only"
+            return
+        if pid == 0:  # the copy: finish the phase there, send the rows, leave at once
+            code = 1
+            try:
+                os.close(r)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                data = pickle.dumps(_rows(to_series(self._sim.finish_phase()), start, final), protocol=5)
+                with os.fdopen(w, "wb") as f:
+                    f.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        data = b""
+        try:
+            with os.fdopen(r, "rb") as f:
+                data = f.read()
+        finally:
+            os.waitpid(pid, 0)
+        if data:
+            journal.append(pickle.loads(data))
 
     def _workload_result(self, phase: WorkloadPhase, raw: dict) -> PhaseResult:
         series, totals = _counter_series(raw)
@@ -338,11 +408,26 @@ def _us(per_interval_ns: list) -> np.ndarray:
     return np.array([np.nan if v is None else v / 1e3 for v in per_interval_ns], dtype=np.float64)
 
 
-def _mark_complete(result: PhaseResult, raw: dict, complete: bool) -> PhaseResult:
+def _mark_complete(result: PhaseResult, raw: dict, complete: bool, journal=None) -> PhaseResult:
     result.complete = complete and bool(raw["complete"])
     if not result.complete:
         result.notes.append(f"interrupted after {raw['duration_s']:.1f} s of simulated time")
+    if journal is not None:
+        journal.close(result.complete)
     return result
+
+
+def _fork_safe() -> bool:
+    """No thread but the main one and daemon helpers (the progress bar's monitor) runs: a
+    forked copy then finds no lock held by a thread doing simulator or result work (the
+    trace test's variants run in worker threads)."""
+    main = threading.main_thread()
+    return threading.current_thread() is main and all(t is main or t.daemon for t in threading.enumerate())
+
+
+def _rows(series: Mapping[str, object], start: int, stop: int | None) -> dict[str, np.ndarray]:
+    """Rows ``start:stop`` of a series."""
+    return {c: np.asarray(v)[start:stop] for c, v in series.items()}
 
 
 def live_text(live: dict) -> str:
