@@ -26,7 +26,12 @@ and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-r
 offsets (``randrepeat=0``, ``norandommap=1``, ``random_generator=tausworthe64``).
 TRIM is ``rw=trim`` on block devices and fio's ``falloc`` engine (hole punching) on files.
 ``idle`` phases just wait. Ctrl-C or SIGTERM during a phase stops fio cleanly (fio writes its
-logs on exit) and the phase comes back with what was measured and ``complete=False``. When
+logs on exit) and the phase comes back with what was measured and ``complete=False``.
+fio keeps its logs in memory until it exits, so while a phase runs fio also writes a status
+report every second (``--status-interval``, into its JSON output file); each new report
+becomes a row of the results folder's journal (:mod:`ssdlab.journal`), and a run killed
+outright (or a power loss) keeps those rows. When fio has exited the journal gets the
+phase's final series and the JSON file only fio's final report. When
 fio fails (exits non-zero, is killed, reports an IO error or writes no log) the phase comes
 back the same way with ``error`` set: one message naming the target, phase, job file and
 fio's own error line.
@@ -46,6 +51,7 @@ import contextlib
 import ctypes
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -55,15 +61,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
-from .. import fio_logs
+from .. import fio_logs, results
 from ..errors import UserError
+from ..journal import FIO_STATUS_S
 from . import fio_replay as _rp
-from .base import (DIRECTIONS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, WorkloadStep,
-                   ReplayResult, pattern_direction)
+from .base import (DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
+                   WorkloadStep, ReplayResult, latency_column, pattern_direction)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
 from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
@@ -119,13 +126,143 @@ def _sigterm_raises():
 def parse_fio_json(text: str) -> dict:
     """Parse fio's ``--output-format=json`` output, skipping what fio prints into the same
     file before it (``fio: terminating on signal 2``, ``fio: io_u error ...`` lines, the last
-    of which may run into the JSON's opening brace)."""
-    m = re.search(r'\{\s*"fio version"', text)
-    start = m.start() if m else (0 if text.startswith("{") else text.find("\n{") + 1 or -1)
-    if start < 0:
-        raise ValueError("no JSON object in fio output")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
-    return obj
+    of which may run into the JSON's opening brace). With ``--status-interval`` the file
+    holds one report per interval and the final one last: the last whole report is taken."""
+    starts = [m.start() for m in re.finditer(r'\{\s*"fio version"', text)]
+    if not starts:
+        start = 0 if text.startswith("{") else text.find("\n{") + 1 or -1
+        if start < 0:
+            raise ValueError("no JSON object in fio output")
+        starts = [start]
+    decoder = json.JSONDecoder()
+    error: ValueError | None = None
+    for start in reversed(starts):
+        try:
+            obj, _ = decoder.raw_decode(text[start:])
+            return obj
+        except ValueError as e:  # the last report cut short (fio killed while writing it)
+            error = error or e
+    raise error
+
+
+def _status_reports(text: str) -> tuple[list[dict], int]:
+    """The whole fio status reports (``--status-interval``) in ``text`` and how many
+    characters they and what precedes them take (the rest may be a report still being
+    written)."""
+    decoder = json.JSONDecoder()
+    out, used = [], 0
+    for m in re.finditer(r'\{\s*"fio version"', text):
+        if m.start() < used:
+            continue
+        try:
+            obj, end = decoder.raw_decode(text, m.start())
+        except ValueError:
+            break
+        out.append(obj)
+        used = end
+    return out, used
+
+
+class _StatusJournal:
+    """Turns fio's status reports (cumulative counts from the job's start, every
+    ``--status-interval``) into journal rows while fio runs: per report, the IOs, bytes and
+    completion-latency histogram (``clat_ns.bins`` of ``json+``) since the previous one, as
+    ``t_s`` (start of the span, s from the job's start), ``dt_s``, ``iops``, ``mbps`` and
+    the latency columns of the series (``{dir}_iops`` / ``{dir}_mbps`` too for a workload
+    group). Approximate: the spans follow fio's reports, not the log's intervals; when fio
+    has exited the journal gets the phase's final series instead."""
+
+    def __init__(self, journal, out_json: Path, directions: Sequence[str], per_direction: bool) -> None:
+        self.journal = journal
+        self.out_json = out_json
+        self.directions = list(directions)
+        self.per_direction = per_direction
+        self.offset = 0
+        self.prev_s = 0.0
+        self.prev: dict[str, tuple[float, float, dict[float, float]]] = {}
+
+    def poll(self) -> None:
+        if self.journal is None:
+            return
+        try:
+            with open(self.out_json, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except OSError:
+            return
+        text = chunk.decode("utf-8", errors="replace")
+        reports, used = _status_reports(text)
+        if not reports:
+            return
+        self.offset += len(text[:used].encode("utf-8", errors="replace"))
+        rows = [r for r in (self._row(rep) for rep in reports) if r is not None]
+        if rows:
+            self.journal.append({c: np.array([r[c] for r in rows], dtype=np.float64) for c in rows[0]})
+
+    def _row(self, report: dict) -> dict | None:
+        jobs = report.get("jobs") or []
+        try:
+            end_s = max(float(j.get("job_runtime") or 0) for j in jobs) / 1000.0 if jobs else 0.0
+        except (TypeError, ValueError):
+            return None
+        dt = end_s - self.prev_s
+        if dt <= 0:
+            return None
+        row = {"t_s": self.prev_s, "dt_s": dt, "iops": 0.0, "mbps": 0.0}
+        for d in self.directions:
+            ios = sum(float((j.get(d) or {}).get("total_ios") or 0) for j in jobs)
+            nbytes = sum(float((j.get(d) or {}).get("io_bytes") or 0) for j in jobs)
+            bins: dict[float, float] = {}
+            for j in jobs:
+                for k, v in (((j.get(d) or {}).get("clat_ns") or {}).get("bins") or {}).items():
+                    bins[float(k)] = bins.get(float(k), 0.0) + float(v)
+            pios, pbytes, pbins = self.prev.get(d, (0.0, 0.0, {}))
+            self.prev[d] = (ios, nbytes, bins)
+            dios, dbytes = max(ios - pios, 0.0), max(nbytes - pbytes, 0.0)
+            row["iops"] += dios / dt
+            row["mbps"] += dbytes / dt / 1e6
+            if self.per_direction:
+                row[f"{d}_iops"] = dios / dt
+                row[f"{d}_mbps"] = dbytes / dt / 1e6
+            delta = {k: v - pbins.get(k, 0.0) for k, v in bins.items() if v - pbins.get(k, 0.0) > 0}
+            stats = fio_logs.bins_percentiles_us(delta) if delta else {}
+            for label, _ in LATENCY_STATS:
+                row[latency_column(d, label)] = stats.get(label, math.nan)
+        self.prev_s = end_s
+        return row
+
+    def finish(self, series: dict, complete: bool) -> None:
+        """fio has exited: the phase's final series replaces the status rows."""
+        if self.journal is None:
+            return
+        self.poll()
+        if len(series.get("t_s", ())):
+            self.journal.replace(series, source="fio logs")
+        self.journal.close(complete)
+
+
+def _keep_final_report(out_json: Path) -> None:
+    """Rewrites fio's output file with its final report only (the status reports before it
+    are in the journal, and would make the file grow by a report per second)."""
+    try:
+        text = out_json.read_text()
+    except OSError:
+        return
+    starts = [m.start() for m in re.finditer(r'\{\s*"fio version"', text)]
+    if len(starts) < 2:
+        return
+    try:
+        json.JSONDecoder().raw_decode(text, starts[-1])
+    except ValueError:
+        return  # the final report is cut short: keep everything for a reader to see
+    head = text[:starts[0]]  # fio's messages before its first report
+    tmp = out_json.with_name(f".{out_json.name}.tmp")
+    try:
+        tmp.write_text(head + text[starts[-1]:])
+        os.replace(tmp, out_json)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _summarize(data: dict) -> tuple[dict, dict, int]:
@@ -429,8 +566,12 @@ class FioTarget:
         out_json = self.workdir / f"{stem}.json"
         err_path = self.workdir / f"{stem}.stderr"
         out_json.unlink(missing_ok=True)
-        cmd = [_find_fio(self.fio), "--output-format=json+", f"--output={out_json.name}", jobfile.name]
-        interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress)
+        cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
+               f"--output={out_json.name}", jobfile.name]
+        direction = pattern_direction(job.pattern)
+        status_journal = _StatusJournal(results.open_phase_journal(job.name, "fio status reports"), out_json,
+                                        [direction] if direction else [], per_direction=False)
+        interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress, poll=status_journal.poll)
         notes = [f"job file: {jobfile}"] + stop_notes
         if interrupted:
             notes.insert(0, f"interrupted by {interrupted}: partial results")
@@ -460,8 +601,11 @@ class FioTarget:
             direction = pattern_direction(job.pattern)
             totals = {f"host_{d}_bytes": int(ios * job.bs_bytes) if d == direction else 0 for d in DIRECTIONS}
             totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
+        complete = interrupted is None and error is None
+        status_journal.finish(series, complete)
+        _keep_final_report(out_json)
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
-                           complete=interrupted is None and error is None, notes=notes, error=error)
+                           complete=complete, notes=notes, error=error)
 
     def run_workload_group(self, step: WorkloadStep, workload, index: int,
                            progress: Progress | None = None) -> PhaseResult:
@@ -488,7 +632,10 @@ class FioTarget:
             os.unlink(old)
         out_json, err_path = self.workdir / f"{stem}.json", self.workdir / f"{stem}.stderr"
         out_json.unlink(missing_ok=True)
-        cmd = [_find_fio(self.fio), "--output-format=json+", f"--output={out_json.name}", jobfile.name]
+        cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
+               f"--output={out_json.name}", jobfile.name]
+        status_journal = _StatusJournal(results.open_phase_journal(step.name, "fio status reports"), out_json,
+                                        DIRECTIONS, per_direction=True)
         moved = self._progress_probe()
 
         def status(el: float) -> tuple[float, str]:
@@ -499,7 +646,7 @@ class FioTarget:
             of = f"/{step.duration_s:,.0f}" if step.duration_s else ""
             return (min(1.0, el / step.duration_s) if step.duration_s else 0.0), f"{step.name}: {done}{el:,.0f}{of} s"
 
-        interrupted, rc, notes = self._run_fio(cmd, err_path, None, progress, status)
+        interrupted, rc, notes = self._run_fio(cmd, err_path, None, progress, status, poll=status_journal.poll)
         notes = [f"job file: {jobfile}"] + notes
         if interrupted:
             notes.insert(0, f"interrupted by {interrupted}: partial results")
@@ -518,8 +665,11 @@ class FioTarget:
             error = self._fail_msg(step, jobfile, err_path, rc, failure)
             notes.insert(0, f"failed: {error}")
         totals.update(_direction_totals(data))
+        complete = interrupted is None and error is None
+        status_journal.finish(series, complete)
+        _keep_final_report(out_json)
         return PhaseResult(job=step, series=series, totals=totals, latency_us=lat,
-                           complete=interrupted is None and error is None, notes=notes, error=error)
+                           complete=complete, notes=notes, error=error)
 
     def _group_series(self, step: WorkloadStep, stem: str, data: dict | None, totals: dict,
                       notes: list[str]) -> dict:
@@ -932,11 +1082,13 @@ class FioTarget:
 
         return status
 
-    def _run_fio(self, cmd, err_path: Path, job: JobSpec | None, progress: Progress | None, status=None):
+    def _run_fio(self, cmd, err_path: Path, job: JobSpec | None, progress: Progress | None, status=None,
+                 poll=None):
         """Run fio; on Ctrl-C / SIGTERM forward the signal and wait. Returns (interrupted, rc, notes).
 
         ``status(elapsed_s) -> (fraction, text)`` reports progress; default: from ``job``'s
-        duration or the bytes the device moved."""
+        duration or the bytes the device moved. ``poll()`` is called every half second
+        while fio runs (the phase's journal reads fio's status reports)."""
         interrupted: str | None = None
         notes: list[str] = []
         proc = None
@@ -953,6 +1105,8 @@ class FioTarget:
                         rc = proc.wait(timeout=0.5)
                         break
                     except subprocess.TimeoutExpired:
+                        if poll is not None:
+                            poll()
                         if progress is not None:
                             frac, text = status(time.monotonic() - t0)
                             progress(frac, text)
