@@ -676,29 +676,92 @@ def _drive_label(summary: Mapping[str, Any], folder: Path) -> str:
     return str(target) if target else folder.name
 
 
+def read_run(folder: str | os.PathLike, errors: list[str] | None = None) -> tuple[dict, dict | None]:
+    """A results folder's summary and main series (``series.parquet`` / ``.csv``, None if
+    absent). Where the run stopped before writing them (killed outright: SIGKILL, a crash,
+    power loss), both come from its journal (:mod:`ssdlab.journal`): the summary's head as
+    the run started, marked incomplete, with the consistency metrics of the intervals
+    journalled; the series of the phase that was running. ``errors`` (if given) receives
+    what the reader should know: which file is missing and where the figures come from.
+
+    Raises FileNotFoundError if the folder has neither ``summary.json`` nor an ssdlab
+    ``INCOMPLETE`` marker, ValueError for an unreadable ``summary.json``."""
+    from . import journal
+
+    folder = Path(folder)
+    errors = [] if errors is None else errors
+    try:
+        summary = results.read_summary(folder)
+    except FileNotFoundError:
+        reason = results.describe_incomplete(folder)
+        if reason is None:
+            raise FileNotFoundError(f"{folder}: no summary.json: not an ssdlab results folder") from None
+        summary = None
+        errors.append("no summary.json (the run stopped before writing it)")
+    if summary is not None and not isinstance(summary, dict):
+        raise ValueError(f"{folder / results.SUMMARY_NAME}: expected a JSON object, got {type(summary).__name__}")
+    if summary is not None and summary.get("complete") is not False:
+        reason = results.incomplete_reason(folder)
+        if reason is not None and reason != "in progress":
+            summary = {**summary, "complete": False, "incomplete_reason": reason}
+    series = _read_series_or_none(folder, "series", errors)
+    rebuilt = journal.rebuild(folder) if summary is None or series is None else None
+    if rebuilt is not None:
+        errors.extend(rebuilt.notes)
+        main = rebuilt.main
+        if series is None and main is not None:
+            series = main.series
+            errors.append(rebuilt.describe())
+    if summary is None:
+        summary = dict(rebuilt.head) if rebuilt is not None and rebuilt.head else {"test": "unknown"}
+        summary["complete"] = False
+        summary["incomplete_reason"] = results.describe_incomplete(folder) or "unknown"
+        if rebuilt is not None and rebuilt.main is not None:
+            summary["series_source"] = rebuilt.describe()
+            summary.update(_journal_metrics(series, summary))
+        summary = results.to_jsonable(summary)
+    return summary, series
+
+
+def _journal_metrics(series: Mapping[str, np.ndarray], head: Mapping[str, Any]) -> dict:
+    """The consistency metrics of a series rebuilt from a journal (a run killed before it
+    computed its own): IOPS statistics, stalls, steady state, and its duration."""
+    from . import analysis
+
+    t = np.asarray(series.get("t_s", ()), dtype=np.float64)
+    if "iops" not in series or not t.size:
+        return {}
+    dt = np.asarray(series["dt_s"], dtype=np.float64) if "dt_s" in series else None
+    interval = _interval_s(t) if t.size > 1 else float(dt[0]) if dt is not None and dt.size else 1.0
+    out: dict[str, Any] = {"duration_s": float(t[-1] + (dt[-1] if dt is not None else interval))}
+    try:
+        bs = int(head.get("bs_bytes") or 4096)
+        # Steady-state rounds of about 60 s, a whole number of intervals (a fio target's
+        # journal follows fio's status reports, about a second apart).
+        round_s = interval * max(1, round(60.0 / interval))
+        out.update(analysis.analyze_iops(np.asarray(series["iops"], dtype=np.float64), interval, round_s=round_s,
+                                         bs_bytes=bs))
+    except Exception as e:  # noqa: BLE001 - a partial series may be too short for some metrics
+        out["metrics_error"] = f"{type(e).__name__}: {e}"
+    if "host_write_bytes" in series and "nand_write_bytes" in series:  # the simulator's exact counters
+        host = float(np.nansum(series["host_write_bytes"]))
+        out["host_write_bytes"] = host
+        out["nand_write_bytes"] = float(np.nansum(series["nand_write_bytes"]))
+        out["write_amplification"] = analysis.write_amplification(host, out["nand_write_bytes"])
+    return out
+
+
 def load_run(folder: str | os.PathLike, *, max_points: int = MAX_POINTS) -> dict:
     """One results folder as the page's data: summary, kind, charts (thinned), problems.
+    A run killed before it wrote its summary or series is shown from its journal
+    (:func:`read_run`), marked incomplete.
 
     Raises FileNotFoundError if the folder has neither ``summary.json`` nor an ssdlab
     ``INCOMPLETE`` marker, ValueError for an unreadable ``summary.json``.
     """
     folder = Path(folder)
     errors: list[str] = []
-    try:
-        summary = results.read_summary(folder)
-    except FileNotFoundError:
-        reason = results.incomplete_reason(folder)
-        if reason is None:
-            raise FileNotFoundError(f"{folder}: no summary.json: not an ssdlab results folder") from None
-        summary = {"test": "unknown", "complete": False, "incomplete_reason": reason}
-        errors.append("no summary.json (the run stopped before writing it)")
-    if not isinstance(summary, dict):
-        raise ValueError(f"{folder / results.SUMMARY_NAME}: expected a JSON object, got {type(summary).__name__}")
-    if summary.get("complete") is not False:
-        reason = results.incomplete_reason(folder)
-        if reason is not None and reason != "in progress":
-            summary = {**summary, "complete": False, "incomplete_reason": reason}
-    series = _read_series_or_none(folder, "series", errors)
+    summary, series = read_run(folder, errors)
     kind = _run_kind(summary, series)
     run: dict[str, Any] = {
         "dir": str(folder),

@@ -308,11 +308,13 @@ def cmd_compare(args) -> int:
     dirs = _run_dirs(args.dirs)
     runs = []
     for d in dirs:
+        notes: list[str] = []
         try:
-            s = results.read_summary(d)
-        except (FileNotFoundError, ValueError) as e:
-            raise UserError(f"{d}: {e}") from None
-        runs.append({"dir": d, "summary": s, "drive": report._drive_label(s, d),
+            # A run killed before writing summary.json or its series is read from its journal.
+            s, series = report.read_run(d, notes)
+        except (FileNotFoundError, ValueError, OSError) as e:
+            raise UserError(f"{d}: {e}; give a results folder written by ssdlab") from None
+        runs.append({"dir": d, "summary": s, "series": series, "notes": notes, "drive": report._drive_label(s, d),
                      "variant": s.get("variant") or report.variant_label(s.get("span_pct"))})
     labels = [f"{r['drive']} · {r['variant']}" for r in runs]
     for i, lab in enumerate(labels):
@@ -324,9 +326,16 @@ def cmd_compare(args) -> int:
     rows = compare_rows(summaries)
     header = [["metric"] + [str(r["drive"]) for r in runs],
               [""] + [str(r["variant"]) for r in runs],
-              ["folder"] + [r["dir"].name for r in runs]]
+              ["folder"] + [r["dir"].name + (" (incomplete)" if r["summary"].get("complete") is False else "")
+                            for r in runs]]
     body = [[label] + [report.format_value(v, unit) for v in vals] for _, label, unit, vals in rows]
     print(text_table(header, body))
+    for r in runs:
+        s = r["summary"]
+        if s.get("complete") is False:
+            print(f"{r['dir']}: incomplete: {s.get('incomplete_reason') or 'unknown reason'}")
+            for note in r["notes"]:
+                print(f"  {note}")
     if not args.out:
         return 0
 
@@ -348,9 +357,8 @@ def cmd_compare(args) -> int:
     title = args.title or f"Comparison of {len(runs)} runs"
     overlay = {}
     for lab, r in zip(labels, runs):
-        try:
-            s = results.read_series(r["dir"] / "series")
-        except (FileNotFoundError, ValueError, OSError):
+        s = r["series"]
+        if s is None:
             continue
         if "t_s" in s and "iops" in s and r["summary"].get("test") not in report.LINE_TESTS:
             overlay[lab] = s
