@@ -8,3 +8,16 @@ class UserError(Exception):
 
 class ProfileError(UserError):
     """A bad profile file, key or value."""
+
+
+class DriveFullError(ProfileError):
+    """A simulated drive ran out of room during a run: a plane filled with valid data so that
+    garbage collection could free nothing. The profile's spare area is too small for the
+    workload; the message says which profile key to change. args = (message, key)."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(message, key)
+        self.key = key
+
+    def __str__(self) -> str:
+        return str(self.args[0])

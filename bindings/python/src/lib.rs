@@ -20,6 +20,21 @@ fn profile_err(e: ConfigError) -> PyErr {
     ProfileError::new_err((e.to_string(), e.key))
 }
 
+/// The drive ran out of room during a run (`Simulation::check_space`; the message names the
+/// profile key to change): `ssdlab.errors.DriveFullError(message, key)`, a ProfileError the
+/// command line reports like any bad profile; `_native.ProfileError` if the Python package
+/// cannot be imported.
+fn drive_full_err(py: Python<'_>, e: ConfigError) -> PyErr {
+    let message = e.to_string();
+    match py.import("ssdlab.errors").and_then(|m| m.getattr("DriveFullError")) {
+        Ok(cls) => match cls.call1((message, e.key)) {
+            Ok(err) => PyErr::from_value(err),
+            Err(failed) => failed,
+        },
+        Err(_) => ProfileError::new_err((message, e.key)),
+    }
+}
+
 fn le_u64s(name: &str, b: &[u8]) -> PyResult<Vec<u64>> {
     if b.len() % 8 != 0 {
         return Err(PyValueError::new_err(format!("{name}: {} bytes is not a whole number of little-endian u64", b.len())));
@@ -392,6 +407,13 @@ impl Simulator {
         geometry_dict(py, &self.cfg)
     }
 
+    /// Raises `ssdlab.errors.DriveFullError` (message, key) once the drive has run out of room
+    /// (a plane full of valid data: the profile's spare area is too small for the workload).
+    /// `advance`, `replay_chunk`, `idle` and the `start_*` methods check it themselves.
+    fn check_space(&self, py: Python<'_>) -> PyResult<()> {
+        self.sim.check_space().map_err(|e| drive_full_err(py, e))
+    }
+
     /// Simulated time now [s].
     #[getter]
     fn now_s(&self) -> f64 {
@@ -400,14 +422,17 @@ impl Simulator {
 
     /// Lets `seconds` pass with no host I/O; idle-time GC may run. Returns the number of
     /// blocks idle GC collected.
-    fn idle(&mut self, seconds: f64) -> PyResult<u64> {
+    fn idle(&mut self, py: Python<'_>, seconds: f64) -> PyResult<u64> {
+        self.check_space(py)?;
         if self.sim.phase_running() {
             return Err(PyValueError::new_err("idle() while a phase or replay runs; finish it first"));
         }
         if !(seconds >= 0.0) {
             return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
         }
-        Ok(self.sim.idle(s_to_ns(seconds)))
+        let collected = self.sim.idle(s_to_ns(seconds));
+        self.check_space(py)?;
+        Ok(collected)
     }
 
     /// How mixed the stored data is by LBA: the span cut into `regions` equal regions,
@@ -425,6 +450,7 @@ impl Simulator {
     #[allow(clippy::too_many_arguments)]
     fn start_phase(
         &mut self,
+        py: Python<'_>,
         pattern: &str,
         bs_bytes: u64,
         qd: u32,
@@ -434,6 +460,7 @@ impl Simulator {
         io_bytes: Option<u64>,
         interval_s: f64,
     ) -> PyResult<()> {
+        self.check_space(py)?;
         let pat = Pattern::parse(pattern)
             .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {pattern:?}: expected write, randwrite, read, randread or trim")))?;
         for (name, v) in [("bs_bytes", bs_bytes), ("offset_bytes", offset_bytes), ("span_bytes", span_bytes), ("io_bytes", io_bytes.unwrap_or(0))] {
@@ -498,6 +525,7 @@ impl Simulator {
     ///
     /// Raises ValueError naming the key at fault (`jobs[i].key` within a job).
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
+        self.check_space(params.py())?;
         let (jobs, interval_ns) = if params.contains("jobs")? {
             jobs_from_dict(params)?
         } else {
@@ -518,6 +546,7 @@ impl Simulator {
         }
         let sim = &mut self.sim;
         let p = py.allow_threads(|| sim.advance(max_ios));
+        self.check_space(py)?;
         Ok((p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction))
     }
 
@@ -623,7 +652,8 @@ impl Simulator {
     /// `window_commands` completions. `buffer_compress_pct`: the written data is this
     /// compressible (0..100, as start_workload's key); None: the profile's ratio holds.
     #[pyo3(signature = (qd, window_commands, buffer_compress_pct=None))]
-    fn start_replay(&mut self, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
+    fn start_replay(&mut self, py: Python<'_>, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
+        self.check_space(py)?;
         self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(PyValueError::new_err)
     }
 
@@ -653,7 +683,9 @@ impl Simulator {
             cmds.push(Command { kind, unit: off / UNIT_BYTES, units: len / UNIT_BYTES });
         }
         let sim = &mut self.sim;
-        py.allow_threads(|| sim.replay(&cmds)).map_err(PyValueError::new_err)?;
+        let replayed = py.allow_threads(|| sim.replay(&cmds));
+        self.check_space(py)?;
+        replayed.map_err(PyValueError::new_err)?;
         let (done, elapsed) = self.sim.replay_progress();
         Ok((done, elapsed as f64 / NS_PER_S as f64))
     }

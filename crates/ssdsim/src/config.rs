@@ -480,7 +480,8 @@ impl Config {
             ));
         }
         let user_units = self.user_capacity_bytes / UNIT_BYTES;
-        // Each plane keeps two open blocks (host, GC) plus the foreground-GC reserve.
+        // Each plane keeps two open blocks (host, GC) plus the foreground-GC reserve, and at
+        // least one block for data (see the reserve below).
         let reserved_blocks = (self.gc_fg_free_blocks as usize + 2) * pools;
         if self.gc_fg_free_blocks as usize + 3 > blocks_per_pool {
             return Err(ConfigError::new(
@@ -504,8 +505,22 @@ impl Config {
             }
         }
         let usable_units = (blocks - reserved_blocks) as u64 * slots_per_block as u64;
-        // One spare block per plane beyond the reserve, so every plane always has a GC victim
-        // with invalid pages.
+        // The GC reserve the FTL relies on. Let B = blocks_per_plane, S = slots per block,
+        // fg = gc_fg_free_blocks. Foreground GC runs when a plane's full host block has just
+        // been closed and the plane has at most fg free blocks; then every block of the plane
+        // is free, closed, its GC block or active GC's victim (idle sorting's region blocks
+        // are closed first), so it has at least B − fg − 2 closed blocks. If the plane holds
+        // at most (B − fg − 2)·S − 1 valid units, one of them holds invalid data: GC frees
+        // space, each victim needing at most one new block while one is kept free (active GC
+        // leaves the last free block, idle sorting takes blocks only from planes above the
+        // reserve). So the user capacity (and the companion slots of less compressible data,
+        // bounded by this too: `workload::slots_per_unit`) may fill at most B − fg − 3 blocks
+        // per plane: one spare block per plane beyond the reserve and the open blocks, which
+        // leaves S units of margin. That holds for a drive of one plane and whenever data is
+        // spread evenly over the planes; the timing model writes to whichever die is free
+        // first and idle sorting moves data between planes, so a workload can pile more than
+        // a plane's share into one, which the FTL reports as an error naming this key
+        // (`Ftl::check_space`) rather than a state validation could exclude.
         let max_user = usable_units.saturating_sub((pools * slots_per_block) as u64);
         if user_units > max_user {
             return Err(ConfigError::new(

@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{GcPolicy, Geometry};
+use crate::config::{ConfigError, GcPolicy, Geometry};
 use crate::mem::big_vec;
 use crate::rng::Rng;
 
@@ -392,6 +392,23 @@ pub struct Ftl {
     /// Compressed data ([`Ftl::enable_companions`]): at most this many companion slots per
     /// logical unit (0: none), mapped as hidden logical units after the user's.
     companions: u64,
+    /// Set when a plane ran out of room ([`Ftl::check_space`]); the drive then takes no more
+    /// data and idle GC stops.
+    out_of_space: Option<OutOfSpace>,
+}
+
+/// A plane that needed a block for host data while at or below its foreground-GC reserve
+/// (`gc_fg_free_blocks`) and had no closed block holding invalid data: GC could not free
+/// anything. See [`Ftl::check_space`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutOfSpace {
+    pub plane: usize,
+    pub free_blocks: usize,
+    /// Valid 4 KiB units the plane held (companion slots of compressed data included).
+    pub valid_units: u64,
+    /// The most valid units a plane can hold and still always find a block with invalid
+    /// data at its reserve: (blocks_per_plane − gc_fg_free_blocks − 2) × slots per block − 1.
+    pub plane_limit_units: u64,
 }
 
 impl Ftl {
@@ -453,6 +470,7 @@ impl Ftl {
             sort_scan: vec![0; if geo.gc_idle_sort_regions != 0 { geo.pools } else { 0 }],
             sort_next_pool: (0..geo.gc_idle_sort_regions).map(|r| (r * geo.pools / geo.gc_idle_sort_regions) as u32).collect(),
             companions: 0,
+            out_of_space: None,
         };
         for p in 0..geo.pools {
             let b = ftl.pop_free(p);
@@ -561,6 +579,8 @@ impl Ftl {
 
     /// Writes logical unit `lpn` into the host open block of `pool`; returns the slot.
     /// May run foreground GC in that pool first (see [`Ftl::take_gc_work`]).
+    /// Once a plane has run out of room ([`Ftl::check_space`]) a write that needs a new
+    /// block is dropped (`lpn` left unmapped) and returns [`NONE`].
     #[inline]
     pub fn write(&mut self, lpn: u64, pool: usize, payload: u64) -> u32 {
         let (slot, active) = self.write_inner(lpn, pool, payload);
@@ -592,6 +612,11 @@ impl Ftl {
             self.invalidate(old);
         }
         let slot = self.alloc_host_slot(pool);
+        if slot == NONE {
+            // Out of space: the data is dropped (the simulation reports the error).
+            self.l2p[lpn as usize] = NONE;
+            return (NONE, ActiveWork::default());
+        }
         self.p2l[slot as usize] = lpn as u32;
         self.valid.set(slot as usize);
         self.l2p[lpn as usize] = slot;
@@ -809,7 +834,7 @@ impl Ftl {
     /// `target_free` free blocks and some block holds invalid data. Returns whether it did;
     /// the work is in [`Ftl::take_gc_work`].
     pub fn collect_for_idle(&mut self, pool: usize, target_free: usize) -> bool {
-        if self.pools[pool].free.len() >= target_free {
+        if self.pools[pool].free.len() >= target_free || self.out_of_space.is_some() {
             return false;
         }
         if let Some(done) = self.finish_active_victim(pool) {
@@ -849,6 +874,9 @@ impl Ftl {
     /// ordinary way (into the plane's GC block), which frees space.
     pub fn sort_for_idle(&mut self, pool: usize, target_free: usize) -> bool {
         assert!(!self.sort_open.is_empty(), "sort_for_idle without gc_idle_sort_regions");
+        if self.out_of_space.is_some() {
+            return false;
+        }
         if self.pools[pool].free.len() < target_free {
             if let Some(done) = self.finish_active_victim(pool) {
                 return done;
@@ -1117,7 +1145,7 @@ impl Ftl {
 
     /// Erase counts of all blocks.
     pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.meta.iter().map(|b| b.erase_count)
+        self.meta[..self.geo.blocks].iter().map(|b| b.erase_count)
     }
 
     #[inline]
@@ -1146,21 +1174,38 @@ impl Ftl {
         let spb = self.geo.slots_per_block as u32;
         let mut b = self.pools[pool].host_open;
         if self.meta[b as usize].write_ptr == spb {
+            if self.out_of_space.is_some() {
+                // The drive has failed: its full host blocks stay as they are.
+                return NONE;
+            }
             self.close_block(pool, b);
             // Keep gc_fg_free_blocks free after taking one (GC always has a block to copy
             // into); once started, foreground GC reclaims up to its target.
-            if self.pools[pool].free.len() <= self.geo.gc_fg_free_blocks {
+            let fg = self.geo.gc_fg_free_blocks;
+            if self.pools[pool].free.len() <= fg {
                 if !self.sort_open.is_empty() {
                     // Region blocks left open by idle sorting become victims too.
                     self.close_sort_streams();
                 }
                 while self.pools[pool].free.len() <= self.geo.gc_fg_target_free_blocks && self.has_victim(pool) {
                     // Beyond the minimum reserve, stop the batch once nothing can be gained.
-                    if self.pools[pool].free.len() > self.geo.gc_fg_free_blocks && !self.victim_has_invalid(pool) {
+                    if self.pools[pool].free.len() > fg && !self.victim_has_invalid(pool) {
                         break;
                     }
-                    self.collect_one(pool);
+                    let Some(moved) = self.collect_one(pool) else { break };
                     self.pending[pool].foreground_victims += 1;
+                    // A fully valid victim (not greedy's choice) frees nothing: at the reserve
+                    // with no closed block holding invalid data, collecting would go round.
+                    if moved == self.geo.slots_per_block && self.pools[pool].free.len() <= fg && !self.victim_has_invalid(pool) {
+                        break;
+                    }
+                }
+                // Still at the reserve: no closed block holds invalid data (see
+                // `Config::validate` for why a plane holding no more than its share of the
+                // user capacity always has one).
+                if self.pools[pool].free.len() <= fg {
+                    self.fail_out_of_space(pool);
+                    return NONE;
                 }
             }
             b = self.pop_free(pool);
@@ -1186,9 +1231,70 @@ impl Ftl {
         b
     }
 
+    /// Records that `pool` ran out of room (see [`Ftl::check_space`]).
+    #[cold]
+    fn fail_out_of_space(&mut self, pool: usize) {
+        let spb = self.geo.slots_per_block;
+        let bpp = self.geo.blocks_per_pool;
+        let valid_units = self.blocks[pool * bpp..(pool + 1) * bpp].iter().map(|b| b.valid as u64).sum();
+        self.out_of_space = Some(OutOfSpace {
+            plane: pool,
+            free_blocks: self.pools[pool].free.len(),
+            valid_units,
+            plane_limit_units: ((bpp - self.geo.gc_fg_free_blocks - 2) * spb - 1) as u64,
+        });
+        // The plane's host block may have been collected meanwhile: point its host block at a
+        // full record past the drive's blocks, so that every later write to the plane finds
+        // it full and stops in `alloc_host_slot`, which touches nothing once the drive failed.
+        let full = BlockMeta { write_ptr: spb as u32, erase_count: 0, pos: NONE, mtime: 0, sorted: false };
+        self.meta.truncate(self.geo.blocks);
+        self.meta.push(full);
+        self.pools[pool].host_open = self.geo.blocks as u32;
+    }
+
+    /// Ok while every plane can take data. Err once a plane ran out of room: it needed a
+    /// block for host data while at its foreground-GC reserve and no block held invalid
+    /// data (every closed block fully valid), so GC could free nothing. Profile validation
+    /// rules this out while each plane holds no more than its share of the user capacity;
+    /// the drive places writes on whichever die is free first (and idle sorting moves data
+    /// between planes), so a workload can leave more than that in one plane. The error names
+    /// the profile key to change (more spare area: a lower `user_capacity_bytes`).
+    /// Once failed, the FTL drops host data that needs a new block and idle GC stops.
+    pub fn check_space(&self) -> Result<(), ConfigError> {
+        let Some(e) = &self.out_of_space else { return Ok(()) };
+        let spb = self.geo.slots_per_block as u64;
+        let plane_units = self.geo.blocks_per_pool as u64 * spb;
+        Err(ConfigError::new(
+            "user_capacity_bytes",
+            format!(
+                "the simulated drive ran out of space in plane {}: it had {} free blocks (the foreground-GC reserve, gc_fg_free_blocks = {}) \
+                 and every closed block was fully valid, so GC could free nothing; the plane held {} valid 4 KiB units \
+                 ({:.1}% of its {} slots; at most {} leave GC a block to free). The drive spreads writes over its planes regardless of their \
+                 addresses (to the die free first, over its planes in turn), and this workload left more than an even share of its data in this plane. Lower user_capacity_bytes (more spare area \
+                 per plane) or raise blocks_per_plane",
+                e.plane,
+                e.free_blocks,
+                self.geo.gc_fg_free_blocks,
+                e.valid_units,
+                e.valid_units as f64 * 100.0 / plane_units as f64,
+                plane_units,
+                e.plane_limit_units,
+            ),
+        ))
+    }
+
+    /// Where and how a plane ran out of room, if one did (see [`Ftl::check_space`]).
+    pub fn out_of_space(&self) -> Option<&OutOfSpace> {
+        self.out_of_space.as_ref()
+    }
+
+    /// Takes the plane's next free block. Every caller keeps a free block in hand (foreground
+    /// GC fails the drive at its reserve instead of going on, active GC keeps the last free
+    /// block, idle sorting takes blocks only from planes above the reserve), so the list is
+    /// never empty here.
     fn pop_free(&mut self, pool: usize) -> u32 {
         let b = self.pools[pool].free.pop_front().unwrap_or_else(|| {
-            panic!("plane {pool} has no free block left: the profile's spare area is too small for this workload")
+            panic!("FTL invariant broken: plane {pool} has no free block to take (every path keeps one)")
         });
         self.free_blocks_total -= 1;
         let blk = &mut self.blocks[b as usize];
@@ -1291,17 +1397,16 @@ impl Ftl {
         }
     }
 
-    /// GC of one whole victim in `pool`: relocate its valid units, erase it.
-    fn collect_one(&mut self, pool: usize) {
+    /// GC of one whole victim in `pool`: relocate its valid units, erase it. Returns the
+    /// units relocated, or None (nothing done) if greedy's victim, the emptiest closed
+    /// block, is fully valid: nothing can be freed. (Other policies may legitimately
+    /// relocate a full block and move on.)
+    fn collect_one(&mut self, pool: usize) -> Option<usize> {
         let victim = self.select_victim(pool);
         let spb = self.geo.slots_per_block;
-        // Greedy picked the emptiest block: if even that one is full, nothing can be freed.
-        // (Other policies may legitimately relocate a full block and move on.)
         if self.geo.gc_policy == GcPolicy::Greedy && self.blocks[victim as usize].valid as usize == spb {
-            panic!(
-                "plane {pool}: every closed block is fully valid, GC cannot free space; \
-                 the profile's spare area is too small for this workload"
-            );
+            self.bucket_push(pool, victim, spb);
+            return None;
         }
         let base = victim as usize * spb;
         let mut work = GcWork { erases: 1, ..GcWork::default() };
@@ -1406,6 +1511,7 @@ impl Ftl {
         let pending = &mut self.pending[pool];
         pending.page_reads += work.page_reads;
         pending.units_copied += work.units_copied;
+        Some(n)
     }
 
     /// Erases an emptied victim and returns it to the free list.
@@ -1508,7 +1614,49 @@ impl Ftl {
         if free_total != self.free_blocks_total {
             return Err(format!("free block count {} but {free_total} blocks are free", self.free_blocks_total));
         }
+        let bpp = self.geo.blocks_per_pool;
+        let mut listed_free = vec![false; self.geo.blocks];
         for (p, pool) in self.pools.iter().enumerate() {
+            let in_pool = |b: u32| (p * bpp..(p + 1) * bpp).contains(&(b as usize));
+            // The free list holds exactly the plane's free blocks, each once.
+            for &b in &pool.free {
+                if !in_pool(b) {
+                    return Err(format!("plane {p}: free list holds block {b} of another plane"));
+                }
+                if self.blocks[b as usize].state != BlockState::Free {
+                    return Err(format!("plane {p}: block {b} is on the free list but in use ({:?})", self.blocks[b as usize].state));
+                }
+                if std::mem::replace(&mut listed_free[b as usize], true) {
+                    return Err(format!("plane {p}: block {b} is on the free list twice"));
+                }
+            }
+            if let Some(b) = (p * bpp..(p + 1) * bpp).find(|&b| self.blocks[b].state == BlockState::Free && !listed_free[b]) {
+                return Err(format!("plane {p}: free block {b} is missing from the free list"));
+            }
+            // Open blocks: the host and GC blocks (the host block of a plane that ran out of room
+            // is a full record past the drive's blocks) and idle sorting's region blocks.
+            for (what, b) in [("host", pool.host_open), ("GC", pool.gc_open)] {
+                let state = self.blocks.get(b as usize).map(|blk| blk.state);
+                let host_after_failure = what == "host" && self.out_of_space.as_ref().is_some_and(|o| o.plane == p) && b as usize == self.geo.blocks;
+                if !host_after_failure && (!in_pool(b) || state != Some(BlockState::Open)) {
+                    return Err(format!("plane {p}: {what} open block {b} is not an open block of the plane ({state:?})"));
+                }
+            }
+            if let Some(b) = (p * bpp..(p + 1) * bpp).find(|&b| {
+                self.blocks[b].state == BlockState::Open && b as u32 != pool.host_open && b as u32 != pool.gc_open && !self.sort_open.contains(&(b as u32))
+            }) {
+                return Err(format!("plane {p}: block {b} is open but neither the host, the GC nor a region block"));
+            }
+            if pool.bg_victim != NONE && (!in_pool(pool.bg_victim) || self.blocks[pool.bg_victim as usize].state != BlockState::Victim) {
+                return Err(format!("plane {p}: active-GC victim {} is not in victim state", pool.bg_victim));
+            }
+            if self.geo.gc_policy == GcPolicy::Fifo {
+                for &b in &pool.closed_fifo {
+                    if !in_pool(b) || self.blocks[b as usize].state != BlockState::Closed {
+                        return Err(format!("plane {p}: FIFO entry block {b} is not a closed block of the plane"));
+                    }
+                }
+            }
             let closed = (0..self.geo.blocks_per_pool)
                 .map(|i| p * self.geo.blocks_per_pool + i)
                 .filter(|&b| self.blocks[b].state == BlockState::Closed)
@@ -1553,6 +1701,57 @@ impl Ftl {
         }
         Ok(())
     }
+
+    /// Damages the FTL's state on purpose, so that tests can check that
+    /// [`Ftl::check_invariants`] notices (built with the `test-hooks` feature only).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn corrupt(&mut self, c: Corruption) {
+        let spb = self.geo.slots_per_block;
+        match c {
+            Corruption::P2lMismatch { lpn, other } => {
+                let slot = self.l2p[lpn as usize];
+                assert_ne!(slot, NONE, "LPN {lpn} is not mapped");
+                self.p2l[slot as usize] = other as u32;
+            }
+            Corruption::ValidCount { block, delta } => {
+                let v = &mut self.blocks[block].valid;
+                *v = v.wrapping_add_signed(delta);
+            }
+            Corruption::FreeBlockInUse { block } => {
+                let pool = block / self.geo.blocks_per_pool;
+                assert_ne!(self.blocks[block].state, BlockState::Free, "block {block} is free");
+                self.pools[pool].free.push_back(block as u32);
+            }
+            Corruption::FreeBlockLost { pool } => {
+                self.pools[pool].free.pop_back().expect("the plane has a free block");
+            }
+            Corruption::LostUpdate { lpn, stale_slot } => {
+                assert_eq!(self.p2l[stale_slot as usize], lpn as u32, "slot {stale_slot} never held LPN {lpn}");
+                assert!(!self.valid.get(stale_slot as usize), "slot {stale_slot} is current");
+                assert!((stale_slot as usize) < self.geo.blocks * spb);
+                self.l2p[lpn as usize] = stale_slot;
+            }
+        }
+    }
+}
+
+/// Kinds of damage [`Ftl::corrupt`] does (tests only).
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Corruption {
+    /// The P2L entry of `lpn`'s slot names `other` instead.
+    P2lMismatch { lpn: u64, other: u64 },
+    /// Block `block`'s valid count is off by `delta`.
+    ValidCount { block: usize, delta: i32 },
+    /// Block `block` (in use) is also put on its plane's free list.
+    FreeBlockInUse { block: usize },
+    /// The last block of plane `pool`'s free list drops off it (still marked free).
+    FreeBlockLost { pool: usize },
+    /// `lpn`'s mapping goes back to `stale_slot`, a copy that a later write replaced: the
+    /// later write is lost (reads return the old data).
+    LostUpdate { lpn: u64, stale_slot: u32 },
 }
 
 #[cfg(test)]

@@ -341,8 +341,10 @@ impl Simulation {
     }
 
     /// Issues `cmds` in order. Errors name the first command outside the drive (index in
-    /// `cmds`); commands before it have run.
+    /// `cmds`); commands before it have run. Also an error once the drive has run out of room
+    /// ([`Simulation::check_space`]).
     pub fn replay(&mut self, cmds: &[Command]) -> Result<(), String> {
+        self.check_space().map_err(|e| e.to_string())?;
         let mut h = self.host.take().expect("replay() without start_replay()");
         assert!(h.windows.is_some(), "replay() during a phase");
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
@@ -350,7 +352,7 @@ impl Simulation {
         self.host = Some(h);
         match src.error {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => self.check_space().map_err(|e| e.to_string()),
         }
     }
 

@@ -1317,9 +1317,16 @@ impl Simulation {
         })
     }
 
-    /// Runs the current phase to its end.
+    /// Ok while the drive can take data; once a plane has run out of room, the error (it
+    /// names the profile key to change). The phase or replay running then should end: the
+    /// drive drops data that needs a new block. See [`crate::ftl::Ftl::check_space`].
+    pub fn check_space(&self) -> Result<(), ConfigError> {
+        self.dev.ftl.check_space()
+    }
+
+    /// Runs the current phase to its end (or until the drive runs out of room).
     pub fn run_to_end(&mut self) {
-        while !self.advance(1 << 20).done {}
+        while !self.advance(1 << 20).done && self.check_space().is_ok() {}
     }
 
     /// Ends the current phase (complete or not), waits for outstanding commands, and
@@ -1422,16 +1429,23 @@ impl Simulation {
 
     /// Runs a whole job and returns its report.
     pub fn run(&mut self, job: Job) -> Result<PhaseReport, String> {
+        self.check_space().map_err(|e| e.to_string())?;
         self.start_phase(job)?;
         self.run_to_end();
-        Ok(self.finish_phase())
+        let report = self.finish_phase();
+        self.check_space().map_err(|e| e.to_string())?;
+        Ok(report)
     }
 
     /// Runs a whole workload and returns its report.
     pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, WorkloadError> {
+        let space = |e: ConfigError| WorkloadError { field: String::new(), message: e.to_string() };
+        self.check_space().map_err(space)?;
         self.start_workload(w)?;
         self.run_to_end();
-        Ok(self.finish_phase())
+        let report = self.finish_phase();
+        self.check_space().map_err(space)?;
+        Ok(report)
     }
 }
 
