@@ -1,0 +1,76 @@
+//! A drive in steady state under 4 KiB random writes returns to the same write rate after a
+//! short phase of something else (mixed reads and writes, reads, writes below 4 KiB): the
+//! other phase changes which dies collect when, not how fast the drive can write.
+//!
+//! Each test fills a small drive twice sequentially, runs random writes at QD32 over three
+//! quarters of it for 20 s, then 2 s of the other workload, then the same random writes for
+//! 20 s, and compares the mean IOPS of the second half of each random-write phase. GC moves
+//! whole victims at once on one die here, for tens of milliseconds (16-page blocks) to over
+//! a second (256-page blocks): programs for that die wait behind it, and the other dies of
+//! its channel must still get their data meanwhile, however the dies' GC is staggered.
+
+mod common;
+use common::small;
+use ssdsim::{BlockSize, Config, Job, Pattern, PhaseReport, Simulation, Workload, UNIT_BYTES};
+
+const S: u64 = 1_000_000_000;
+
+/// Mean IOs per 1 s interval over the second half of a phase.
+fn steady_iops(r: &PhaseReport) -> f64 {
+    let n = r.ios.len();
+    r.ios[n / 2..].iter().sum::<u64>() as f64 / (n - n / 2) as f64
+}
+
+/// IOPS of the random writes before and after `other` (see the module doc).
+fn random_writes_around(cfg: &Config, other: &Workload) -> (f64, f64) {
+    let mut sim = Simulation::new(cfg, 1).unwrap();
+    let user = sim.geometry().user_units;
+    for _ in 0..2 {
+        sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user / 32 * 32)).unwrap();
+    }
+    let writes = Workload { span_bytes: Some(user * 3 / 4 * UNIT_BYTES), duration_ns: Some(20 * S), ..Workload::default() };
+    let before = steady_iops(&sim.run_workload(&writes).unwrap());
+    let r = sim.run_workload(other).unwrap();
+    assert!(r.total_ios > 1000, "the other phase ran: {} IOs", r.total_ios);
+    let after = steady_iops(&sim.run_workload(&writes).unwrap());
+    sim.device().ftl().check_invariants().unwrap();
+    (before, after)
+}
+
+fn assert_same_rate((before, after): (f64, f64)) {
+    assert!((after / before - 1.0).abs() < 0.1, "random writes: {before:.0} IOPS before, {after:.0} after");
+}
+
+/// 128 blocks of 16 pages per plane, 7 % spare.
+fn short_blocks() -> Config {
+    small(&[], 1.07)
+}
+
+/// 32 blocks of 256 pages per plane (the profiles' block size), 30 % spare.
+fn long_blocks() -> Config {
+    small(&[("pages_per_block", "256"), ("blocks_per_plane", "32")], 1.3)
+}
+
+fn two_seconds() -> Workload {
+    Workload { duration_ns: Some(2 * S), ..Workload::default() }
+}
+
+#[test]
+fn random_writes_after_a_mixed_phase_run_as_fast_as_before_it() {
+    let mix = Workload { read_fraction: 0.65, ..two_seconds() };
+    assert_same_rate(random_writes_around(&short_blocks(), &mix));
+    assert_same_rate(random_writes_around(&long_blocks(), &mix));
+}
+
+#[test]
+fn random_writes_after_a_read_phase_run_as_fast_as_before_it() {
+    let reads = Workload { read_fraction: 1.0, ..two_seconds() };
+    assert_same_rate(random_writes_around(&long_blocks(), &reads));
+}
+
+#[test]
+fn random_writes_after_sub_4k_writes_run_as_fast_as_before_them() {
+    let mut rmw = two_seconds();
+    rmw.write.bssplit = vec![BlockSize { bs_bytes: 2048, weight: 1 }];
+    assert_same_rate(random_writes_around(&short_blocks(), &rmw));
+}
