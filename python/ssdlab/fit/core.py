@@ -54,6 +54,8 @@ class FitRun:
     cache: dict = field(default_factory=dict)
     used: int = 0
     best: dict | None = None
+    #: The best candidate when the probe started (the probe moves its keys one at a time).
+    probe_center: dict | None = None
     #: The base profile's values of the keys, in the unit cube: the first candidate.
     start: np.ndarray | None = None
     started: float = field(default_factory=time.perf_counter)
@@ -143,7 +145,9 @@ def prepare(folders: list[str], key_specs: list[str], base: str = "default", see
         if blocks < 16:
             raise UserError(f"{m.folder}: at --scale {s:g} the simulated drive holds {c:,} bytes, {blocks:.1f} blocks "
                             f"per plane of the base profile's {geo.planes} planes x {geo.block_bytes:,}-byte blocks; "
-                            "use a larger --scale (at least 16 blocks per plane) or a base profile with smaller blocks")
+                            + ("use a larger --scale (at least 16 blocks per plane) or " if s < 1 else "use ")
+                            + "a --base profile with fewer planes or smaller blocks (pages_per_block) for a drive "
+                              "this small")
     run = FitRun(measured=measured, keys=keys, base=base_profile, base_spec=base, seed=seed, scale=scale, evals=evals,
                  refs=[_reference(m, s) for m, s in zip(measured, scales)], caps=caps_sim, scales=scales,
                  spare_default=space.base_spare_pct(base_profile.values, base_profile.geometry))
@@ -176,6 +180,8 @@ def search_fit(run: FitRun, evaluator: search.Evaluator, on_batch=None, on_resul
     ``on_batch(run)`` after each batch (the history is written there)."""
 
     def ask(points: list[np.ndarray], step: str) -> list[float]:
+        if step == "probe" and run.best is not None:
+            run.probe_center = {"realized": dict(run.best["realized"]), "distance": run.best["distance"]}
         out = [math.inf] * len(points)
         pending: dict[int, list[int]] = {}
         tasks = []
@@ -256,7 +262,8 @@ def identifiability(run: FitRun) -> list[dict]:
     well as the best (distance within max(:data:`NEAR_ABS`, :data:`NEAR_REL` x best) of it)
     and that range as a share of the key's searched range; the distance's local rise when
     only this key moves, per 10 % of its range (from the probe and any other candidate that
-    differs from the best in this key alone, by at most 15 %); and a verdict: ``pinned``
+    differs from the best in this key alone, by at most 15 %; the probe's centre is the best
+    candidate when the probe started); and a verdict: ``pinned``
     (spread <= 15 % and the distance rises), ``not identified`` (spread > 40 %, or no rise),
     else ``weakly identified``."""
     done = [r for r in run.rows if r["eval"] is not None and r["distance"] is not None]
@@ -265,20 +272,21 @@ def identifiability(run: FitRun) -> list[dict]:
     d_best = run.best["distance"]
     tol = max(NEAR_ABS, NEAR_REL * d_best)
     near = [r for r in done if r["distance"] <= d_best + tol]
-    best_vals = run.best["realized"]
+    center = run.probe_center or {"realized": run.best["realized"], "distance": d_best}
+    best_vals, d_center = center["realized"], center["distance"]
     out = []
     for k in run.keys:
         vals = [r[k.name] for r in near if r[k.name] is not None]
         us = [k.unit_of(v) for v in vals]
         spread = max(us) - min(us)
-        best_v = best_vals[k.name]
+        best_v = run.best["realized"][k.name]
         rises = []
         for r in done:
             moved = [o for o in run.keys if not math.isclose(k_u(o, r), k_u(o, best_vals), abs_tol=1e-9)]
             if len(moved) == 1 and moved[0].name == k.name:
                 du = abs(k_u(k, r) - k_u(k, best_vals))
                 if 0 < du <= 0.15 + 1e-9:
-                    rises.append((r["distance"] - d_best) * 0.10 / du)
+                    rises.append((r["distance"] - d_center) * 0.10 / du)
         sens = float(np.mean(rises)) if rises else None
         if spread > LOOSE_SPREAD or (sens is not None and sens < FLAT_SENSITIVITY):
             verdict = "not identified"

@@ -139,6 +139,7 @@ def _written(series: dict) -> np.ndarray:
 def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
     """``fit.png`` and ``fit.svg``: measured | fitted, one row per measured folder."""
     import matplotlib
+    import matplotlib.ticker
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -163,6 +164,7 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
                                    edgecolors="black", linewidths=0.4, label=f"0 IOPS (drawn at 1): {int(zero.sum())}")
                         ax.legend(loc="lower right", fontsize=7)
                     ax.set_yscale("log")
+                    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
                     ax.set_xlabel("time (s)" + (f", simulated x 1/{run.scales[r]:g}" if c and run.scales[r] < 1 else ""))
                     ax.set_ylabel("IOPS (per interval)")
                 elif kind == "fill":
@@ -228,8 +230,9 @@ def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete
     summary["scale"] = run.scale
     summary["seed"] = run.seed
     summary["search"] = {
-        "optimizer": "Latin hypercube sample (with the base profile), compass search from the best, then a "
-                     "+/-10 % probe per key (ssdlab.fit.search)",
+        "optimizer": "Latin hypercube sample (with the base profile), cross-entropy refinement (Gaussian with "
+                     "full covariance fitted to the best candidates), then a +/-10 % probe per key "
+                     "(ssdlab.fit.search)",
         "evals_budget": run.evals, "evals_simulated": run.used,
         "refused_candidates": sum(1 for r in run.rows if r["eval"] is None),
         "backend": backend, "wall_s": time.perf_counter() - run.started}
@@ -275,7 +278,7 @@ def _cell(v, unit: str = "") -> str:
         return "n/a"
     if isinstance(v, float):
         if unit == "bytes":
-            return f"{v / 1e9:,.3g} GB"
+            return f"{v / 1e9:,.3g} GB" if abs(v) >= 1e9 else f"{v / 1e6:,.3g} MB"
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
     return str(v)
 

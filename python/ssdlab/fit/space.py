@@ -87,6 +87,8 @@ class Key:
             v = self.lo * (self.hi / self.lo) ** u
         else:
             v = self.lo + u * (self.hi - self.lo)
+        if self.integer and self.name.endswith("_bytes"):  # whole 4 KiB units, as the drive maps them
+            return int(min(self.hi, max(self.lo, round(v / 4096) * 4096)))
         return int(round(v)) if self.integer else float(v)
 
     def unit_of(self, value: float) -> float:
@@ -99,26 +101,41 @@ class Key:
         return (v - self.lo) / (self.hi - self.lo)
 
     def text(self, value) -> str:
+        """The value with its unit, as the terminal table shows it (bytes in KiB/MiB/GiB)."""
+        if self.unit == "bytes":
+            return _bytes_text(value)
         unit = f" {self.unit}" if self.unit else ""
         if self.integer:
             return f"{int(value):,}{unit}"
         return f"{value:.4g}{unit}"
 
     def range_text(self) -> str:
-        lo = f"{int(self.lo):,}" if self.integer else f"{self.lo:g}"
-        hi = f"{int(self.hi):,}" if self.integer else f"{self.hi:g}"
-        return f"[{lo}, {hi}]{' ' + self.unit if self.unit else ''}{', log scale' if self.scale == 'log' else ''}"
+        if self.unit == "bytes":
+            lo, hi, unit = _bytes_text(self.lo), _bytes_text(self.hi), ""
+        else:
+            lo = f"{int(self.lo):,}" if self.integer else f"{self.lo:g}"
+            hi = f"{int(self.hi):,}" if self.integer else f"{self.hi:g}"
+            unit = f" {self.unit}" if self.unit else ""
+        return f"[{lo}, {hi}]{unit}{', log' if self.scale == 'log' else ''}"
 
     def to_json(self) -> dict:
         return {"name": self.name, "lo": self.lo, "hi": self.hi, "scale": self.scale, "integer": self.integer,
                 "unit": self.unit}
 
 
+def _bytes_text(n: float) -> str:
+    """Bytes in the largest binary unit that keeps a number >= 1: 16 MiB, 1.5 GiB."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
 def profile_key_kinds() -> dict[str, tuple[str, str]]:
     """Every profile key: name -> (kind "int"/"float"/"str", meaning with unit)."""
     from .. import _native
 
-    return {name: (kind, doc) for name, kind, doc in _native.profile_keys()}
+    return {name: (kind, doc.strip()) for name, kind, doc in _native.profile_keys()}
 
 
 def _unit_of_doc(doc: str) -> str:
