@@ -7,7 +7,10 @@ PY := $(VENV)/bin/python
 SSDLAB := $(VENV)/bin/ssdlab
 DEMO_OUT ?= results/demo
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup demo test test-rust test-python test-fuzz fuzz bench clean
+
+# Seconds each fuzz target runs in `make test` (fuzz/run.sh; `make fuzz FUZZ_S=600` for longer).
+FUZZ_S ?= 15
 
 setup:
 	./scripts/bootstrap.sh
@@ -16,7 +19,7 @@ demo: setup
 	$(SSDLAB) consistency --target sim:default --out $(DEMO_OUT) --force
 	@echo "open $(DEMO_OUT)/consistency_log.png (and the other plots) or read $(DEMO_OUT)/summary.json"
 
-test: setup test-rust test-python
+test: setup test-rust test-python test-fuzz
 
 test-rust:
 	cargo test --release -p ssdrng -p ssdsim -p ssdtrace
@@ -24,12 +27,18 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
+# Every fuzz target (trace readers, profile text, fio job files, fio logs, profiles) for
+# FUZZ_S seconds each, after replaying the crashes found before (fuzz/regressions).
+test-fuzz fuzz: setup
+	./fuzz/run.sh $(FUZZ_S)
+
 bench: setup
 	cargo bench -p ssdsim --bench steady_state
 	cargo bench -p ssdtrace --bench parse
 	$(PY) benches/bench_consistency.py --drives 256G,1T,4T
 	$(PY) benches/bench_trace.py
 	$(PY) benches/bench_fio_overhead.py
+	$(PY) benches/bench_long_run.py
 
 clean:
 	cargo clean

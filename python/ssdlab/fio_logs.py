@@ -57,6 +57,7 @@ import itertools
 import math
 import re
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator, Sequence
@@ -179,18 +180,23 @@ def _bad(path: Path, lineno: int, line: str, why: str | None = None, expected: s
     return ValueError(msg)
 
 
+#: Times [ms] and block sizes [bytes] must be below this: whole numbers a float holds exactly
+#: (and far beyond any fio log; a larger time would wrap around as an int64).
+_MAX_EXACT = 2.0 ** 53
+
+
 def _check_row(t: float, v: float, d: float, bs: float) -> str | None:
     """Why a parsed row is invalid, or None. Mirrors :func:`_check_rows`."""
     if not all(math.isfinite(z) for z in (t, v, d, bs)):
         return "numbers must be finite"
-    if t < 0:
-        return "time must be >= 0"
+    if t < 0 or t >= _MAX_EXACT:
+        return "time must be >= 0 and below 2^53 ms"
     if v < 0:
         return "value must be >= 0"
     if d not in (0.0, 1.0, 2.0):
         return f"direction must be 0 (read), 1 (write) or 2 (trim), got {d:g}"
-    if bs < 0 or bs != int(bs):
-        return "block size must be a whole number of bytes >= 0"
+    if bs < 0 or bs >= _MAX_EXACT or bs != int(bs):
+        return "block size must be a whole number of bytes >= 0 and below 2^53"
     return None
 
 
@@ -201,9 +207,11 @@ def _check_rows(a: np.ndarray) -> bool:
     t, v, d, bs = a.T
     return bool(
         (t >= 0).all()
+        and (t < _MAX_EXACT).all()
         and (v >= 0).all()
         and np.isin(d, (0.0, 1.0, 2.0)).all()
         and (bs >= 0).all()
+        and (bs < _MAX_EXACT).all()
         and (bs == np.floor(bs)).all()
     )
 
@@ -241,7 +249,12 @@ def _read_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
     with _open_text(path) as f:
         lineno = 1
         while True:
-            lines = list(itertools.islice(f, _CHUNK_LINES))
+            try:
+                lines = list(itertools.islice(f, _CHUNK_LINES))
+            except (OSError, EOFError, zlib.error) as e:  # a damaged or cut .gz
+                what = "a damaged or truncated gzip file" if path.name.endswith(".gz") else "unreadable"
+                raise ValueError(f"{path}: {what} after line {lineno - 1} ({e}); copy the log again "
+                                 "from the machine that ran fio") from None
             if not lines:
                 return
             yield lineno, lines
@@ -616,6 +629,20 @@ def _dir_codes(present: np.ndarray, direction: int | str | None, path) -> list[i
     return [code]
 
 
+#: The most intervals a series read from a log may have (231 days at 1 s; each column of the
+#: series is 8 bytes an interval).
+MAX_INTERVALS = 20_000_000
+
+
+def _intervals(path: str | Path, n: int, interval_s: float) -> int:
+    """``n``, the number of intervals the log's times span, if at most :data:`MAX_INTERVALS`."""
+    if n > MAX_INTERVALS:
+        raise ValueError(f"{path}: its times span {n * interval_s:,.0f} s, {n:,} intervals of {interval_s:g} s "
+                         f"(at most {MAX_INTERVALS:,}); a time far beyond the others is likely damage, "
+                         "else read it with a longer interval")
+    return n
+
+
 def grid_from_log(raw: dict[str, np.ndarray], path: str | Path, kind: str, *, interval_s: float | None = None,
                   log_avg_msec: int | None = None, direction: int | str | None = None,
                   notes: list[str] | None = None) -> Grid:
@@ -648,7 +675,7 @@ def grid_from_log(raw: dict[str, np.ndarray], path: str | Path, kind: str, *, in
             order = np.argsort(t, kind="stable")
             t = t[order]
             k = np.floor(t / i_ms).astype(np.int64)
-            n = int(k.max()) + 1 if k.size else 0
+            n = _intervals(path, int(k.max()) + 1 if k.size else 0, interval_s)
             grid.ios[name] = np.bincount(k, minlength=n).astype(np.float64)
             grid.bytes[name] = np.bincount(k, weights=raw["bs_bytes"][m][order].astype(np.float64), minlength=n)
             if base_kind == "lat":
@@ -664,7 +691,7 @@ def grid_from_log(raw: dict[str, np.ndarray], path: str | Path, kind: str, *, in
         span = np.where(gap >= 0.75 * w, float(w), gap)  # a window (timer jitter aside), or a catch-up row
         amount = v * span / 1000.0 * (1024.0 if base_kind == "bw" else 1.0)  # IOs, or bytes (KiB/s rows)
         k1, k2, share = _placement(t, t - span, t, i_ms, w)
-        n = int(max(k1.max(), k2.max())) + 1 if t.size else 0
+        n = _intervals(path, int(max(k1.max(), k2.max())) + 1 if t.size else 0, interval_s)
         col = np.bincount(k1, weights=amount * share, minlength=n) + np.bincount(k2, weights=amount * (1 - share),
                                                                                  minlength=n)
         (grid.bytes if base_kind == "bw" else grid.ios)[name] = col
@@ -743,7 +770,7 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         if end_s is not None:
             last = max(int(math.ceil(end_s / interval_s - 1e-9)) - 1, 0)
             k1, k2, kc = np.minimum(k1, last), np.minimum(k2, last), np.minimum(kc, last)
-        n = int(max(k1.max(), k2.max(), kc.max())) + 1 if t.size else 0
+        n = _intervals(path, int(max(k1.max(), k2.max(), kc.max())) + 1 if t.size else 0, interval_s)
         nonzero = counts > 0
         top = (nb - 1) - np.argmax(nonzero[:, ::-1], axis=1)  # highest non-empty bin: the closing IO
         has = nonzero.any(axis=1)

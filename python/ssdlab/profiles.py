@@ -65,6 +65,11 @@ def _read_toml(path: Path) -> dict:
         ) from None
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r}); "
+                           "TOML files are UTF-8") from None
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read the profile: {e.strerror or e}") from None
 
 
 def _text(value) -> str:

@@ -91,6 +91,8 @@ _RANDOM_RW = {"randread", "randwrite", "randtrim", "randrw", "randtrimwrite"}
 CMDLINE = "command line"
 
 _U32 = 2 ** 32 - 1          # fio's "int" options are unsigned 32-bit
+#: The most jobs fio runs from one job file (its max_jobs, REAL_MAX_JOBS in fio.h).
+MAX_JOBS = 4096
 _U64 = 2 ** 63 - 1          # fio parses numbers with strtoll
 _FIO_RANDSEED = 0x89        # fio's default randseed
 _BSSPLIT_MAX = 64           # fio's limit of bssplit entries per direction
@@ -1387,7 +1389,7 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "fsync": _simple("fsync", _c_int()),
     "fdatasync": _simple("fdatasync", _c_int()),
     "loops": _simple("loops", _c_int()),
-    "numjobs": _simple("numjobs", _c_int(1)),
+    "numjobs": _simple("numjobs", _c_int(1, MAX_JOBS)),
     "startdelay": _h_startdelay,
     "runtime": _simple("runtime", _c_time(True)),
     "time_based": _simple("time_based", _c_bool(True)),
@@ -1657,6 +1659,15 @@ def _read_sections(path: str, text: str, environ: Mapping[str, str], sources: li
     return sections
 
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a regular file; False, not an error, for a name the system
+    refuses (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _read_include(p: str, where: Where, parent: str, environ: Mapping[str, str], sources: list[str],
                   chain: tuple[str, ...]) -> list[_Item]:
     name = p[len("include") + 1:] if len(p) > len("include") else ""
@@ -1664,9 +1675,9 @@ def _read_include(p: str, where: Where, parent: str, environ: Mapping[str, str],
         raise WorkloadError(f"{where}: {p}: write 'include FILE'")
     # fio: the name as given (relative to the current directory), else next to the including file
     target = Path(name)
-    if not target.exists() and "/" in parent:
+    if not _is_file(target) and "/" in parent:
         target = Path(parent).parent / name
-    if not target.exists():
+    if not _is_file(target):
         raise WorkloadError(f"{where}: {p}: cannot open {name!r} (looked in the current directory and "
                             f"next to {parent}); check the path")
     tpath = str(target)
@@ -1675,7 +1686,11 @@ def _read_include(p: str, where: Where, parent: str, environ: Mapping[str, str],
                             "remove the loop")
     sources.append(tpath)
     items: list[_Item] = []
-    for lineno, line in enumerate(target.read_text(errors="replace").splitlines(), 1):
+    try:
+        text = target.read_text(errors="replace")
+    except OSError as e:
+        raise WorkloadError(f"{where}: {p}: cannot read {tpath}: {e.strerror or e}; check the file") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         q = _strip_line(line)
         if not q:
             continue
@@ -1770,7 +1785,7 @@ class _Builder:
             raise WorkloadError(f"{where}no job defined (fio: 'No job(s) defined'): add a [job] section, "
                                 "or --name=JOB with its options")
         groups: list[list[Job]] = []
-        report, in_report, any_started = 0, 0, False
+        report, in_report, any_started, total_jobs = 0, 0, False, 0
         for rec in self.records:
             v = rec.state.v
             if (v["stonewall"] or v["new_group"]) and in_report:
@@ -1781,6 +1796,10 @@ class _Builder:
                 raise WorkloadError(f"{rec.where}: job {v['name']!r} writes or trims, but --readonly "
                                     f"({self.readonly}) forbids it, as in fio")
             n = v["numjobs"]
+            total_jobs += n
+            if total_jobs > MAX_JOBS:
+                raise WorkloadError(f"{rec.where}: job {v['name']!r} brings the file to {total_jobs:,} jobs "
+                                    f"(numjobs copies included); fio runs at most {MAX_JOBS:,}: use fewer jobs")
             for clone in [0, *range(n - 1, 0, -1)]:       # fio adds copies numjobs-1 .. 1
                 groups[-1].append(_make_job(rec, clone, len(groups) - 1, report))
                 in_report += 1

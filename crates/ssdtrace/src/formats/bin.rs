@@ -45,7 +45,8 @@ pub fn encode(r: &Record) -> Option<[u8; RECORD_BYTES]> {
     Some(b)
 }
 
-/// Decodes a record; Err(message) if the op code is invalid or the range overflows.
+/// Decodes a record; Err(message) if the op code is invalid, the range overflows, or the
+/// record breaks [`Record`]'s contract (a flush of some bytes, a read, write or trim of none).
 #[inline]
 pub fn decode(b: &[u8]) -> Result<Record, String> {
     let time_ns = u64::from_le_bytes(b[..8].try_into().unwrap());
@@ -56,6 +57,15 @@ pub fn decode(b: &[u8]) -> Result<Record, String> {
     let offset_bytes = word & MAX_OFFSET_BYTES;
     if offset_bytes.checked_add(len_bytes).is_none() {
         return Err(format!("expected offset + length below 2^64 bytes, got {offset_bytes} + {len_bytes}"));
+    }
+    match op {
+        Op::Flush if offset_bytes != 0 || len_bytes != 0 => {
+            return Err(format!("expected a flush with offset 0 and length 0, got {offset_bytes} and {len_bytes}"));
+        }
+        Op::Read | Op::Write | Op::Trim if len_bytes == 0 => {
+            return Err(format!("expected a {} of at least one byte, got length 0", op.name()));
+        }
+        _ => {}
     }
     Ok(Record { time_ns, op, offset_bytes, len_bytes })
 }
@@ -108,9 +118,12 @@ impl<R: BufRead> Iterator for BinReader<R> {
                         return None;
                     }
                     Ok(n) if n < RECORD_BYTES => {
+                        // The cut record counts as read (`stats().lines`), like a bad text line.
                         self.done = true;
                         let at = HEADER_BYTES as u64 + self.record_no * RECORD_BYTES as u64;
-                        return Some(Err(TraceError::at(&self.file, self.record_no + 1, format!("expected a whole {RECORD_BYTES}-byte record at byte offset {at}, got {n} bytes (truncated file)"))));
+                        self.record_no += 1;
+                        self.stats.lines = self.record_no;
+                        return Some(Err(TraceError::at(&self.file, self.record_no, format!("expected a whole {RECORD_BYTES}-byte record at byte offset {at}, got {n} bytes (truncated file)"))));
                     }
                     Ok(_) => decode(&tmp),
                     Err(e) => {
