@@ -36,7 +36,7 @@ def steady_wa(policy: str, dist: dict) -> float:
 @pytest.mark.parametrize("policy", ["cost-benefit", "fifo"])
 def test_skew_moves_write_amplification_as_the_policy_predicts(policy):
     wa = {name: steady_wa(policy, dist) for name, dist in DISTRIBUTIONS.items()}
-    if policy == "cost-benefit":  # measured 2.78 uniform, 1.50 zipf, 2.54 zoned
+    if policy == "cost-benefit":  # measured 2.67 uniform, 1.51 zipf, 2.48 zoned
         assert wa["zipf"] < 0.7 * wa["uniform"] and wa["zoned"] < 0.95 * wa["uniform"], wa
     else:  # measured 2.75 uniform, 4.66 zipf (all-static limit 5.12), 3.09 zoned
         assert wa["zipf"] > 1.5 * wa["uniform"] and wa["zoned"] > 1.05 * wa["uniform"], wa

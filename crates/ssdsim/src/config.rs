@@ -299,7 +299,8 @@ pub enum GcPolicy {
     /// Oldest closed block: first written, first cleaned (Desnoyers' LRW / FIFO).
     Fifo,
     /// Maximum (1 − u) / 2u × age, u = valid fraction, age = host writes since the block
-    /// last changed (Rosenblum & Ousterhout's LFS cleaner; Kawaguchi et al. for flash).
+    /// was closed, the age of its youngest data (Rosenblum & Ousterhout's LFS cleaner;
+    /// Kawaguchi et al. for flash).
     CostBenefit,
     /// Greedy among d blocks sampled at random (the "d-choices" policy of Van Houdt,
     /// "A mean field model for a class of garbage collection algorithms in flash-based

@@ -252,7 +252,10 @@ struct BlockMeta {
     erase_count: u32,
     /// Cost-benefit / d-choices: index in the pool's closed list.
     pos: u32,
-    /// Cost-benefit: host-write clock when the block last changed (closed or invalidated).
+    /// Cost-benefit: host-write clock [host units written] when the block was closed: the
+    /// age of its youngest data, Rosenblum & Ousterhout's segment age. (Counting from the
+    /// block's last invalidation instead makes the emptiest blocks look youngest: on uniform
+    /// traffic the policy then cleans nearly in age order, like FIFO.)
     mtime: u64,
     /// Idle sorting: the block holds data of one LBA region (written by a sort stream, or
     /// found to be LBA-local), so idle GC leaves it alone unless it holds invalid data.
@@ -1156,16 +1159,10 @@ impl Ftl {
         debug_assert!(blk.valid > 0);
         let old_valid = blk.valid;
         blk.valid -= 1;
-        if blk.state == BlockState::Closed {
-            match self.geo.gc_policy {
-                GcPolicy::Greedy => {
-                    let pool = self.div_bpp.div(b as u32) as usize;
-                    self.bucket_remove(pool, b as u32, old_valid as usize);
-                    self.bucket_push(pool, b as u32, old_valid as usize - 1);
-                }
-                GcPolicy::CostBenefit => self.meta[b].mtime = self.counters.host_units,
-                _ => {}
-            }
+        if blk.state == BlockState::Closed && self.geo.gc_policy == GcPolicy::Greedy {
+            let pool = self.div_bpp.div(b as u32) as usize;
+            self.bucket_remove(pool, b as u32, old_valid as usize);
+            self.bucket_push(pool, b as u32, old_valid as usize - 1);
         }
     }
 

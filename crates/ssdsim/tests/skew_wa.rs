@@ -38,11 +38,11 @@
 //! | α    | policy       | uniform | zipf 1.2 | zoned 80/20 |
 //! |------|--------------|---------|----------|-------------|
 //! | 1.07 | greedy       | 7.55    | 4.32     | 7.83        |
-//! | 1.07 | cost-benefit | 8.43    | 2.59     | 7.44        |
+//! | 1.07 | cost-benefit | 7.74    | 2.62     | 6.91        |
 //! | 1.07 | fifo         | 8.48    | 14.63    | 8.85        |
 //! | 1.07 | d-choices    | 8.02    | 3.60     | 7.65        |
 //! | 1.25 | greedy       | 2.65    | 2.60     | 2.89        |
-//! | 1.25 | cost-benefit | 2.78    | 1.50     | 2.54        |
+//! | 1.25 | cost-benefit | 2.67    | 1.51     | 2.48        |
 //! | 1.25 | fifo         | 2.75    | 4.66     | 3.09        |
 //! | 1.25 | d-choices    | 2.76    | 1.68     | 2.73        |
 //!
@@ -163,10 +163,15 @@ fn fifo_skew_follows_the_lrw_models() {
 }
 
 /// Cost-benefit tells hot from cold blocks by age: both skews write less NAND than uniform
-/// traffic, and less than greedy does under the same skew.
+/// traffic, and less than greedy does under the same skew; on uniform traffic, where age
+/// says little, it stays within 3 % of greedy (2.5 % and 0.8 % above). Age is that of the
+/// block's youngest data (time since it was closed), as in LFS: counted from the block's
+/// last invalidation instead, it made the emptiest blocks look youngest and the policy
+/// clean nearly in age order, like FIFO (uniform WA 8.43 at α = 1.07, FIFO 8.48, greedy 7.55).
 #[test]
 fn cost_benefit_gains_from_both_skews() {
     for ((alpha, m), (_, greedy)) in measured("cost-benefit").zip(measured("greedy")) {
+        assert!(m.uniform < 1.03 * greedy.uniform, "cost-benefit α={alpha}: uniform WA {:.3} vs greedy {:.3}", m.uniform, greedy.uniform);
         assert!(m.zipf < 0.7 * m.uniform, "cost-benefit α={alpha}: zipf 1.2 WA {:.3} vs uniform {:.3}", m.zipf, m.uniform);
         assert!(m.zoned < 0.95 * m.uniform, "cost-benefit α={alpha}: zoned 80/20 WA {:.3} vs uniform {:.3}", m.zoned, m.uniform);
         assert!(m.zipf < greedy.zipf && m.zoned < greedy.zoned,
