@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import signal
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, stop
 from .errors import UserError
 from .procedures import declare
 
@@ -187,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     # SIGTERM behaves like Ctrl-C: stop, keep what was measured, mark it incomplete.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    stop.install()
     try:
         status = args.func(args)
         sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit

@@ -33,7 +33,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .. import _native, results
+from .. import _native, results, stop
 from ..journal import CHECKPOINT_S
 from ..profiles import Profile
 from .base import (
@@ -193,6 +193,7 @@ class SimTarget:
         done = 0
         try:
             for op, off, ln in chunks:
+                stop.check()
                 done, elapsed_s = self._sim.replay_chunk(_le(op, "u1"), _le(off, "<u8"), _le(ln, "<u8"))
                 if progress:
                     frac = done / total_commands if total_commands else 0.0
@@ -227,6 +228,7 @@ class SimTarget:
         try:
             while True:
                 t0 = time.perf_counter()
+                stop.check()  # a request whose KeyboardInterrupt was swallowed (ssdlab.stop)
                 done, elapsed_s, fraction = self._sim.advance(chunk)
                 dt = time.perf_counter() - t0
                 # Aim at ~0.1 s of wall time per call: responsive progress and Ctrl-C.
