@@ -6,7 +6,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 mod trace;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
@@ -370,11 +370,24 @@ fn quantiles_dict<'py>(py: Python<'py>, h: &LatencyHistogram) -> PyResult<Bound<
     Ok(lat)
 }
 
+/// A per-interval column as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")` reads it):
+/// 8 bytes an interval in Python, where a list costs an int object and a pointer each.
+fn u64_column(py: Python<'_>, values: impl ExactSizeIterator<Item = u64>) -> Bound<'_, PyBytes> {
+    let mut buf = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+    PyBytes::new(py, &buf)
+}
+
+/// Marks an interval in which no IO completed in a latency column (`u64_column`).
+const NO_LATENCY: u64 = u64::MAX;
+
 fn interval_latency_dict<'py>(py: Python<'py>, per: &[Option<IntervalLatency>]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let stats: [(&str, fn(&IntervalLatency) -> u64); 4] = [("p50", |l| l.p50_ns), ("p99", |l| l.p99_ns), ("p99.9", |l| l.p999_ns), ("max", |l| l.max_ns)];
     for (label, f) in stats {
-        d.set_item(label, per.iter().map(|l| l.as_ref().map(f)).collect::<Vec<Option<u64>>>())?;
+        d.set_item(label, u64_column(py, per.iter().map(|l| l.as_ref().map_or(NO_LATENCY, f))))?;
     }
     Ok(d)
 }
@@ -573,12 +586,13 @@ impl Simulator {
     }
 
     /// Ends the phase (complete or interrupted) and returns its results as a dict:
-    /// per-interval lists (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
+    /// per-interval columns, each as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")`;
+    /// `ssdlab.targets.sim` decodes them) (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
     /// `host_bytes` (host data written: less than host_units × 4096 after partial-unit
     /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
-    /// ({"p50", "p99", "p99.9", "max"}: a list per statistic, one value per interval of the
-    /// IOs that completed in it, None where none did), and totals. `directions` holds the
+    /// ({"p50", "p99", "p99.9", "max"}: a column per statistic [ns], one value per interval of
+    /// the IOs that completed in it, 2^64 - 1 where none did), and totals. `directions` holds the
     /// same per direction ({"read", "write", "trim"}: `ios`, `bytes` per interval (TRIM: bytes
     /// deallocated), `latency_ns`, `latency_intervals_ns`, `total_ios`, `total_bytes`);
     /// `idle_gaps` and `idle_s` the thinktime gaps and the time the host left the drive idle
@@ -594,9 +608,9 @@ impl Simulator {
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
         d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
         d.set_item("interval_s", r.interval_ns as f64 / NS_PER_S as f64)?;
-        d.set_item("ios", r.ios.clone())?;
-        d.set_item("bytes", r.bytes.clone())?;
-        let col = |f: fn(&ssdsim::Snapshot) -> u64| r.snapshots.iter().map(f).collect::<Vec<u64>>();
+        d.set_item("ios", u64_column(py, r.ios.iter().copied()))?;
+        d.set_item("bytes", u64_column(py, r.bytes.iter().copied()))?;
+        let col = |f: fn(&ssdsim::Snapshot) -> u64| u64_column(py, r.snapshots.iter().map(f));
         d.set_item("host_units", col(|s| s.host_units))?;
         d.set_item("host_bytes", col(|s| s.host_bytes))?;
         d.set_item("nand_units", col(|s| s.nand_units))?;
@@ -610,8 +624,8 @@ impl Simulator {
         for dir in Direction::ALL {
             let x = &r.directions[dir.index()];
             let e = PyDict::new(py);
-            e.set_item("ios", x.ios.clone())?;
-            e.set_item("bytes", x.bytes.clone())?;
+            e.set_item("ios", u64_column(py, x.ios.iter().copied()))?;
+            e.set_item("bytes", u64_column(py, x.bytes.iter().copied()))?;
             e.set_item("latency_ns", quantiles_dict(py, &x.latency)?)?;
             e.set_item("latency_intervals_ns", interval_latency_dict(py, &x.interval_latency)?)?;
             e.set_item("total_ios", x.total_ios)?;

@@ -244,7 +244,7 @@ class SimTarget:
                     last_checkpoint = time.monotonic()
         except KeyboardInterrupt:
             complete = False
-        raw = self._sim.finish_phase()
+        raw = _decode_phase(self._sim.finish_phase())
         if journal is not None:
             try:
                 journal.append(_rows(to_series(raw), journal.rows, None), sync=False)  # synced by close()
@@ -277,7 +277,7 @@ class SimTarget:
             try:
                 os.close(r)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-                data = pickle.dumps(_rows(to_series(self._sim.finish_phase()), start, final), protocol=5)
+                data = pickle.dumps(_rows(to_series(_decode_phase(self._sim.finish_phase())), start, final), protocol=5)
                 with os.fdopen(w, "wb") as f:
                     f.write(data)
                 code = 0
@@ -405,9 +405,38 @@ def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
     return series, totals
 
 
-def _us(per_interval_ns: list) -> np.ndarray:
-    """Per-interval latencies [ns, None where nothing completed] as us with NaN."""
-    return np.array([np.nan if v is None else v / 1e3 for v in per_interval_ns], dtype=np.float64)
+def _us(per_interval_ns: np.ndarray) -> np.ndarray:
+    """Per-interval latencies [ns, NaN where nothing completed] in us."""
+    return np.asarray(per_interval_ns, dtype=np.float64) / 1e3
+
+
+#: Per-interval columns of ``finish_phase``'s dict (and of each direction's), as the native
+#: module returns them: little-endian u64 bytes.
+_U64_COLUMNS = ("ios", "bytes", "host_units", "host_bytes", "nand_units", "gc_units", "erases", "free_blocks",
+                "gc_die_ns")
+#: What a latency column holds for an interval in which nothing completed.
+_NO_LATENCY = np.uint64(2**64 - 1)
+
+
+def _decode_phase(raw: dict) -> dict:
+    """``finish_phase``'s dict with its per-interval columns as numpy arrays: counters as
+    uint64, latencies [ns] as float64 with NaN where nothing completed. In place; returns it."""
+    def decode(d: dict) -> None:
+        for k in _U64_COLUMNS:
+            if isinstance(d.get(k), bytes):
+                d[k] = np.frombuffer(d[k], dtype="<u8")
+        lat = d.get("latency_intervals_ns")
+        for label, v in (lat or {}).items():
+            if isinstance(v, bytes):
+                a = np.frombuffer(v, dtype="<u8")
+                f = a.astype(np.float64)
+                f[a == _NO_LATENCY] = np.nan
+                lat[label] = f
+
+    decode(raw)
+    for d in raw.get("directions", {}).values():
+        decode(d)
+    return raw
 
 
 def _mark_complete(result: PhaseResult, raw: dict, complete: bool, journal=None) -> PhaseResult:
