@@ -139,6 +139,23 @@ def test_sigterm_during_a_fork_still_stops_the_run(tmp_path):
     assert json.loads((out / "summary.json").read_text())["complete"] is False
 
 
+def test_interval_resolves_the_series_finer_with_the_same_ios(tmp_path):
+    """--interval 0.1: ten rows a second, the same IOs as the 1 s run of the same seed, and
+    stalls measured to the interval."""
+    runs = {}
+    for interval in ("1", "0.1"):
+        out = tmp_path / f"i{interval}"
+        run_cli("consistency", *set_args(), "--duration", "20", "--interval", interval, "--out", str(out),
+                "--no-progress")
+        runs[interval] = (json.loads((out / "summary.json").read_text()), read_series(out / "series"))
+    (s1, a), (s01, b) = runs["1"], runs["0.1"]
+    assert s01["interval_s"] == 0.1 and len(b["t_s"]) == 200 and len(a["t_s"]) == 20
+    assert np.allclose(np.diff(b["t_s"]), 0.1)
+    assert np.sum(b["iops"]) * 0.1 == pytest.approx(np.sum(a["iops"]), rel=1e-9)  # every IO, once
+    assert s01["iops_mean"] == pytest.approx(s1["iops_mean"], rel=1e-6)
+    assert s01["zero_iops_seconds"] == pytest.approx(0.1 * np.sum(b["iops"] == 0))
+
+
 def test_bad_options_are_clear_errors(tmp_path):
     for args, words in [(["--span", "0"], "--span"), (["--duration", "-5"], "--duration"), (["--bs", "1000"], "--bs"),
                         (["--target", "nvme0"], "--target")]:
