@@ -60,6 +60,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -161,6 +162,30 @@ def _status_reports(text: str) -> tuple[list[dict], int]:
         out.append(obj)
         used = end
     return out, used
+
+
+@dataclass
+class _FioRun:
+    """One fio run of a job file (:meth:`FioTarget._run_job_file`): how it ended
+    (``interrupted``: the signal's name or None; ``rc``), its notes, its parsed JSON report
+    (None if missing: ``json_error``), totals and latency from it, and ``failure``: why the
+    run failed (None if it did not)."""
+    interrupted: str | None
+    rc: int | None
+    notes: list
+    out_json: Path
+    err_path: Path
+    journal: "_StatusJournal"
+    data: dict | None = None
+    json_error: Exception | None = None
+    failure: str | None = None
+    totals: dict = field(default_factory=dict)
+    latency_us: dict = field(default_factory=dict)
+
+    def finish(self, series: dict, complete: bool) -> None:
+        """The phase's final series to its journal; fio's JSON file keeps its final report only."""
+        self.journal.finish(series, complete)
+        _keep_final_report(self.out_json)
 
 
 class _StatusJournal:
@@ -561,31 +586,12 @@ class FioTarget:
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
         if job.pattern == "idle":
             return self._idle(job, progress)
-        for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
-            os.unlink(old)
-        out_json = self.workdir / f"{stem}.json"
-        err_path = self.workdir / f"{stem}.stderr"
-        out_json.unlink(missing_ok=True)
-        cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
-               f"--output={out_json.name}", jobfile.name]
         direction = pattern_direction(job.pattern)
-        status_journal = _StatusJournal(results.open_phase_journal(job.name, "fio status reports"), out_json,
-                                        [direction] if direction else [], per_direction=False)
-        interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress, poll=status_journal.poll)
-        notes = [f"job file: {jobfile}"] + stop_notes
-        if interrupted:
-            notes.insert(0, f"interrupted by {interrupted}: partial results")
-        failure: str | None = None
-        data = None
-        try:
-            data = parse_fio_json(out_json.read_text())
-        except (OSError, ValueError) as e:
-            if not interrupted:
-                failure = f"no JSON summary ({e})"
-            notes.append(f"fio's JSON summary is missing ({e}); totals come from its log")
-        totals, lat, ferr = _summarize(data) if data else ({}, {}, 0)
-        if not interrupted and failure is None and (rc != 0 or ferr):
-            failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+        run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, job, progress)
+        notes, data, failure, totals, lat = run.notes, run.data, run.failure, run.totals, run.latency_us
+        interrupted, rc, err_path = run.interrupted, run.rc, run.err_path
+        if run.json_error is not None:
+            notes.append(f"fio's JSON summary is missing ({run.json_error}); totals come from its log")
         series, log_note = self._phase_series(job, stem, data, totals)
         if log_note:
             notes.append(log_note)
@@ -602,8 +608,7 @@ class FioTarget:
             totals = {f"host_{d}_bytes": int(ios * job.bs_bytes) if d == direction else 0 for d in DIRECTIONS}
             totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
         complete = interrupted is None and error is None
-        status_journal.finish(series, complete)
-        _keep_final_report(out_json)
+        run.finish(series, complete)
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
                            complete=complete, notes=notes, error=error)
 
@@ -628,14 +633,6 @@ class FioTarget:
         if self.dry_run:
             return PhaseResult(job=step, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
-        for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
-            os.unlink(old)
-        out_json, err_path = self.workdir / f"{stem}.json", self.workdir / f"{stem}.stderr"
-        out_json.unlink(missing_ok=True)
-        cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
-               f"--output={out_json.name}", jobfile.name]
-        status_journal = _StatusJournal(results.open_phase_journal(step.name, "fio status reports"), out_json,
-                                        DIRECTIONS, per_direction=True)
         moved = self._progress_probe()
 
         def status(el: float) -> tuple[float, str]:
@@ -646,30 +643,48 @@ class FioTarget:
             of = f"/{step.duration_s:,.0f}" if step.duration_s else ""
             return (min(1.0, el / step.duration_s) if step.duration_s else 0.0), f"{step.name}: {done}{el:,.0f}{of} s"
 
-        interrupted, rc, notes = self._run_fio(cmd, err_path, None, progress, status, poll=status_journal.poll)
-        notes = [f"job file: {jobfile}"] + notes
-        if interrupted:
-            notes.insert(0, f"interrupted by {interrupted}: partial results")
-        data, failure = None, None
-        try:
-            data = parse_fio_json(out_json.read_text())
-        except (OSError, ValueError) as e:
-            if not interrupted:
-                failure = f"no JSON summary ({e})"
-        totals, lat, ferr = _summarize(data) if data else ({}, {}, 0)
-        if not interrupted and failure is None and (rc != 0 or ferr):
-            failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+        run = self._run_job_file(step.name, stem, jobfile, DIRECTIONS, True, None, progress, status)
+        notes, data, failure, totals, lat = run.notes, run.data, run.failure, run.totals, run.latency_us
         series = self._group_series(step, stem, data, totals, notes)
         error = None
         if failure is not None:
-            error = self._fail_msg(step, jobfile, err_path, rc, failure)
+            error = self._fail_msg(step, jobfile, run.err_path, run.rc, failure)
             notes.insert(0, f"failed: {error}")
         totals.update(_direction_totals(data))
-        complete = interrupted is None and error is None
-        status_journal.finish(series, complete)
-        _keep_final_report(out_json)
+        complete = run.interrupted is None and error is None
+        run.finish(series, complete)
         return PhaseResult(job=step, series=series, totals=totals, latency_us=lat,
                            complete=complete, notes=notes, error=error)
+
+    def _run_job_file(self, name: str, stem: str, jobfile: Path, directions: Sequence[str], per_direction: bool,
+                      job: JobSpec | None, progress: Progress | None, status=None) -> "_FioRun":
+        """Runs fio on ``jobfile`` (its logs named ``stem``; stale ones removed first) with
+        JSON output and a status report every FIO_STATUS_S, journalled as phase ``name``
+        (``directions``, per direction or not); ``job`` and ``status`` as :meth:`_run_fio`.
+        Returns what fio did and wrote; nothing raised for fio's failure (``failure``)."""
+        for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
+            os.unlink(old)
+        out_json, err_path = self.workdir / f"{stem}.json", self.workdir / f"{stem}.stderr"
+        out_json.unlink(missing_ok=True)
+        cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
+               f"--output={out_json.name}", jobfile.name]
+        journal = _StatusJournal(results.open_phase_journal(name, "fio status reports"), out_json, list(directions),
+                                 per_direction=per_direction)
+        interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress, status, poll=journal.poll)
+        run = _FioRun(interrupted=interrupted, rc=rc, notes=[f"job file: {jobfile}"] + stop_notes, out_json=out_json,
+                      err_path=err_path, journal=journal)
+        if interrupted:
+            run.notes.insert(0, f"interrupted by {interrupted}: partial results")
+        try:
+            run.data = parse_fio_json(out_json.read_text())
+        except (OSError, ValueError) as e:
+            run.json_error = e
+            if not interrupted:
+                run.failure = f"no JSON summary ({e})"
+        run.totals, run.latency_us, ferr = _summarize(run.data) if run.data else ({}, {}, 0)
+        if not interrupted and run.failure is None and (rc != 0 or ferr):
+            run.failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+        return run
 
     def _group_series(self, step: WorkloadStep, stem: str, data: dict | None, totals: dict,
                       notes: list[str]) -> dict:
