@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ssdlab.procedures import sweep as sweep_mod
+from ssdlab.profiles import load_profile
 from ssdlab.results import read_series
 from ssdlab.targets import open_target
 from ssdlab.targets.sim import SimTarget
@@ -310,6 +311,22 @@ def test_used_results_folder_and_table(used_dir):
         assert len(series["iops"]) == 10
         # The per-second series and the state's IOPS count the same completions.
         assert float(np.mean(series["iops"])) == pytest.approx(s[f"{key}_iops"], rel=0.01)
+
+
+def test_used_and_recovery_series_take_the_interval(tmp_path):
+    """--interval sets the measured random writes' series interval (used: each state; recovery:
+    the torture); the other phases keep theirs."""
+    out = tmp_path / "u"
+    run_cli("used", *set_args(), "--duration", "2", "--interval", "0.25", "--dirty-writes", "0", "--out", str(out),
+            "--no-progress")
+    for state in ("new", "used", "trimmed"):
+        t = read_series(out / state)["t_s"]
+        assert len(t) == 8 and np.allclose(np.diff(t), 0.25), (state, t)
+    from ssdlab.procedures import recovery
+
+    target = SimTarget(load_profile("default", SMALL_DRIVE))
+    ph = recovery.phases(target, recovery.RecoveryParams(interval_s=0.5))
+    assert ph["torture"].interval_s == ph["retorture"].interval_s == 0.5 and ph["fill"].interval_s == 1.0
 
 
 def test_used_is_clearly_below_new_and_trim_brings_it_back(used_dir):

@@ -76,6 +76,8 @@ class RecoveryParams:
                             "filling and torturing again first as the review did (saves a fill and --torture-min; "
                             "but the after-idle sweep then rewrites what the previous sweep wrote, which a drive "
                             "frees cheaply, and overstates idle recovery)", off_switch=True)
+    interval_s: float = param(1.0, "--interval", "IOPS interval of the torture's random writes", unit="s",
+                              low=0.001, high=60, metavar="S")
     seed: int = param(1, None, "random seed")
 
 
@@ -89,7 +91,7 @@ def phases(target: Target, p: RecoveryParams) -> dict[str, JobSpec]:
     span, _ = _layout(target, p)
     fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=p.seed)
     torture = JobSpec("torture", "randwrite", bs_bytes=p.torture_bs_bytes, qd=p.torture_qd, span_bytes=span,
-                      duration_s=p.torture_min * 60.0, seed=p.seed)
+                      duration_s=p.torture_min * 60.0, interval_s=p.interval_s, seed=p.seed)
     return {
         "fill": fill,
         "torture": torture,

@@ -58,6 +58,8 @@ class UsedParams:
     dirty_spans: float = param(1.0, "--dirty-writes", "random-write bytes after the fill that make the drive "
                                "'used': a size, or a multiple of the span such as 2x", parse=parse_dirty, low=0,
                                metavar="SIZE|Nx", default_text="1x, one span")
+    interval_s: float = param(1.0, "--interval", "IOPS interval of the measured random writes", unit="s",
+                              low=0.001, high=60, metavar="S")
     seed: int = param(1, None, "random seed")
 
     def check(self) -> None:
@@ -72,7 +74,7 @@ def phases(target: Target, p: UsedParams) -> dict[str, JobSpec]:
 
     def measure(name: str) -> JobSpec:
         return JobSpec(name, "randwrite", bs_bytes=p.bs_bytes, qd=p.qd, span_bytes=span, duration_s=p.duration_s,
-                       seed=p.seed)
+                       interval_s=p.interval_s, seed=p.seed)
 
     ph = {"new": measure("new"),
           "fill": JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=p.seed)}
