@@ -51,8 +51,10 @@ def machine() -> str:
     return f"{m['cpu']}, {m['nproc']} cores, {m['mem_gib']} GiB, Linux {m['kernel']}"
 
 
-def run_child(cmd: list[str]) -> tuple[float, float]:
-    """Runs ``cmd``; returns (wall time [s], peak resident memory of the child [GiB])."""
+def run_child(cmd: list[str]) -> tuple[float, float, int]:
+    """Runs ``cmd``; returns (wall time [s], CPU time of the child [s], peak resident memory
+    of the child and the children it waited for [bytes]). Exits naming the command and its
+    stderr if it fails. The benchmarks share it."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, rusage = os.wait4(proc.pid, 0)
@@ -60,14 +62,15 @@ def run_child(cmd: list[str]) -> tuple[float, float]:
     stderr = proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
-    return wall, rusage.ru_maxrss / 2**20
+    return wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss * 1024
 
 
 def run_once(drive: str, duration: float, profile: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{profile}",
                "--duration", str(duration), "--out", out, "--no-progress", *DRIVES[drive]]
-        wall, peak_gib = run_child(cmd)
+        wall, _, peak_bytes = run_child(cmd)
+        peak_gib = peak_bytes / 2**30
         summary = json.loads((Path(out) / "summary.json").read_text())
     ios = summary["fill"]["ios"] + round(summary["iops_mean"] * summary["duration_s"])
     return {"wall_s": wall, "peak_gib": peak_gib, "ios": ios,

@@ -19,31 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine  # noqa: E402
+from bench_consistency import DRIVES, machine, run_child  # noqa: E402
 
 MIB = 2**20
-
-
-def run_child(cmd: list[str]) -> tuple[float, float, float]:
-    """Runs ``cmd``; returns (wall time [s], CPU time of the child [s], peak resident memory
-    of the child [MiB])."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, rusage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    stderr = proc.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
-    return wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss * 1024 / MIB
 
 
 def capacity_bytes(drive: str) -> int:
@@ -61,12 +45,12 @@ def random_write_run(drive: str, io_bytes: int) -> dict:
         cmd = [sys.executable, "-m", "ssdlab.cli", "run", "--name=long", "--rw=randwrite", "--bs=4k",
                "--iodepth=32", "--norandommap=1", f"--io_size={io_bytes}", "--out", out, "--no-progress",
                *DRIVES[drive]]
-        wall, cpu, peak = run_child(cmd)
+        wall, cpu, peak_bytes = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())
         from ssdlab.results import read_series
 
         series = read_series(Path(out) / "series")
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": peak, "intervals": len(series["t_s"]),
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_bytes / MIB, "intervals": len(series["t_s"]),
             "columns": len(series), "wa": summary.get("write_amplification")}
 
 
@@ -75,10 +59,10 @@ def trace_run(drive: str, passes: int) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--passes", str(passes),
                "--out", out, "--no-progress", *DRIVES[drive]]
-        wall, cpu, peak = run_child(cmd)
+        wall, cpu, peak_bytes = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())
     rows = summary["variants"]
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": peak, "complete": summary.get("complete"),
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_bytes / MIB, "complete": summary.get("complete"),
             "written_bytes": sum(r["host_write_bytes"] for r in rows), "rows": len(rows)}
 
 

@@ -18,36 +18,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine  # noqa: E402
-
-
-def run_child(cmd: list[str]) -> tuple[float, float, float]:
-    """Runs ``cmd``; returns (wall time [s], CPU time of the child [s], its peak resident
-    memory [GiB])."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, rusage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    stderr = proc.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{stderr}")
-    return wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss / 2**20
+from bench_consistency import DRIVES, machine, run_child  # noqa: E402
 
 
 def run_once(drive: str, profile: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--target", f"sim:{profile}",
                "--out", out, "--no-progress", *DRIVES[drive], *extra]
-        wall, cpu, peak_gib = run_child(cmd)
+        wall, cpu, peak_bytes = run_child(cmd)
+        peak_gib = peak_bytes / 2**30
         summary = json.loads((Path(out) / "summary.json").read_text())
     rows = summary["variants"]
     return {"wall_s": wall, "cpu_s": cpu, "peak_gib": peak_gib, "commands": sum(r["commands"] for r in rows),
