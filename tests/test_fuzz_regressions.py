@@ -15,13 +15,11 @@ sys.path.insert(0, str(FUZZ / "python"))
 
 import targets  # noqa: E402
 
-SEED_DIRS = {"fiojob": "fiojob", "fio_logs": "fio_logs", "profiles": "profiles"}
-
-
 def _inputs(kind: str) -> list:
+    """Every input in ``fuzz/KIND/TARGET/`` (regressions or seeds) of each Python target."""
     out = []
-    for target, seeds in SEED_DIRS.items():
-        folder = FUZZ / kind / (target if kind == "regressions" else seeds)
+    for target in targets.TARGETS:
+        folder = FUZZ / kind / target
         for f in sorted(folder.glob("*")) if folder.is_dir() else []:
             out.append(pytest.param(target, f, id=f"{target}/{f.name}"))
     return out

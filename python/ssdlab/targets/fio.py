@@ -604,7 +604,6 @@ class FioTarget:
         if not data:
             ios = float(np.sum(series["iops"] * series["dt_s"]))
             dur = float(np.sum(series["dt_s"]))
-            direction = pattern_direction(job.pattern)
             totals = {f"host_{d}_bytes": int(ios * job.bs_bytes) if d == direction else 0 for d in DIRECTIONS}
             totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
         complete = interrupted is None and error is None

@@ -423,18 +423,15 @@ def _decode_phase(raw: dict) -> dict:
     uint64, latencies [ns] as float64 with NaN where nothing completed. In place; returns it."""
     def decode(d: dict) -> None:
         for k in _U64_COLUMNS:
-            if isinstance(d.get(k), bytes):
+            if k in d:
                 d[k] = np.frombuffer(d[k], dtype="<u8")
-        lat = d.get("latency_intervals_ns")
-        for label, v in (lat or {}).items():
-            if isinstance(v, bytes):
-                a = np.frombuffer(v, dtype="<u8")
-                f = a.astype(np.float64)
-                f[a == _NO_LATENCY] = np.nan
-                lat[label] = f
+        lat = d["latency_intervals_ns"]
+        for label, v in lat.items():
+            a = np.frombuffer(v, dtype="<u8")
+            lat[label] = np.where(a == _NO_LATENCY, np.nan, a.astype(np.float64))
 
     decode(raw)
-    for d in raw.get("directions", {}).values():
+    for d in raw["directions"].values():
         decode(d)
     return raw
 
