@@ -1,10 +1,10 @@
 """Stop requests: Ctrl-C and SIGTERM, remembered until the run ends.
 
 Python turns a signal into KeyboardInterrupt wherever the main thread happens to run
-Python code next. Some places swallow it: an ``os.register_at_fork`` callback (run by
-``os.fork()``, which the simulator's journal checkpoints call every second) reports an
-exception as "ignored" and goes on, so a SIGTERM that lands during a fork would be lost and
-the run would go on for its full duration. :func:`handler` therefore also records the
+Python code next. Some places swallow it: a finalizer (``__del__``), a weakref callback or an
+``os.register_at_fork`` callback reports the exception as "ignored" and goes on, so a
+SIGTERM that lands while one runs would be lost and the run would go on for its full
+duration. :func:`handler` therefore also records the
 request, and the long loops call :func:`check`, which raises KeyboardInterrupt again until
 the run has stopped.
 """

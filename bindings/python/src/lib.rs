@@ -392,8 +392,65 @@ fn interval_latency_dict<'py>(py: Python<'py>, per: &[Option<IntervalLatency>]) 
     Ok(d)
 }
 
+/// The counters of one snapshot, by name (as the per-interval counter columns).
+fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, f) in SNAPSHOT_COLUMNS {
+        d.set_item(name, f(s))?;
+    }
+    Ok(d)
+}
+
+/// A counter column of a phase's snapshots: its name and how to read it.
+type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
+
+/// The counter columns of a phase's snapshots, by name.
+const SNAPSHOT_COLUMNS: [SnapshotColumn; 7] = [
+    ("host_units", |s| s.host_units),
+    ("host_bytes", |s| s.host_bytes),
+    ("nand_units", |s| s.nand_units),
+    ("gc_units", |s| s.gc_units),
+    ("erases", |s| s.erases),
+    ("free_blocks", |s| s.free_blocks),
+    ("gc_die_ns", |s| s.gc_die_ns),
+];
+
+/// One direction's IOs, bytes and latency per interval.
+type DirectionColumns<'a> = (&'a [u64], &'a [u64], &'a [Option<IntervalLatency>]);
+
+/// The per-interval columns of a phase's series (its report's, or a batch taken while it
+/// runs) as `finish_phase` and `take_intervals` return them; `directions` holds each
+/// direction's (`ios`, `bytes`, `latency_intervals_ns`).
+#[allow(clippy::too_many_arguments)]
+fn intervals_dict<'py>(
+    py: Python<'py>, interval_ns: u64, first_interval: usize, ios: &[u64], bytes: &[u64], snapshots: &[ssdsim::Snapshot],
+    latency: &[Option<IntervalLatency>], dirs: [DirectionColumns<'_>; 3],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("interval_s", interval_ns as f64 / NS_PER_S as f64)?;
+    d.set_item("first_interval", first_interval)?;
+    d.set_item("ios", u64_column(py, ios.iter().copied()))?;
+    d.set_item("bytes", u64_column(py, bytes.iter().copied()))?;
+    for (name, f) in SNAPSHOT_COLUMNS {
+        d.set_item(name, u64_column(py, snapshots.iter().map(f)))?;
+    }
+    d.set_item("latency_intervals_ns", interval_latency_dict(py, latency)?)?;
+    let out = PyDict::new(py);
+    for dir in Direction::ALL {
+        let (i, b, l) = dirs[dir.index()];
+        let e = PyDict::new(py);
+        e.set_item("ios", u64_column(py, i.iter().copied()))?;
+        e.set_item("bytes", u64_column(py, b.iter().copied()))?;
+        e.set_item("latency_intervals_ns", interval_latency_dict(py, l)?)?;
+        out.set_item(dir.name(), e)?;
+    }
+    d.set_item("directions", out)?;
+    Ok(d)
+}
+
 /// A simulated drive with a closed-loop host. Run phases with start_phase / advance /
-/// finish_phase; all times in seconds, sizes in bytes (multiples of 4096).
+/// finish_phase (take_intervals between advances hands out the final intervals as the phase
+/// goes); all times in seconds, sizes in bytes (multiples of 4096).
 #[pyclass(module = "ssdlab._native")]
 struct Simulator {
     sim: Simulation,
@@ -585,14 +642,33 @@ impl Simulator {
         Ok(d)
     }
 
+    /// Takes the running phase's final intervals (those no completion can land in any more)
+    /// not taken before, as a dict of the per-interval columns `finish_phase` returns
+    /// (`interval_s`, `first_interval`: the index of the first, `ios`, `bytes`, the counter
+    /// columns with one entry more than intervals, `latency_intervals_ns`, `directions`' `ios`,
+    /// `bytes`, `latency_intervals_ns`, and `nand_bytes_per_unit`); `finish_phase` then returns only the later intervals.
+    /// Taking them as the phase runs keeps the simulator's memory flat however long it runs.
+    fn take_intervals<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let interval_ns = self.sim.phase_live().map(|l| l.interval_ns);
+        let (Some(b), Some(interval_ns)) = (self.sim.take_final_intervals(), interval_ns) else {
+            return Err(PyValueError::new_err("take_intervals() without a running phase"));
+        };
+        let dirs = std::array::from_fn(|i| (&b.directions[i].0[..], &b.directions[i].1[..], &b.directions[i].2[..]));
+        let d = intervals_dict(py, interval_ns, b.first_interval, &b.ios, &b.bytes, &b.snapshots, &b.interval_latency, dirs)?;
+        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        Ok(d)
+    }
+
     /// Ends the phase (complete or interrupted) and returns its results as a dict:
-    /// per-interval columns, each as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")`;
+    /// per-interval columns from interval `first_interval` on (the earlier ones were taken by
+    /// `take_intervals`), each as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")`;
     /// `ssdlab.targets.sim` decodes them) (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
     /// `host_bytes` (host data written: less than host_units × 4096 after partial-unit
     /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
     /// ({"p50", "p99", "p99.9", "max"}: a column per statistic [ns], one value per interval of
-    /// the IOs that completed in it, 2^64 - 1 where none did), and totals. `directions` holds the
+    /// the IOs that completed in it, 2^64 - 1 where none did), and totals (`start_counters`: the
+    /// counters when the phase started, by the counter columns' names). `directions` holds the
     /// same per direction ({"read", "write", "trim"}: `ios`, `bytes` per interval (TRIM: bytes
     /// deallocated), `latency_ns`, `latency_intervals_ns`, `total_ios`, `total_bytes`);
     /// `idle_gaps` and `idle_s` the thinktime gaps and the time the host left the drive idle
@@ -604,35 +680,20 @@ impl Simulator {
             return Err(PyValueError::new_err("finish_phase() without a running phase"));
         }
         let r = self.sim.finish_phase();
-        let d = PyDict::new(py);
+        let dirs = std::array::from_fn(|i| (&r.directions[i].ios[..], &r.directions[i].bytes[..], &r.directions[i].interval_latency[..]));
+        let d = intervals_dict(py, r.interval_ns, r.first_interval, &r.ios, &r.bytes, &r.snapshots, &r.interval_latency, dirs)?;
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
         d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
-        d.set_item("interval_s", r.interval_ns as f64 / NS_PER_S as f64)?;
-        d.set_item("ios", u64_column(py, r.ios.iter().copied()))?;
-        d.set_item("bytes", u64_column(py, r.bytes.iter().copied()))?;
-        let col = |f: fn(&ssdsim::Snapshot) -> u64| u64_column(py, r.snapshots.iter().map(f));
-        d.set_item("host_units", col(|s| s.host_units))?;
-        d.set_item("host_bytes", col(|s| s.host_bytes))?;
-        d.set_item("nand_units", col(|s| s.nand_units))?;
-        d.set_item("gc_units", col(|s| s.gc_units))?;
-        d.set_item("erases", col(|s| s.erases))?;
-        d.set_item("free_blocks", col(|s| s.free_blocks))?;
-        d.set_item("gc_die_ns", col(|s| s.gc_die_ns))?;
+        d.set_item("start_counters", snapshot_dict(py, &r.start)?)?;
         d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
-        d.set_item("latency_intervals_ns", interval_latency_dict(py, &r.interval_latency)?)?;
-        let dirs = PyDict::new(py);
+        let dirs = d.get_item("directions")?.expect("set by intervals_dict");
         for dir in Direction::ALL {
             let x = &r.directions[dir.index()];
-            let e = PyDict::new(py);
-            e.set_item("ios", u64_column(py, x.ios.iter().copied()))?;
-            e.set_item("bytes", u64_column(py, x.bytes.iter().copied()))?;
+            let e = dirs.get_item(dir.name())?;
             e.set_item("latency_ns", quantiles_dict(py, &x.latency)?)?;
-            e.set_item("latency_intervals_ns", interval_latency_dict(py, &x.interval_latency)?)?;
             e.set_item("total_ios", x.total_ios)?;
             e.set_item("total_bytes", x.total_bytes)?;
-            dirs.set_item(dir.name(), e)?;
         }
-        d.set_item("directions", dirs)?;
         let jobs = pyo3::types::PyList::empty(py);
         for j in &r.jobs {
             let e = PyDict::new(py);

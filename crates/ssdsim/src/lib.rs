@@ -37,6 +37,6 @@ pub mod workload;
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
 pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
 pub use sim::{Job, Pattern, Progress, Simulation};
-pub use stats::{DirectionReport, JobDirection, JobReport, PhaseReport, Snapshot};
+pub use stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, PhaseReport, Snapshot};
 pub use workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
 pub use time::Ns;

@@ -20,14 +20,16 @@
 //! serves their commands in submission order (the job due first submits first).
 //!
 //! Callers drive a phase in chunks ([`Simulation::advance`]) so a front end can show
-//! progress and stop early, then take its [`PhaseReport`] with [`Simulation::finish_phase`].
+//! progress and stop early, may take the intervals already final between chunks
+//! ([`Simulation::take_final_intervals`], so a long phase's series does not pile up here),
+//! then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::ftl::{Ftl, FtlCounters};
 use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
-use crate::stats::{DirectionReport, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
+use crate::stats::{DirectionReport, IntervalBatch, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
 use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 
@@ -562,7 +564,16 @@ struct Series {
     /// interval and `slot` up again).
     bin: usize,
     bin_start_ns: Ns,
+    /// First interval `bins`, `snapshots` and the latency figures hold (earlier ones were
+    /// taken, [`Series::take_final`]): they hold interval `base + i` at `i`. `bin` above is
+    /// such a position too.
+    base: usize,
+    /// IOs and bytes of the intervals taken.
+    taken: Bin,
+    /// Counters when the phase started.
+    start: Snapshot,
     bins: Vec<Bin>,
+    /// Counters at the start of interval `base + i`.
     snapshots: Vec<Snapshot>,
     /// Latency histograms of the open intervals (completions may still land there: the
     /// submission clock has not passed their end), as (interval index, histograms) by index;
@@ -600,6 +611,9 @@ impl Series {
             bin: 0,
             // No interval yet: the first completion takes the slow path.
             bin_start_ns: Ns::MAX,
+            base: 0,
+            taken: Bin::default(),
+            start: first,
             bins: Vec::new(),
             snapshots: vec![first],
             open: Vec::new(),
@@ -634,12 +648,14 @@ impl Series {
 
     /// Looks up the interval of a completion at `done` and its histograms.
     fn rebin(&mut self, done: Ns) {
-        self.bin = ((done - self.start_ns) / self.interval_ns) as usize;
-        self.bin_start_ns = self.start_ns + self.bin as u64 * self.interval_ns;
+        let interval = ((done - self.start_ns) / self.interval_ns) as usize;
+        self.bin_start_ns = self.start_ns + interval as u64 * self.interval_ns;
+        // Completions land in open intervals only, never in one taken (they are final).
+        self.bin = interval - self.base;
         if self.bin >= self.bins.len() {
             self.bins.resize(self.bin + 1, Bin::default());
         }
-        self.slot = self.open_slot(self.bin);
+        self.slot = self.open_slot(interval);
     }
 
     /// Position in `open` of interval `bin`'s histograms, opening them if needed.
@@ -659,7 +675,7 @@ impl Series {
     /// their histograms and updates the live figures.
     fn finalize_until(&mut self, k: usize) {
         while self.final_bins < k {
-            let b = self.bins.get(self.final_bins).copied().unwrap_or_default();
+            let b = self.bins.get(self.final_bins - self.base).copied().unwrap_or_default();
             let ios = b.ios();
             self.last_final_ios = ios;
             self.last_final_bytes = b.data_bytes();
@@ -678,7 +694,8 @@ impl Series {
     /// Closes the first `n` open intervals: records their figures and merges their
     /// histograms into the phase's.
     fn close_first(&mut self, n: usize) {
-        for (b, mut h) in self.open.drain(..n) {
+        for (interval, mut h) in self.open.drain(..n) {
+            let b = interval - self.base;
             if self.interval_latency.len() <= b {
                 self.interval_latency.resize(b + 1, None);
                 for l in &mut self.dir_interval_latency {
@@ -703,6 +720,45 @@ impl Series {
                 h[d].clear();
             }
             self.spare.push(h);
+        }
+    }
+
+    /// Takes the final intervals not taken before (see [`IntervalBatch`]); the series then
+    /// holds only the later ones.
+    fn take_final(&mut self) -> IntervalBatch {
+        let first_interval = self.base;
+        let n = self.final_bins - self.base;
+        // Final intervals are closed, but the vectors end at the last one that saw a completion.
+        let take = |v: &mut Vec<Option<IntervalLatency>>| {
+            let mut out: Vec<_> = v.drain(..n.min(v.len())).collect();
+            out.resize(n, None);
+            out
+        };
+        let interval_latency = take(&mut self.interval_latency);
+        let dir_latency: [_; 3] = std::array::from_fn(|d| take(&mut self.dir_interval_latency[d]));
+        let mut bins: Vec<Bin> = self.bins.drain(..n.min(self.bins.len())).collect();
+        bins.resize(n, Bin::default());
+        // The snapshot at the end of the last final interval was taken when it became final.
+        let snapshots = self.snapshots[..=n].to_vec();
+        self.snapshots.drain(..n);
+        for b in &bins {
+            for d in 0..3 {
+                self.taken.ios[d] += b.ios[d];
+                self.taken.bytes[d] += b.bytes[d];
+            }
+        }
+        self.base = self.final_bins;
+        // `bin` is a position in `bins`, which moved: the next completion looks it up again.
+        self.bin_start_ns = Ns::MAX;
+        let [l0, l1, l2] = dir_latency;
+        let dir = |d: usize, l: Vec<Option<IntervalLatency>>| (bins.iter().map(|b| b.ios[d]).collect(), bins.iter().map(|b| b.bytes[d]).collect(), l);
+        IntervalBatch {
+            first_interval,
+            ios: bins.iter().map(Bin::ios).collect(),
+            bytes: bins.iter().map(Bin::data_bytes).collect(),
+            snapshots,
+            interval_latency,
+            directions: [dir(0, l0), dir(1, l1), dir(2, l2)],
         }
     }
 }
@@ -1142,10 +1198,11 @@ impl Simulation {
         // `next_snapshot_ns` saves a division per command.
         if submit >= s.next_snapshot_ns {
             let k = ((submit - s.start_ns) / s.interval_ns) as usize;
-            while s.snapshots.len() <= k {
+            while s.base + s.snapshots.len() <= k {
                 s.snapshots.push(self.snapshot());
             }
-            s.next_snapshot_ns = s.start_ns.saturating_add((s.snapshots.len() as u64).saturating_mul(s.interval_ns));
+            let due = (s.base + s.snapshots.len()) as u64;
+            s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
             // Every later completion is at or after `submit`, in interval k or later.
             s.finalize_until(k);
         }
@@ -1317,6 +1374,14 @@ impl Simulation {
         })
     }
 
+    /// Takes the running phase's final intervals not taken before (see [`IntervalBatch`]):
+    /// [`Simulation::finish_phase`] then reports only the later ones. None without a phase
+    /// or during a replay (whose series is its windows).
+    pub fn take_final_intervals(&mut self) -> Option<IntervalBatch> {
+        let h = self.host.as_mut().filter(|h| h.windows.is_none())?;
+        Some(h.series.take_final())
+    }
+
     /// Ok while the drive can take data; once a plane has run out of room, the error (it
     /// names the profile key to change). The phase or replay running then should end: the
     /// drive drops data that needs a new block. See [`crate::ftl::Ftl::check_space`].
@@ -1363,10 +1428,13 @@ impl Simulation {
         // a phase limited by bytes keeps every completion.
         let intervals = match end_ns {
             Some(_) => duration_ns.div_ceil(interval_ns) as usize,
-            None => s.bins.len().max(duration_ns.div_ceil(interval_ns) as usize),
+            None => (s.base + s.bins.len()).max(duration_ns.div_ceil(interval_ns) as usize),
         };
+        // The intervals taken are final, so before a timed phase's end.
+        debug_assert!(s.base <= intervals);
+        let intervals = intervals - s.base.min(intervals);
         // Every IO submitted is in a bin (before the bins after a timed phase's end go).
-        let mut totals = Bin::default();
+        let mut totals = s.taken;
         for b in &s.bins {
             for d in 0..3 {
                 totals.ios[d] += b.ios[d];
@@ -1400,6 +1468,8 @@ impl Simulation {
         });
         PhaseReport {
             start_ns,
+            first_interval: s.base,
+            start: s.start,
             duration_ns,
             interval_ns,
             ios: s.bins.iter().map(Bin::ios).collect(),

@@ -219,11 +219,39 @@ pub struct JobReport {
     pub idle_ns: Ns,
 }
 
+/// Final intervals of a running phase taken before it ends
+/// ([`crate::Simulation::take_final_intervals`]): exactly the entries its [`PhaseReport`]
+/// would have held for them, which the report then leaves out (it starts at the first
+/// interval not taken). Taking them as the phase goes keeps the simulator's memory flat
+/// however long the phase runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalBatch {
+    /// Index of the first interval in the phase's series.
+    pub first_interval: usize,
+    /// IOs completed in each interval, and their bytes [bytes].
+    pub ios: Vec<u64>,
+    pub bytes: Vec<u64>,
+    /// Counters at the start of each interval, plus one at the end of the last (len = intervals + 1).
+    pub snapshots: Vec<Snapshot>,
+    /// Latency per interval (None where nothing completed).
+    pub interval_latency: Vec<Option<IntervalLatency>>,
+    /// Per data direction (read, write, TRIM).
+    pub directions: [DirectionIntervals; 3],
+}
+
+/// One direction's IOs, bytes [bytes] and latency per interval, in an [`IntervalBatch`].
+pub type DirectionIntervals = (Vec<u64>, Vec<u64>, Vec<Option<IntervalLatency>>);
+
 /// What one phase produced.
 #[derive(Clone, Debug, Default)]
 pub struct PhaseReport {
     /// Simulation time at which the phase started [ns].
     pub start_ns: Ns,
+    /// Index of the first interval the per-interval vectors hold: intervals before it were
+    /// taken while the phase ran ([`IntervalBatch`]); 0 when none were.
+    pub first_interval: usize,
+    /// Counters when the phase started (the phase's totals are measured from them).
+    pub start: Snapshot,
     /// Length of the phase [ns]: the requested duration, or until the last completion.
     pub duration_ns: Ns,
     /// Series interval [ns].
@@ -232,7 +260,8 @@ pub struct PhaseReport {
     pub ios: Vec<u64>,
     /// Bytes transferred by the IOs completed in each interval.
     pub bytes: Vec<u64>,
-    /// Counters at the start of each interval, plus one at the end (len = intervals + 1).
+    /// Counters at the start of each interval from `first_interval`, plus one at the end
+    /// (len = intervals + 1).
     pub snapshots: Vec<Snapshot>,
     /// Per-IO latency (completion − submission), every IO of the phase (including those a
     /// timed phase completed after its end, which `ios` leaves out).

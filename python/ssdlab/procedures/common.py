@@ -100,6 +100,18 @@ def stop(rd: results.ResultsDir, summary: dict, error: str | None = None) -> Non
     write_report(rd, summary)
 
 
+def done_with_drive(target: Target, summary: dict) -> None:
+    """The test has run its last phase: on the simulator, the drive's cumulative counters go
+    into the summary and the drive's state is let go (:meth:`SimTarget.release
+    <ssdlab.targets.sim.SimTarget.release>`: most of a run's memory) before the results are
+    written, so writing them never adds to the run's peak memory."""
+    if target.simulated:
+        summary["counters"] = target.counters()
+        release = getattr(target, "release", None)
+        if release is not None:
+            release()
+
+
 def end_run(rd: results.ResultsDir, summary: dict, complete: bool, error: str | None = None) -> None:
     """Writes the final summary and report.html: a complete run closes the folder; an
     interrupted one is marked incomplete (:func:`stop`) and KeyboardInterrupt is raised again,

@@ -17,7 +17,7 @@ from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
 from .declare import Test, param, size
-from .common import (FILL_BS_BYTES, Interrupted, base_summary, end_run, endurance, failure_of, mark_stopped,
+from .common import (FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, endurance, failure_of, mark_stopped,
                      raise_stopped, run_phase, show_endurance, span_bytes)
 
 
@@ -106,6 +106,7 @@ def _read_drive_counters(target: Target) -> dict:
 
 
 def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams) -> None:
+    done_with_drive(target, summary)
     series = result.series
     rd.write_series("series", series)
     metrics = analysis.analyze_iops(series["iops"], result.job.interval_s, round_s=params.round_s,
@@ -127,8 +128,6 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
         series, metrics.get("steady_state_onset_s"))
     summary["endurance"] = endurance(summary, target.capacity_bytes)
     summary["latency_us"] = result.latency_us
-    if target.simulated:
-        summary["counters"] = target.counters()
     summary["complete"] = result.complete
     title = f"{target.name} — 4 KiB random write QD{params.qd}, span {params.span_pct:g}%"
     # The reviewers' zoom: from t=1400 s of a 2000 s run (70 % of shorter runs).

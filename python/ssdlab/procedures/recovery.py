@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
 from .declare import Test, param, size
 from .sweep import (FULL_DEFAULT, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
@@ -216,6 +216,7 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
 
 def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p: RecoveryParams,
             layout: ZoneLayout) -> None:
+    done_with_drive(target, summary)
     st = summary["stages"]
     clean = st.get("clean", {}).get("write_mbps_mean")
     for stage in done:
@@ -279,8 +280,6 @@ def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p:
             rd / "recovery_stages", bars, "average sequential write (MB/s)",
             f"{target.name} — average write MB/s per stage", formats=("png", "svg"))]
     summary["plots"] = names
-    if target.simulated:
-        summary["counters"] = target.counters()
 
 
 def _mb(v) -> str:

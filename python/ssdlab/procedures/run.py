@@ -30,7 +30,7 @@ from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target
 from ..workload import fiojob
-from .common import FILL_BS_BYTES, declared_summary, end_run, endurance, failure_of, show_endurance
+from .common import FILL_BS_BYTES, declared_summary, done_with_drive, end_run, endurance, failure_of, show_endurance
 from .engine import combine, direction_figures, group_summary, not_applicable, plan_groups, run_group
 from .declare import Test, param
 
@@ -267,6 +267,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
         r = target.replay(job, named.commands(p, span), bar, total_commands=planned["commands"])
     if not r.complete:
         complete, error = False, r.error
+    done_with_drive(target, summary)
     rd.write_series("series", r.series)
     t = r.totals
     duration = float(t.get("duration_s") or 0.0)
@@ -283,7 +284,6 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
     if target.simulated:
         summary["nand_write_bytes"] = t.get("nand_write_bytes")
         summary["write_amplification"] = t.get("write_amplification")
-        summary["counters"] = target.counters()
         summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
     if len(r.series.get("t_s", ())):
         title = f"{target.name} — {loaded.source}"
@@ -321,6 +321,7 @@ def _headline(summary: dict, groups: list[dict]) -> None:
 
 
 def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, params: RunParams) -> None:
+    done_with_drive(target, summary)
     series = combine([(step.name, r.series) for step, r in done])
     rd.write_series("series", series)
     groups = [group_summary(step, r) for step, r in done]
@@ -333,7 +334,6 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
         nand = sum(g.get("nand_write_bytes") or 0 for g in groups)
         summary["nand_write_bytes"] = nand
         summary["write_amplification"] = nand / host if host else None
-        summary["counters"] = target.counters()
         summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
     title = f"{target.name} — {summary['workload_source']}"
     summary["plots"] = []

@@ -37,7 +37,7 @@ from .. import plots, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
-from .common import Interrupted, base_summary, end_run, failure_of, span_bytes
+from .common import Interrupted, base_summary, done_with_drive, end_run, failure_of, span_bytes
 from .declare import Test, param, size
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
@@ -342,8 +342,7 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
     lines = {c.split("_")[0]: s[c] for c in ys}
     summary["plots"] = [p.name for p in plots.line_plot(rd / "sweep", s["position_pct"], lines, "position (% of capacity)",
                                                         "MB/s", title, formats=("png", "svg"))]
-    if target.simulated:
-        summary["counters"] = target.counters()
+    done_with_drive(target, summary)
     end_run(rd, summary, complete, error)
     return summary
 

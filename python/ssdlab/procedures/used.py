@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, end_run, failure_of, run_phase, span_bytes
+from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
 from .declare import Test, check, param, size
 from .sweep import trim_bs
 
@@ -161,6 +161,7 @@ def run(target: Target, p: UsedParams, out: str | Path | results.ResultsDir, *,
 
 
 def _finish(rd, target: Target, summary: dict, p: UsedParams, what: str) -> None:
+    done_with_drive(target, summary)
     st = summary["states"]
     new = st.get("new", {}).get("mbps")
     measured = [st[key] for key, _ in STATES if key in st]
@@ -185,8 +186,6 @@ def _finish(rd, target: Target, summary: dict, p: UsedParams, what: str) -> None
             rd / "used", {m["label"]: m["mbps"] for m in measured}, f"MB/s ({what})",
             f"{target.name} — used vs new, {what}", highlight=dict(STATES)["used"], formats=("png", "svg"))]
     summary["plots"] = names
-    if target.simulated:
-        summary["counters"] = target.counters()
 
 
 def _r(v, nd):

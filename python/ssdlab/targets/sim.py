@@ -16,18 +16,16 @@ sequential shares, skewed address distributions, idle gaps, rate caps; the keys 
 drive (fio's numjobs, the jobs of a stonewall group) run as one phase from
 ``{"jobs": [job, ...], "interval_s": S}``; its totals add each job's figures.
 
-While a run goes on, a phase's finished intervals go to the results folder's journal
-(:mod:`ssdlab.journal`) about once a second of wall time, exactly as its final series will
-hold them, so a run killed outright keeps them (see :meth:`SimTarget._checkpoint`).
+While a phase runs, its final intervals (those no completion can land in any more) leave
+the simulator about once a second of wall time (``Simulator.take_intervals``) as rows of its
+series: the simulator's memory stays flat however long the phase runs, and during a run the
+rows go to the results folder's journal (:mod:`ssdlab.journal`) at once, exactly as the final
+series holds them, so a run killed outright keeps them.
 """
 from __future__ import annotations
 
-import os
-import pickle
-import signal
-import threading
+import mmap
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -98,6 +96,7 @@ class SimTarget:
         self.name = f"sim:{profile.name}"
         self.capacity_bytes = profile.user_bytes
         self._drive = None  # built on first use: allocating a large drive's maps costs seconds
+        self._released = False
 
     def fork(self) -> "SimTarget":
         """Another drive of the same profile and seed, independent of this one (as this one
@@ -113,6 +112,8 @@ class SimTarget:
 
     @property
     def _sim(self):
+        if self._released:
+            raise RuntimeError(f"{self.name}: the drive was released (SimTarget.release); purge() gives a fresh one")
         if self._drive is None:
             self._drive = _native.Simulator(list(self.profile.pairs), self.seed)
         return self._drive
@@ -121,6 +122,7 @@ class SimTarget:
     def purge(self) -> dict:
         """A fresh, erased drive (the simulator's secure erase)."""
         self._drive = None
+        self._released = False
         return {"method": "fresh simulated drive (all blocks erased, nothing mapped)"}
 
     def describe(self) -> dict:
@@ -142,7 +144,14 @@ class SimTarget:
         return float(self._sim.now_s)
 
     def close(self) -> None:
-        pass
+        self.release()
+
+    def release(self) -> None:
+        """Lets the drive's state go (its maps, about :attr:`state_bytes`: most of a run's
+        memory), once a test has taken all it needs from it; the target then takes no phase
+        until :meth:`purge` makes a fresh drive."""
+        self._drive = None
+        self._released = True
 
     def run_phase(self, job: JobSpec, progress: Progress | None = None) -> PhaseResult:
         span = job.span_bytes if job.span_bytes is not None else self.capacity_bytes - job.offset_bytes
@@ -152,8 +161,11 @@ class SimTarget:
             job.pattern, job.bs_bytes, job.qd, job.offset_bytes, span,
             duration_s=job.duration_s, io_bytes=job.io_bytes, interval_s=job.interval_s,
         )
-        raw, complete, journal = self._run_started(progress, job.name, lambda r: self._to_result(job, r).series)
-        result = self._to_result(job, raw)
+        direction = pattern_direction(job.pattern)
+        raw, series, complete, journal = self._run_started(progress, job.name,
+                                                           lambda r: _interval_series(r, (direction,)))
+        totals, latency_us = _counter_totals(raw)
+        result = PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
         return _mark_complete(result, raw, complete, journal)
 
     def run_workload(self, spec: "WorkloadPhase | Mapping[str, object]",
@@ -176,9 +188,11 @@ class SimTarget:
         keeps what was measured, marked incomplete."""
         phase = WorkloadPhase.of(spec)
         self._sim.start_workload({**phase.params, "name": phase.name})
-        raw, complete, journal = self._run_started(progress, phase.name,
-                                                   lambda r: self._workload_result(phase, r).series)
-        result = self._workload_result(phase, raw)
+        shares = phase.shares()
+        directions = tuple(d for d in DIRECTIONS if shares[d])
+        raw, series, complete, journal = self._run_started(
+            progress, phase.name, lambda r: _interval_series(r, directions, per_direction=True))
+        result = self._workload_result(phase, raw, series)
         return _mark_complete(result, raw, complete, journal)
 
     def replay(self, job: ReplayJob, chunks, progress: Progress | None = None,
@@ -212,19 +226,27 @@ class SimTarget:
         return result
 
     # -- helpers -----------------------------------------------------------------------
-    def _run_started(self, progress: Progress | None, name: str = "phase",
-                     to_series: Callable[[dict], dict] | None = None) -> tuple[dict, bool, object]:
-        """Advances the started phase to its end (or Ctrl-C); returns (finish_phase's dict,
-        False if interrupted, the phase's journal or None).
+    def _run_started(self, progress: Progress | None, name: str,
+                     to_series: Callable[[dict], dict]) -> tuple[dict, dict, bool, object]:
+        """Advances the started phase to its end (or Ctrl-C); returns (``finish_phase``'s
+        dict decoded, the phase's whole series, False if interrupted, its journal or None).
 
-        While a run goes on (:func:`ssdlab.results.current_dir`), the intervals the phase has
-        finished are appended to its journal (:mod:`ssdlab.journal`) about once a second of
-        wall time (:meth:`_checkpoint`); ``to_series`` turns ``finish_phase``'s dict into the
-        phase's series, the same function that makes the final series."""
-        journal = results.open_phase_journal(name, "simulator") if to_series is not None else None
+        About once a second of wall time (:data:`~ssdlab.journal.CHECKPOINT_S`) the intervals
+        already final leave the simulator (``take_intervals``) and ``to_series`` turns them into
+        rows of the series; while a run goes on (:func:`ssdlab.results.current_dir`) they go to
+        the phase's journal (:mod:`ssdlab.journal`) at once."""
+        journal = results.open_phase_journal(name, "simulator")
+        series = _Rows()
+
+        def take(raw: dict, last: bool = False) -> None:
+            rows = to_series(_decode_phase(raw))
+            series.append(rows)
+            if journal is not None and (len(rows["t_s"]) or last):
+                journal.append(rows, sync=not last)  # the last: synced by the journal's close()
+
         chunk = 20_000
         complete = True
-        last_checkpoint = time.monotonic()
+        last_take = time.monotonic()
         try:
             while True:
                 t0 = time.perf_counter()
@@ -234,87 +256,34 @@ class SimTarget:
                 # Aim at ~0.1 s of wall time per call: responsive progress and Ctrl-C.
                 if dt > 0:
                     chunk = int(min(max(chunk * 0.1 / dt, 1_000), 5_000_000))
-                live = self._sim.phase_live() if progress or journal is not None else None
                 if progress:
-                    progress(fraction, live_text(live))
+                    progress(fraction, live_text(self._sim.phase_live()))
                 if done:
                     break
-                if journal is not None and time.monotonic() - last_checkpoint >= CHECKPOINT_S:
-                    self._checkpoint(journal, to_series, int(live["intervals_done"]))
-                    last_checkpoint = time.monotonic()
+                if time.monotonic() - last_take >= CHECKPOINT_S:
+                    take(self._sim.take_intervals())
+                    last_take = time.monotonic()
         except KeyboardInterrupt:
             complete = False
-        raw = _decode_phase(self._sim.finish_phase())
-        if journal is not None:
-            try:
-                journal.append(_rows(to_series(raw), journal.rows, None), sync=False)  # synced by close()
-            except Exception as e:  # noqa: BLE001 - the phase's results come first
-                journal.error = f"{type(e).__name__}: {e}"
-        return raw, complete, journal
+        raw = self._sim.finish_phase()
+        take(raw, last=True)
+        return raw, series.series(), complete, journal
 
-    def _checkpoint(self, journal, to_series: Callable[[dict], dict], final: int) -> None:
-        """Appends intervals ``journal.rows`` to ``final`` (those already final: no
-        completion can land in them any more) to the phase's journal, exactly as the phase's
-        series will hold them: a forked copy of this process finishes the phase on its copy
-        of the drive and sends those rows back; this process's drive runs on untouched.
-        Skipped where fork is missing or unsafe (other threads running), and after a
-        failure (the journal then gets the rows when the phase ends)."""
-        if final <= journal.rows or journal.checkpoint_error or not hasattr(os, "fork") or not _fork_safe():
-            return
-        start = journal.rows
-        r, w = os.pipe()
-        try:
-            with warnings.catch_warnings():  # Python 3.12 warns of fork beside (daemon) threads
-                warnings.simplefilter("ignore", DeprecationWarning)
-                pid = os.fork()
-        except OSError as e:
-            os.close(r)
-            os.close(w)
-            journal.checkpoint_error = f"fork failed ({e}): intervals journalled at the phase's end only"
-            return
-        if pid == 0:  # the copy: finish the phase there, send the rows, leave at once
-            code = 1
-            try:
-                os.close(r)
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                data = pickle.dumps(_rows(to_series(_decode_phase(self._sim.finish_phase())), start, final), protocol=5)
-                with os.fdopen(w, "wb") as f:
-                    f.write(data)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        data = b""
-        try:
-            with os.fdopen(r, "rb") as f:
-                data = f.read()
-        finally:
-            os.waitpid(pid, 0)
-        if data:
-            journal.append(pickle.loads(data))
-
-    def _workload_result(self, phase: WorkloadPhase, raw: dict) -> PhaseResult:
-        series, totals = _counter_series(raw)
-        interval = float(raw["interval_s"])
+    def _workload_result(self, phase: WorkloadPhase, raw: dict, series: dict[str, np.ndarray]) -> PhaseResult:
+        """The workload's result: ``series`` and the totals of ``finish_phase``'s dict."""
+        totals, latency_us = _counter_totals(raw)
         shares = phase.shares()
-        per_dir_latency = {}
         for direction in DIRECTIONS:
             d = raw["directions"][direction]
             if not d["total_ios"] and not shares[direction]:
                 continue
-            series[f"{direction}_iops"] = np.asarray(d["ios"], dtype=np.float64) / interval
-            series[f"{direction}_mbps"] = np.asarray(d["bytes"], dtype=np.float64) / interval / 1e6
-            for label, _ in LATENCY_STATS:
-                series[latency_column(direction, label)] = _us(d["latency_intervals_ns"][label])
             totals[f"{direction}_ios"] = int(d["total_ios"])
             totals[f"{direction}_bytes"] = int(d["total_bytes"])
-            per_dir_latency[direction] = {k: v / 1e3 for k, v in d["latency_ns"].items() if v is not None}
-            totals[f"{direction}_latency_us"] = per_dir_latency[direction]
+            totals[f"{direction}_latency_us"] = {k: v / 1e3 for k, v in d["latency_ns"].items() if v is not None}
         totals["idle_gaps"] = int(raw["idle_gaps"])
         totals["idle_s"] = float(raw["idle_s"])
         job_specs = phase.params.get("jobs") or [phase.params]
         totals["jobs"] = [_job_totals(job, _shares(spec)) for job, spec in zip(raw["jobs"], job_specs)]
-        latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
         return PhaseResult(job=phase, series=series, totals=totals, latency_us=latency_us)
 
     def _idle(self, job: JobSpec) -> PhaseResult:
@@ -339,14 +308,6 @@ class SimTarget:
         }
         return PhaseResult(job=job, series=series, totals=totals)
 
-    def _to_result(self, job: JobSpec, raw: dict) -> PhaseResult:
-        series, totals = _counter_series(raw)
-        direction = pattern_direction(job.pattern)
-        for label, _ in LATENCY_STATS:
-            series[latency_column(direction, label)] = _us(raw["latency_intervals_ns"][label])
-        latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
-        return PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
-
 
 def _job_totals(job: dict, shares: dict[str, float]) -> dict:
     """One job's totals from ``finish_phase``'s ``jobs``: its name and, per direction it ran
@@ -362,9 +323,13 @@ def _job_totals(job: dict, shares: dict[str, float]) -> dict:
     return out
 
 
-def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
-    """The series every simulated phase has (``t_s``, ``iops``, ``mbps`` and the drive's
-    counters per interval) and its totals, from ``finish_phase``'s dict."""
+def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool = False) -> dict[str, np.ndarray]:
+    """Rows of a simulated phase's series from ``finish_phase``'s or ``take_intervals``' dict
+    (decoded): ``t_s`` (from the phase's start), ``iops``, ``mbps`` and the drive's counters
+    per interval, then per direction in ``directions`` the latency columns of
+    :func:`~ssdlab.targets.base.latency_column`: of that direction's IOs with
+    ``per_direction`` (which adds ``{dir}_iops`` and ``{dir}_mbps``), else of every IO (a
+    phase of one direction)."""
     interval = float(raw["interval_s"])
     ios = np.asarray(raw["ios"], dtype=np.float64)
     n = len(ios)
@@ -379,7 +344,7 @@ def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
     with np.errstate(divide="ignore", invalid="ignore"):
         waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
     series = {
-        "t_s": np.arange(n, dtype=np.float64) * interval,
+        "t_s": (int(raw["first_interval"]) + np.arange(n, dtype=np.float64)) * interval,
         "iops": ios / interval,
         "mbps": np.asarray(raw["bytes"], dtype=np.float64) / interval / 1e6,
         "host_write_bytes": host_bytes,
@@ -390,19 +355,75 @@ def _counter_series(raw: dict) -> tuple[dict[str, np.ndarray], dict]:
         "gc_die_s": delta("gc_die_ns") / 1e9,
         "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
     }
-    host_total = int(raw["host_bytes"][-1] - raw["host_bytes"][0])
-    nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
+    for direction in directions:
+        d = raw["directions"][direction] if per_direction else raw
+        if per_direction:
+            series[f"{direction}_iops"] = np.asarray(d["ios"], dtype=np.float64) / interval
+            series[f"{direction}_mbps"] = np.asarray(d["bytes"], dtype=np.float64) / interval / 1e6
+        for label, _ in LATENCY_STATS:
+            series[latency_column(direction, label)] = _us(d["latency_intervals_ns"][label])
+    return series
+
+
+def _counter_totals(raw: dict) -> tuple[dict, dict]:
+    """The totals every simulated phase has, and its latency percentiles [us], from
+    ``finish_phase``'s dict (counters from the phase's start to its end)."""
+    nand_unit = float(raw["nand_bytes_per_unit"])
+    start = raw["start_counters"]
+
+    def since_start(key: str) -> int:
+        return int(np.asarray(raw[key])[-1]) - int(start[key])
+
+    host_total = since_start("host_bytes")
+    nand_total = int(since_start("nand_units") * nand_unit)
     totals = {
         "duration_s": float(raw["duration_s"]),
         "ios": int(raw["total_ios"]),
         "host_write_bytes": int(raw["host_write_bytes"]),
         "host_read_bytes": int(raw["host_read_bytes"]),
         "nand_write_bytes": nand_total,
-        "gc_copied_bytes": int(raw["gc_units"][-1] - raw["gc_units"][0]) * UNIT_BYTES,
-        "erases": int(raw["erases"][-1] - raw["erases"][0]),
+        "gc_copied_bytes": since_start("gc_units") * UNIT_BYTES,
+        "erases": since_start("erases"),
         "write_amplification": nand_total / host_total if host_total else None,
     }
-    return series, totals
+    latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
+    return totals, latency_us
+
+
+class _Rows:
+    """A phase's series as its rows are taken: each column in its own anonymous memory
+    mapping, reserved ahead and doubled when full (a page counts in memory only once written,
+    and the whole mapping goes back to the system with the series), so a long phase holds
+    its series once, with no copy at its end and no heap left fragmented by the batches."""
+
+    def __init__(self, capacity_rows: int = 4096) -> None:
+        self.capacity = capacity_rows
+        self.n = 0
+        self.columns: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def _mapped(dtype: np.dtype, rows: int) -> np.ndarray:
+        return np.frombuffer(mmap.mmap(-1, max(rows, 1) * dtype.itemsize, flags=mmap.MAP_PRIVATE), dtype=dtype)
+
+    def append(self, rows: dict[str, np.ndarray]) -> None:
+        """Appends ``rows`` (column -> array, the same columns every time)."""
+        k = len(rows["t_s"])
+        if self.n + k > self.capacity:
+            self.capacity = max(2 * self.capacity, self.n + k)
+            for c, a in self.columns.items():  # one column at a time: the old mapping goes at once
+                grown = self._mapped(a.dtype, self.capacity)
+                grown[:self.n] = a[:self.n]
+                self.columns[c] = grown
+        for c, v in rows.items():
+            v = np.asarray(v)
+            if c not in self.columns:
+                self.columns[c] = self._mapped(v.dtype, self.capacity)
+            self.columns[c][self.n:self.n + k] = v
+        self.n += k
+
+    def series(self) -> dict[str, np.ndarray]:
+        """The rows appended, column -> array (views of the mappings)."""
+        return {c: a[:self.n] for c, a in self.columns.items()}
 
 
 def _us(per_interval_ns: np.ndarray) -> np.ndarray:
@@ -443,19 +464,6 @@ def _mark_complete(result: PhaseResult, raw: dict, complete: bool, journal=None)
     if journal is not None:
         journal.close(result.complete)
     return result
-
-
-def _fork_safe() -> bool:
-    """No thread but the main one and daemon helpers (the progress bar's monitor) runs: a
-    forked copy then finds no lock held by a thread doing simulator or result work (the
-    trace test's variants run in worker threads)."""
-    main = threading.main_thread()
-    return threading.current_thread() is main and all(t is main or t.daemon for t in threading.enumerate())
-
-
-def _rows(series: Mapping[str, object], start: int, stop: int | None) -> dict[str, np.ndarray]:
-    """Rows ``start:stop`` of a series."""
-    return {c: np.asarray(v)[start:stop] for c, v in series.items()}
 
 
 def live_text(live: dict) -> str:
