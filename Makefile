@@ -39,6 +39,7 @@ bench: setup
 	$(PY) benches/bench_trace.py
 	$(PY) benches/bench_fio_overhead.py
 	$(PY) benches/bench_long_run.py
+	$(PY) benches/bench_todays_drives.py
 
 clean:
 	cargo clean

@@ -405,7 +405,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'
 type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
 
 /// The counter columns of a phase's snapshots, by name.
-const SNAPSHOT_COLUMNS: [SnapshotColumn; 7] = [
+const SNAPSHOT_COLUMNS: [SnapshotColumn; 9] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -413,6 +413,8 @@ const SNAPSHOT_COLUMNS: [SnapshotColumn; 7] = [
     ("erases", |s| s.erases),
     ("free_blocks", |s| s.free_blocks),
     ("gc_die_ns", |s| s.gc_die_ns),
+    ("slc_units", |s| s.slc_units),
+    ("fold_units", |s| s.fold_units),
 ];
 
 /// One direction's IOs, bytes and latency per interval.
@@ -656,6 +658,7 @@ impl Simulator {
         let dirs = std::array::from_fn(|i| (&b.directions[i].0[..], &b.directions[i].1[..], &b.directions[i].2[..]));
         let d = intervals_dict(py, interval_ns, b.first_interval, &b.ios, &b.bytes, &b.snapshots, &b.interval_latency, dirs)?;
         d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        d.set_item("slc_cache", self.sim.device().slc().is_some())?;
         Ok(d)
     }
 
@@ -685,6 +688,7 @@ impl Simulator {
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
         d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
         d.set_item("start_counters", snapshot_dict(py, &r.start)?)?;
+        d.set_item("slc_cache", self.sim.device().slc().is_some())?;
         d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
         let dirs = d.get_item("directions")?.expect("set by intervals_dict");
         for dir in Direction::ALL {
@@ -803,7 +807,10 @@ impl Simulator {
     }
 
     /// Cumulative counters now: host/nand/gc units, bytes unmapped by TRIM (`trimmed_bytes`:
-    /// only units that were mapped), erases, free blocks, erase-count spread.
+    /// only units that were mapped), erases, free blocks, erase-count spread; with a
+    /// pseudo-SLC cache `slc_cache_bytes` (held now), `slc_capacity_bytes` (its size now),
+    /// `slc_written_bytes` (host data written into it), `fold_bytes` (folded into the native
+    /// mode, part of nand_write_bytes) and `fold_die_s` (die time spent folding).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.snapshot();
         let d = PyDict::new(py);
@@ -816,6 +823,14 @@ impl Simulator {
         d.set_item("erases", s.erases)?;
         d.set_item("free_blocks", s.free_blocks)?;
         d.set_item("gc_die_s", s.gc_die_ns as f64 / NS_PER_S as f64)?;
+        if let Some(c) = self.sim.device().slc() {
+            let free = self.sim.geometry().user_units.saturating_sub(self.sim.device().ftl().mapped_units());
+            d.set_item("slc_cache_bytes", c.used_units() * UNIT_BYTES)?;
+            d.set_item("slc_capacity_bytes", c.capacity_units(free) * UNIT_BYTES)?;
+            d.set_item("slc_written_bytes", c.slc_written_units() * UNIT_BYTES)?;
+            d.set_item("fold_bytes", c.folded_units() * UNIT_BYTES)?;
+            d.set_item("fold_die_s", self.sim.timing_counters().fold_die_ns as f64 / NS_PER_S as f64)?;
+        }
         let (mut lo, mut hi, mut sum, mut n) = (u32::MAX, 0u32, 0u64, 0u64);
         for e in self.sim.device().ftl().erase_counts() {
             lo = lo.min(e);

@@ -7,6 +7,7 @@
 //! `KiB MiB GiB TiB` (powers of 1024), e.g. `256G`, `16KiB`.
 
 use std::fmt;
+use crate::slc::WhenFull;
 
 /// The logical sector / mapping unit of the FTL [bytes]. Host I/O is done in multiples of it.
 pub const UNIT_BYTES: u64 = 4096;
@@ -275,16 +276,40 @@ config_keys! {
     compression_ratio: f64 = 1.0;
     /// DRAM write buffer; writes are acknowledged once buffered [bytes].
     write_buffer_bytes: u64 = 16 * 1024 * 1024;
-    /// Page read time (array to register) [µs].
+    /// Bits per cell of the NAND in its native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC; t_read_us and t_prog_us are that mode's times, and a block run as pseudo-SLC (the slc_* keys) holds 1/cell_bits of its native data [bits].
+    cell_bits: u64 = 2;
+    /// Page read time (array to register), native mode [µs].
     t_read_us: f64 = 50.0;
-    /// Page program time (register to array, all planes of a die together) [µs].
+    /// Page program time (register to array, all planes of a die together), native mode [µs].
     t_prog_us: f64 = 1300.0;
+    /// Pseudo-SLC write cache, static part: blocks kept in SLC mode [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
+    slc_static_bytes: u64 = 0;
+    /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data and at most this much [bytes of host data].
+    slc_dynamic_max_bytes: u64 = 0;
+    /// Page program time in SLC mode [µs].
+    slc_t_prog_us: f64 = 200.0;
+    /// Page program time in SLC mode in the dynamic part of the cache, where it differs from the static part's (native blocks run as SLC); 0 = slc_t_prog_us [µs].
+    slc_dynamic_t_prog_us: f64 = 0.0;
+    /// Page read time in SLC mode (folding reads the cache back) [µs].
+    slc_t_read_us: f64 = 30.0;
+    /// Once the cache is full: `direct` (host data programmed in the native mode) or `fold` (the die folds cached data into the native mode first, then takes the host data in SLC).
+    slc_when_full: String = s("direct");
+    /// Background folding runs while the cache holds more than this share of its current size [%].
+    slc_fold_start_pct: f64 = 100.0;
+    /// Background folding work per host write: units folded (SLC read + native program) per 4 KiB host unit written; 0 = none while the host writes [units/unit].
+    slc_fold_units_per_write: f64 = 0.0;
+    /// 1: idle time (after gc_idle_delay_ms) folds the cache empty, so it is back for the next burst; 0: the cache is folded only while the host writes [flag].
+    slc_idle_fold: u64 = 1;
     /// Block erase time [µs].
     t_erase_us: f64 = 3500.0;
     /// NAND channel transfer rate [MB/s, 10^6 bytes/s].
     channel_mbps: f64 = 400.0;
-    /// Host interface transfer rate (SATA 6 Gb/s ≈ 550) [MB/s, 10^6 bytes/s].
+    /// Host interface transfer rate (SATA 6 Gb/s ≈ 550) [MB/s, 10^6 bytes/s]; ignored when pcie_gen is set.
     host_link_mbps: f64 = 550.0;
+    /// PCIe generation of an NVMe host link (1 to 5); with pcie_lanes it sets the link rate to lanes × the generation's lane rate after line coding × 0.9 for packet overhead (PCIe 3.0 x4 ≈ 3,545 MB/s, 4.0 x4 ≈ 7,090). 0 = not PCIe: host_link_mbps [generation].
+    pcie_gen: u64 = 0;
+    /// PCIe lanes of the host link (1, 2, 4, 8 or 16; with pcie_gen) [lanes].
+    pcie_lanes: u64 = 0;
     /// Controller time to process one host command (caps small-block IOPS) [µs].
     controller_cmd_us: f64 = 11.0;
     /// Program/erase cycles the NAND is rated for (25 nm-class MLC: 3000; 34 nm MLC: 5000; SLC: ~100000); used only to project endurance from the host write rate and write amplification (`ssdlab.analysis.endurance_projection`), never by the simulation. 0 = unknown [cycles].
@@ -384,7 +409,60 @@ impl Geometry {
     }
 }
 
+/// Data rate of one PCIe lane after line coding, per generation 1..=5 [MB/s]: 8b/10b for
+/// 1 and 2, 128b/130b from 3 on.
+const PCIE_LANE_MBPS: [f64; 5] = [250.0, 500.0, 984.6, 1969.2, 3938.5];
+/// Share of a PCIe link's data rate left for payload (TLP headers, DLLPs, flow control).
+const PCIE_PAYLOAD_SHARE: f64 = 0.9;
+
 impl Config {
+    /// The host link's transfer rate [MB/s]: the PCIe link's when pcie_gen is set, else
+    /// host_link_mbps.
+    pub fn host_link_rate_mbps(&self) -> f64 {
+        match self.pcie_gen {
+            1..=5 => PCIE_LANE_MBPS[self.pcie_gen as usize - 1] * self.pcie_lanes as f64 * PCIE_PAYLOAD_SHARE,
+            _ => self.host_link_mbps,
+        }
+    }
+
+    /// The pseudo-SLC cache keys and the PCIe link keys. Errors name the key at fault.
+    fn check_cache_and_link(&self) -> Result<(), ConfigError> {
+        if !(1..=4).contains(&self.cell_bits) {
+            return Err(ConfigError::new("cell_bits", format!("{} must be 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)", self.cell_bits)));
+        }
+        let cache = self.slc_static_bytes != 0 || self.slc_dynamic_max_bytes != 0;
+        if cache && self.cell_bits == 1 {
+            return Err(ConfigError::new("cell_bits", "1 (SLC NAND) has no pseudo-SLC cache: set slc_static_bytes and slc_dynamic_max_bytes to 0"));
+        }
+        if cache && self.slc_static_bytes > self.user_capacity_bytes {
+            return Err(ConfigError::new("slc_static_bytes", format!("{} exceeds the user capacity ({} bytes)", self.slc_static_bytes, self.user_capacity_bytes)));
+        }
+        if WhenFull::parse(&self.slc_when_full).is_none() {
+            return Err(ConfigError::new("slc_when_full", format!("unknown behaviour {:?}; choose one of {:?}", self.slc_when_full, WhenFull::NAMES)));
+        }
+        if !(0.0..=100.0).contains(&self.slc_fold_start_pct) {
+            return Err(ConfigError::new("slc_fold_start_pct", format!("{} must be between 0 and 100 %", self.slc_fold_start_pct)));
+        }
+        if !(0.0..=64.0).contains(&self.slc_fold_units_per_write) {
+            return Err(ConfigError::new("slc_fold_units_per_write", format!("{} must be between 0 and 64 units per unit", self.slc_fold_units_per_write)));
+        }
+        if self.slc_idle_fold > 1 {
+            return Err(ConfigError::new("slc_idle_fold", format!("{} must be 0 (off) or 1 (on)", self.slc_idle_fold)));
+        }
+        for (key, v) in [("slc_t_prog_us", self.slc_t_prog_us), ("slc_dynamic_t_prog_us", self.slc_dynamic_t_prog_us), ("slc_t_read_us", self.slc_t_read_us)] {
+            if v.is_nan() || v < 0.0 {
+                return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
+            }
+        }
+        match (self.pcie_gen, self.pcie_lanes) {
+            (0, 0) => Ok(()),
+            (0, _) => Err(ConfigError::new("pcie_gen", "must be set (1 to 5) with pcie_lanes")),
+            (g, _) if g > 5 => Err(ConfigError::new("pcie_gen", format!("{g} must be 1 to 5"))),
+            (_, l) if ![1, 2, 4, 8, 16].contains(&l) => Err(ConfigError::new("pcie_lanes", format!("{l} must be 1, 2, 4, 8 or 16 with pcie_gen"))),
+            _ => Ok(()),
+        }
+    }
+
     /// Checks the profile and derives its geometry. Errors name the key at fault.
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
         let positive = |key: &str, v: u64| {
@@ -461,6 +539,7 @@ impl Config {
                 return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
             }
         }
+        self.check_cache_and_link()?;
         for (key, v) in [("channel_mbps", self.channel_mbps), ("host_link_mbps", self.host_link_mbps)] {
             if v <= 0.0 {
                 return Err(ConfigError::new(key, format!("{v} must be > 0 MB/s")));

@@ -44,6 +44,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
 use crate::ftl::{Ftl, GcWork};
+use crate::slc::SlcCache;
 use crate::time::{transfer_ns, us_to_ns, Ns};
 
 /// Die-time counters of the timing model [ns].
@@ -53,6 +54,8 @@ pub struct TimingCounters {
     pub gc_die_ns: Ns,
     /// Sum over dies of time spent programming host data.
     pub host_prog_die_ns: Ns,
+    /// Sum over dies of time spent folding pseudo-SLC data into the native mode.
+    pub fold_die_ns: Ns,
     /// NAND page programs of host data (multi-plane programs count once).
     pub host_programs: u64,
     /// Units read from NAND to merge a write that covers them only partly
@@ -196,6 +199,8 @@ pub struct Device {
     slots_per_unit: f64,
     slot_carry: f64,
     companion_units: u64,
+    /// The pseudo-SLC write cache, if the NAND has one ([`crate::slc`]).
+    slc: Option<SlcCache>,
 }
 
 impl Device {
@@ -209,7 +214,7 @@ impl Device {
             t_prog: us_to_ns(cfg.t_prog_us),
             t_erase: us_to_ns(cfg.t_erase_us),
             ctrl_cmd: us_to_ns(cfg.controller_cmd_us),
-            unit_link: transfer_ns(UNIT_BYTES, cfg.host_link_mbps * 1e6),
+            unit_link: transfer_ns(UNIT_BYTES, cfg.host_link_rate_mbps() * 1e6),
             unit_chan: transfer_ns(UNIT_BYTES, cfg.channel_mbps * 1e6),
             program_xfer: transfer_ns(program_bytes, cfg.channel_mbps * 1e6),
             die_free: vec![0; geo.dies],
@@ -238,6 +243,7 @@ impl Device {
             slots_per_unit: 1.0,
             slot_carry: 0.0,
             companion_units: 0,
+            slc: SlcCache::new(cfg, &geo),
             ftl,
             geo,
         })
@@ -253,6 +259,11 @@ impl Device {
 
     pub fn timing(&self) -> TimingCounters {
         self.timing
+    }
+
+    /// The pseudo-SLC cache, if the drive has one.
+    pub fn slc(&self) -> Option<&SlcCache> {
+        self.slc.as_ref()
     }
 
     /// Heap bytes held by the drive's state (FTL plus timing resources).
@@ -486,20 +497,32 @@ impl Device {
     }
 
     /// Sends the full multi-plane program to its die and frees its buffer slots at the end.
+    /// With a pseudo-SLC cache, the program goes to SLC or the native mode, and the die
+    /// folds cached data after it where the cache needs room ([`SlcCache::plan_program`]).
     fn program_pending(&mut self) {
         let die = self.pu_die;
         let ch = self.channel_of_die(die);
+        let mut t_prog = self.t_prog;
+        let mut fold_ns = 0;
+        if let Some(c) = self.slc.as_mut() {
+            let plan = c.plan_program(self.pu_fill as u64, self.geo.user_units.saturating_sub(self.ftl.mapped_units()));
+            t_prog = plan.slc_t_prog.unwrap_or(t_prog);
+            // Folding the program needs is booked on its die right after it: booked before,
+            // it would hold the channel (transfers are booked in order) from the other dies.
+            fold_ns = c.fold_ns(plan.fold_units);
+        }
         let start = self.die_free[die].max(self.pu_ready).max(self.chan_free[ch]);
         if self.calendars {
             if start >= self.chan_free[ch] + self.unit_chan {
                 self.chan_gaps[ch].push(self.ctrl_free, self.chan_free[ch], start, false);
             }
-            self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + self.t_prog);
+            self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + t_prog + fold_ns);
         }
         self.chan_free[ch] = start + self.program_xfer;
-        let end = start + self.program_xfer + self.t_prog;
-        self.die_free[die] = end;
-        self.timing.host_prog_die_ns += self.t_prog;
+        let end = start + self.program_xfer + t_prog;
+        self.die_free[die] = end + fold_ns;
+        self.timing.fold_die_ns += fold_ns;
+        self.timing.host_prog_die_ns += t_prog;
         self.timing.host_programs += 1;
         self.buf_pending.push(Reverse((end, self.pu_fill as u64)));
         self.pu_fill = 0;
@@ -564,7 +587,30 @@ impl Device {
     /// `gc_idle_free_blocks` free blocks or the idle period is over. Returns the number of
     /// victims collected. With `gc_idle_sort_regions`, see [`Device::idle_sorting`].
     pub fn idle(&mut self, from: Ns, duration: Ns) -> u64 {
-        if self.idle_free_blocks == 0 || duration <= self.idle_delay {
+        if duration <= self.idle_delay {
+            return 0;
+        }
+        if let Some(c) = self.slc.as_mut() {
+            c.rest();
+        }
+        if let Some(c) = self.slc.as_mut().filter(|c| c.idle_programs() > 0) {
+            // Folding first, every die its share: it brings the cache back for the next burst.
+            let per_program = c.program_fold_ns().max(1);
+            let share = c.idle_programs().div_ceil(self.geo.dies as u64);
+            let end = from + duration;
+            for die in 0..self.geo.dies {
+                let start = self.die_free[die].max(from + self.idle_delay);
+                let busy = c.idle_fold(share.min(end.saturating_sub(start) / per_program));
+                if busy > 0 {
+                    self.die_free[die] = start + busy;
+                    if self.calendars {
+                        self.die_queue[die].push(self.ctrl_free, start, start + busy);
+                    }
+                    self.timing.fold_die_ns += busy;
+                }
+            }
+        }
+        if self.idle_free_blocks == 0 {
             return 0;
         }
         if self.geo.gc_idle_sort_regions != 0 {

@@ -371,6 +371,8 @@ pub struct Ftl {
     meta: Vec<BlockMeta>,
     pools: Vec<Pool>,
     counters: FtlCounters,
+    /// Logical units mapped (holding data), companion units included.
+    mapped: u64,
     /// GC work per pool since the last [`Ftl::take_gc_work`].
     pending: Vec<GcWork>,
     /// Scratch lists of a victim's valid units: their LPNs and (payload tracking only) slots.
@@ -459,6 +461,7 @@ impl Ftl {
             meta,
             pools,
             counters: FtlCounters::default(),
+            mapped: 0,
             pending: vec![GcWork::default(); geo.pools],
             scratch: Vec::with_capacity(geo.slots_per_block),
             scratch_slots: Vec::new(),
@@ -613,11 +616,14 @@ impl Ftl {
         let old = self.l2p[lpn as usize];
         if old != NONE {
             self.invalidate(old);
+        } else {
+            self.mapped += 1;
         }
         let slot = self.alloc_host_slot(pool);
         if slot == NONE {
             // Out of space: the data is dropped (the simulation reports the error).
             self.l2p[lpn as usize] = NONE;
+            self.mapped -= 1;
             return (NONE, ActiveWork::default());
         }
         self.p2l[slot as usize] = lpn as u32;
@@ -1137,7 +1143,14 @@ impl Ftl {
         }
         self.invalidate(old);
         self.l2p[lpn as usize] = NONE;
+        self.mapped -= 1;
         true
+    }
+
+    /// Logical units holding data (companion units of compressed data included).
+    #[inline]
+    pub fn mapped_units(&self) -> u64 {
+        self.mapped
     }
 
     /// GC work done in `pool` since the last call, and resets it.
@@ -1562,6 +1575,10 @@ impl Ftl {
     /// only their region's data.
     pub fn check_invariants(&self) -> Result<(), String> {
         let spb = self.geo.slots_per_block;
+        let mapped = self.l2p.iter().filter(|&&slot| slot != NONE).count() as u64;
+        if mapped != self.mapped {
+            return Err(format!("{mapped} logical units mapped but the count says {}", self.mapped));
+        }
         for (lpn, &slot) in self.l2p.iter().enumerate() {
             if slot != NONE && !self.valid.get(slot as usize) {
                 return Err(format!("L2P[{lpn}] = {slot} but slot {slot} is not valid"));
@@ -1729,6 +1746,7 @@ impl Ftl {
                 assert!((stale_slot as usize) < self.geo.blocks * spb);
                 self.l2p[lpn as usize] = stale_slot;
             }
+            Corruption::MappedCount { delta } => self.mapped = self.mapped.wrapping_add_signed(delta),
         }
     }
 }
@@ -1749,6 +1767,8 @@ pub enum Corruption {
     /// `lpn`'s mapping goes back to `stale_slot`, a copy that a later write replaced: the
     /// later write is lost (reads return the old data).
     LostUpdate { lpn: u64, stale_slot: u32 },
+    /// The count of mapped logical units is off by `delta`.
+    MappedCount { delta: i64 },
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ pub mod replay;
 /// Deterministic random numbers (the shared `ssdrng` crate).
 pub use ssdrng as rng;
 pub mod sim;
+pub mod slc;
 pub mod stats;
 pub mod time;
 pub mod workload;

@@ -158,7 +158,7 @@ pub struct Snapshot {
     /// Host data written [bytes]: what the host sent; less than `host_units` × 4096 when
     /// writes covered units only partly (the drive programmed them whole).
     pub host_bytes: u64,
-    /// 4 KiB units programmed to NAND (host + GC copies).
+    /// 4 KiB units programmed to NAND (host + GC copies + pseudo-SLC folding).
     pub nand_units: u64,
     /// Units relocated by GC.
     pub gc_units: u64,
@@ -168,6 +168,10 @@ pub struct Snapshot {
     pub free_blocks: u64,
     /// Die time spent on GC, summed over dies [ns].
     pub gc_die_ns: Ns,
+    /// Units in the pseudo-SLC cache, not yet folded (a level; 0 without a cache).
+    pub slc_units: u64,
+    /// Units folded from the pseudo-SLC cache into the native mode (part of `nand_units`).
+    pub fold_units: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.

@@ -110,6 +110,17 @@ fn random_profile(rng: &mut Rng) -> Config {
     if cfg.gc_idle_free_blocks != 0 && most_regions >= 1 && chance(rng, 500) {
         set(&mut cfg, "gc_idle_sort_regions", pick(rng, 1, most_regions));
     }
+    if chance(rng, 400) {
+        // A pseudo-SLC cache: folding moves no mapped data, but changes what every program costs.
+        set(&mut cfg, "cell_bits", pick(rng, 2, 4));
+        set(&mut cfg, "slc_static_bytes", rng.below(user / 4 + 1) * UNIT_BYTES);
+        set(&mut cfg, "slc_dynamic_max_bytes", rng.below(user / 2 + 1) * UNIT_BYTES);
+        set(&mut cfg, "slc_when_full", if chance(rng, 500) { "direct" } else { "fold" });
+        set(&mut cfg, "slc_fold_start_pct", rng.unit_f64() * 100.0);
+        set(&mut cfg, "slc_fold_units_per_write", if chance(rng, 500) { 0.0 } else { rng.unit_f64() * 3.0 });
+        set(&mut cfg, "slc_idle_fold", rng.below(2));
+        set(&mut cfg, "slc_dynamic_t_prog_us", rng.unit_f64() * 500.0);
+    }
     cfg.validate().unwrap_or_else(|e| panic!("the generator made an invalid profile: {e}: {}", describe(&cfg)));
     cfg
 }

@@ -136,6 +136,9 @@ fn invariant_checker_detects_each_kind_of_corruption() {
         expect(Corruption::FreeBlockInUse { block: b }, &[&format!("block {b} is on the free list but in use")]);
         // A free block that fell off the free list.
         expect(Corruption::FreeBlockLost { pool: 0 }, &["plane 0: free block", "missing from the free list"]);
+        // The count of logical units holding data (the SLC cache's dynamic size follows it) off by one.
+        expect(Corruption::MappedCount { delta: 1 }, &["logical units mapped"]);
+        expect(Corruption::MappedCount { delta: -1 }, &["logical units mapped"]);
         // A lost update: LPN 3 maps to its first (stale) copy again, and reads the old data.
         assert_eq!(second, slot_of(3));
         expect(Corruption::LostUpdate { lpn: 3, stale_slot: first }, &[&format!("L2P[3] = {first}"), "not valid"]);

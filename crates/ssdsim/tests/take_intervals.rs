@@ -9,7 +9,11 @@
 
 use ssdsim::stats::IntervalLatency;
 use ssdsim::time::NS_PER_MS;
+use ssdsim::stats::DirectionIntervals;
 use ssdsim::{Config, IntervalBatch, Job, Pattern, PhaseReport, Simulation, Snapshot, Workload, WorkloadJob};
+
+/// One direction's columns, borrowed.
+type DirectionSlices<'a> = (&'a [u64], &'a [u64], &'a [Option<IntervalLatency>]);
 use ssdsim::rng::Rng;
 
 mod common;
@@ -22,12 +26,12 @@ struct Columns {
     bytes: Vec<u64>,
     snapshots: Vec<Snapshot>,
     latency: Vec<Option<IntervalLatency>>,
-    dirs: [(Vec<u64>, Vec<u64>, Vec<Option<IntervalLatency>>); 3],
+    dirs: [DirectionIntervals; 3],
 }
 
 impl Columns {
     fn add(&mut self, first: usize, ios: &[u64], bytes: &[u64], snapshots: &[Snapshot], latency: &[Option<IntervalLatency>],
-           dirs: [(&[u64], &[u64], &[Option<IntervalLatency>]); 3]) {
+           dirs: [DirectionSlices<'_>; 3]) {
         assert_eq!(first, self.ios.len(), "batches come back to back");
         assert_eq!(snapshots.len(), ios.len() + 1, "one snapshot more than intervals");
         if let Some(last) = self.snapshots.pop() {

@@ -4,7 +4,10 @@ Phases run in simulated time, as fast as the simulator goes. The series carries,
 ``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``nand_write_bytes``,
 ``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC, summed over dies),
 ``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND bytes / host
-bytes written in the interval; NaN when the host wrote nothing), and for the job's direction
+bytes written in the interval, pseudo-SLC folding included; NaN when the host wrote nothing);
+on a drive with a pseudo-SLC cache also ``slc_cache_bytes`` (host data held in the cache at
+the end of the interval) and ``fold_bytes`` (folded into the native mode in the interval);
+and for the job's direction
 the per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,
 p99.9 within 1/32, exact max; us; by completion time, NaN where nothing completed).
 
@@ -355,6 +358,9 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         "gc_die_s": delta("gc_die_ns") / 1e9,
         "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
     }
+    if raw["slc_cache"]:
+        series["slc_cache_bytes"] = np.asarray(raw["slc_units"][1:], dtype=np.float64) * UNIT_BYTES
+        series["fold_bytes"] = delta("fold_units") * UNIT_BYTES
     for direction in directions:
         d = raw["directions"][direction] if per_direction else raw
         if per_direction:
@@ -434,7 +440,7 @@ def _us(per_interval_ns: np.ndarray) -> np.ndarray:
 #: Per-interval columns of ``finish_phase``'s dict (and of each direction's), as the native
 #: module returns them: little-endian u64 bytes.
 _U64_COLUMNS = ("ios", "bytes", "host_units", "host_bytes", "nand_units", "gc_units", "erases", "free_blocks",
-                "gc_die_ns")
+                "gc_die_ns", "slc_units", "fold_units")
 #: What a latency column holds for an interval in which nothing completed.
 _NO_LATENCY = np.uint64(2**64 - 1)
 

@@ -1,0 +1,235 @@
+//! The pseudo-SLC write cache of TLC and QLC drives, and folding.
+//!
+//! NAND whose native mode stores `cell_bits` bits per cell (TLC 3, QLC 4) can run blocks as
+//! pseudo-SLC: one bit per cell, so a block holds 1/`cell_bits` of its native data but
+//! programs several times faster (`slc_t_prog_us` against the native `t_prog_us`). Drives
+//! write host data into such blocks first (the cache) and later *fold* it: read it back and
+//! program it in the native mode, which frees the SLC blocks again.
+//!
+//! The cache holds a static part (`slc_static_bytes`, blocks kept in SLC mode out of the
+//! spare area) and a dynamic part: free native capacity run as SLC, so at most
+//! 1/`cell_bits` of the user capacity not holding data, capped at `slc_dynamic_max_bytes`;
+//! on some NAND its programs are slower than the static part's (`slc_dynamic_t_prog_us`).
+//! The dynamic part shrinks as the drive fills; data in the cache beyond its current size
+//! must be folded.
+//!
+//! Each host program (one multi-plane page per die) goes to SLC while the cache has room.
+//! Once it is full, `slc_when_full` says what the drive does:
+//! - `direct`: host data is programmed in the native mode (direct-to-TLC) until the host
+//!   leaves the drive idle (during a sustained stream it stays direct);
+//! - `fold`: the drive folds a program's worth of cached data on that die to make room and
+//!   programs the host data into SLC (cache recycling: every host unit then costs an SLC
+//!   program, an SLC read and a native program). The fold is booked on the die after the
+//!   program, as firmware folding continuously keeps the room ready.
+//!
+//! Background folding: while the cache holds more than `slc_fold_start_pct` % of its current
+//! size (and, `direct`, while it is exhausted), each host program is followed on its die by folding `slc_fold_units_per_write`
+//! units per host unit written, and whatever the cache holds beyond its size (its dynamic
+//! part has shrunk) is folded at once. In idle time (after
+//! `gc_idle_delay_ms`) every die folds until the cache is empty, unless `slc_idle_fold = 0`.
+//!
+//! What is simplified: the FTL maps every unit into native blocks at once (its garbage
+//! collection does not see the SLC blocks, nor the native space they borrow); the cache is
+//! a count of units written to SLC and not yet folded, so data overwritten or trimmed while
+//! cached is still folded, and reads of cached data take the native read time.
+
+use crate::config::{Config, Geometry, UNIT_BYTES};
+use crate::time::{us_to_ns, Ns};
+
+/// What the drive does with a host program once the cache is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhenFull {
+    /// Program host data in the native mode.
+    Direct,
+    /// Fold cached data on the die first, then program the host data into SLC.
+    Fold,
+}
+
+impl WhenFull {
+    pub const NAMES: &'static [&'static str] = &["direct", "fold"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "direct" => Some(WhenFull::Direct),
+            "fold" => Some(WhenFull::Fold),
+            _ => None,
+        }
+    }
+}
+
+/// How one host program is written ([`SlcCache::plan_program`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramPlan {
+    /// Programmed in SLC mode, taking this long (else in the native mode) [ns].
+    pub slc_t_prog: Option<Ns>,
+    /// Units to fold on the program's die: to make room for it (`fold`), to keep the cache
+    /// within its size, and background folding [units].
+    pub fold_units: u64,
+}
+
+/// The cache's state and settings; see the module doc.
+#[derive(Clone, Debug)]
+pub struct SlcCache {
+    cell_bits: u64,
+    static_units: u64,
+    dynamic_max_units: u64,
+    when_full: WhenFull,
+    /// Background folding starts above this share of the cache's current size.
+    fold_start: f64,
+    fold_per_write: f64,
+    idle_fold: bool,
+    t_prog_slc: Ns,
+    /// SLC program time in the dynamic part (native blocks run as SLC).
+    t_prog_dynamic: Ns,
+    t_read_slc: Ns,
+    t_prog_native: Ns,
+    units_per_page: u64,
+    units_per_program: u64,
+    /// Units written to SLC and not yet folded.
+    used_units: u64,
+    /// Background folding owed but not yet a whole program [units].
+    fold_credit: f64,
+    /// Units folded so far (each a native program of data already counted once).
+    folded_units: u64,
+    /// `direct`: the cache filled up; host data goes to the native mode until the host
+    /// leaves the drive idle (firmware leaves the cache alone during a sustained stream).
+    exhausted: bool,
+    /// Units the host wrote into SLC so far.
+    slc_written_units: u64,
+}
+
+impl SlcCache {
+    /// The drive's cache, or None when the profile has none (both sizes 0).
+    pub fn new(cfg: &Config, geo: &Geometry) -> Option<Self> {
+        if cfg.slc_static_bytes == 0 && cfg.slc_dynamic_max_bytes == 0 {
+            return None;
+        }
+        Some(SlcCache {
+            cell_bits: cfg.cell_bits,
+            static_units: cfg.slc_static_bytes / UNIT_BYTES,
+            dynamic_max_units: cfg.slc_dynamic_max_bytes / UNIT_BYTES,
+            when_full: WhenFull::parse(&cfg.slc_when_full).expect("validated"),
+            fold_start: cfg.slc_fold_start_pct / 100.0,
+            fold_per_write: cfg.slc_fold_units_per_write,
+            idle_fold: cfg.slc_idle_fold != 0,
+            t_prog_slc: us_to_ns(cfg.slc_t_prog_us),
+            t_prog_dynamic: us_to_ns(if cfg.slc_dynamic_t_prog_us > 0.0 { cfg.slc_dynamic_t_prog_us } else { cfg.slc_t_prog_us }),
+            t_read_slc: us_to_ns(cfg.slc_t_read_us),
+            t_prog_native: us_to_ns(cfg.t_prog_us),
+            units_per_page: geo.units_per_page as u64,
+            units_per_program: geo.units_per_program as u64,
+            used_units: 0,
+            fold_credit: 0.0,
+            folded_units: 0,
+            exhausted: false,
+            slc_written_units: 0,
+        })
+    }
+
+    /// The cache's size now [units]: the static part plus the dynamic part, which the user
+    /// capacity not holding data (`free_user_units`) allows.
+    #[inline]
+    pub fn capacity_units(&self, free_user_units: u64) -> u64 {
+        self.static_units + self.dynamic_max_units.min(free_user_units / self.cell_bits)
+    }
+
+    /// Units in the cache (written to SLC, not yet folded).
+    pub fn used_units(&self) -> u64 {
+        self.used_units
+    }
+
+    /// Units folded so far.
+    pub fn folded_units(&self) -> u64 {
+        self.folded_units
+    }
+
+    /// Units the host wrote into SLC so far.
+    pub fn slc_written_units(&self) -> u64 {
+        self.slc_written_units
+    }
+
+    /// Die time to fold `units` (whole programs): SLC page reads, then native programs [ns].
+    #[inline]
+    pub fn fold_ns(&self, units: u64) -> Ns {
+        units.div_ceil(self.units_per_page) * self.t_read_slc + units.div_ceil(self.units_per_program) * self.t_prog_native
+    }
+
+    /// `units` rounded up to whole programs: folding programs whole pages of the native mode.
+    fn whole_programs(&self, units: u64) -> u64 {
+        units.div_ceil(self.units_per_program) * self.units_per_program
+    }
+
+    /// Folds up to `units` (fewer if the cache holds fewer); returns the units folded.
+    fn fold(&mut self, units: u64) -> u64 {
+        let n = units.min(self.used_units);
+        self.used_units -= n;
+        self.folded_units += n;
+        n
+    }
+
+    /// How a host program of `units` is written, with the cache's size as
+    /// `free_user_units` allows (see the module doc); updates the cache.
+    #[inline]
+    pub fn plan_program(&mut self, units: u64, free_user_units: u64) -> ProgramPlan {
+        let capacity = self.capacity_units(free_user_units);
+        let mut plan = ProgramPlan { slc_t_prog: None, fold_units: 0 };
+        let mut slc = false;
+        let fits = self.used_units + units <= capacity;
+        if !fits && self.when_full == WhenFull::Direct {
+            self.exhausted = true;
+        }
+        if fits && !self.exhausted {
+            slc = true;
+        } else if self.when_full == WhenFull::Fold && units <= capacity {
+            // Make room: fold what the program needs and whatever the cache holds beyond its size.
+            plan.fold_units = self.fold(self.whole_programs(self.used_units + units - capacity));
+            slc = true;
+        }
+        if slc {
+            // The static part fills first.
+            let dynamic = self.used_units + units > self.static_units;
+            plan.slc_t_prog = Some(if dynamic { self.t_prog_dynamic } else { self.t_prog_slc });
+            self.used_units += units;
+            self.slc_written_units += units;
+        }
+        let folding = self.exhausted || self.used_units as f64 > self.fold_start * capacity as f64;
+        if self.fold_per_write > 0.0 && folding {
+            self.fold_credit += self.fold_per_write * units as f64;
+            let whole = (self.fold_credit / self.units_per_program as f64) as u64 * self.units_per_program;
+            self.fold_credit -= whole as f64;
+            plan.fold_units += self.fold(whole);
+        } else {
+            self.fold_credit = 0.0;
+        }
+        // Cached data beyond the cache's size (the drive has filled the native space its
+        // dynamic part borrowed) must go, in whole programs.
+        let excess = self.used_units.saturating_sub(capacity);
+        if excess > 0 {
+            plan.fold_units += self.fold(self.whole_programs(excess));
+        }
+        plan
+    }
+
+    /// Programs' worth of cached data idle time may fold (0 when idle folding is off).
+    pub fn idle_programs(&self) -> u64 {
+        if self.idle_fold { self.used_units.div_ceil(self.units_per_program) } else { 0 }
+    }
+
+    /// Die time to fold one program's worth [ns].
+    pub fn program_fold_ns(&self) -> Ns {
+        self.fold_ns(self.units_per_program)
+    }
+
+    /// The host has left the drive idle (past the idle delay): host data may go to the
+    /// cache again where it has room.
+    pub fn rest(&mut self) {
+        self.exhausted = false;
+    }
+
+    /// Folds up to `programs` programs' worth of cached data on one die in idle time;
+    /// returns the die time it takes [ns].
+    pub fn idle_fold(&mut self, programs: u64) -> Ns {
+        let n = self.fold(programs * self.units_per_program);
+        self.fold_ns(n)
+    }
+}

@@ -1,0 +1,96 @@
+"""Today's drives: the built-in profiles with a pseudo-SLC cache reproduce the whole-drive fills
+their descriptions cite (TechPowerUp: 1 MB sequential writes at QD1 on the erased drive,
+throughput twice a second), within ±10 % on the cache size, each rate after it and the
+fill's average.
+
+The drives run at 1/32 of their size (capacity, pages per block and cache sizes scaled
+alike, timings as they are) with the interval 1/32 of TechPowerUp's, so rates are those of
+the full drive, sizes 1/32 of them and the series has as many intervals;
+``benches/bench_todays_drives.py`` runs them at full size. Every other test runs on them too
+(a consistency run here), and their series carry the cache's level and folding.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from ssdlab.profiles import load_profile
+from ssdlab.results import read_series
+
+SCALE = 32
+
+#: Profile -> (published phases: (end of phase [GB], MB/s), published fill average [MB/s]).
+#: The end of the last phase is the drive's capacity (None), or not given (None too) where
+#: the review says only that the rate rises from there on.
+PUBLISHED = {
+    # Samsung 980 Pro 1 TB: 4 GB/s until 113 GB, then 1.5 GB/s, "the fuller the drive gets,
+    # the higher the write speed"; 1.9 GB/s on average.
+    "tlc-direct": ([(113, 4000), (None, 1500)], 1900),
+    # Kingston A2000 1 TB: 2 GB/s until 150 GB, 500 MB/s, 400 MB/s after 600 GB; 480 MB/s on average.
+    "tlc-fold": ([(150, 2000), (600, 500), (None, 400)], 480),
+    # HP FX700 2 TB: 5 GB/s until 54 GB, 3.5 GB/s until 460 GB, then 130 MB/s; 168 MB/s on average.
+    "qlc": ([(54, 5000), (460, 3500), (None, 130)], 168),
+}
+
+
+def scaled(name: str) -> list[str]:
+    """``--set`` arguments for the profile at 1/SCALE of its size."""
+    v = load_profile(name).values
+    args = ["--target", f"sim:{name}", "--set", f"pages_per_block={v['pages_per_block'] // SCALE}"]
+    for key in ("user_capacity_bytes", "slc_static_bytes", "slc_dynamic_max_bytes", "write_buffer_bytes"):
+        args += ["--set", f"{key}={v[key] // SCALE // 4096 * 4096}"]
+    return args
+
+
+@pytest.fixture(scope="module", params=sorted(PUBLISHED))
+def filled(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(request.param) / "fill"
+    run_cli("fill", *scaled(request.param), "--interval", str(0.5 / SCALE), "--pause", "5", "--out", str(out),
+            "--no-progress")
+    return request.param, json.loads((out / "summary.json").read_text()), out
+
+
+def test_fill_reproduces_the_published_phases_and_average(filled):
+    name, s, _ = filled
+    phases, average = PUBLISHED[name]
+    got = s["phases"]
+    shown = f"{name}: {[(round(p['end_gb'] * SCALE), round(p['mbps'])) for p in got]}"
+    rising = name == "tlc-direct"
+    assert len(got) == len(phases) or rising and len(got) > len(phases), shown
+    for a, b in zip(got[len(phases) - 1:], got[len(phases):]):
+        assert b["mbps"] > a["mbps"], f"{shown}: the rate rises as the drive fills"
+    for i, ((end_gb, mbps), p) in enumerate(zip(phases, got)):
+        assert p["mbps"] == pytest.approx(mbps, rel=0.10), f"{name} phase {i + 1} rate"
+        if end_gb is not None:
+            assert p["end_gb"] * SCALE == pytest.approx(end_gb, rel=0.10), f"{name} phase {i + 1} end"
+    assert s["cache_bytes"] * SCALE / 1e9 == pytest.approx(phases[0][0], rel=0.10), f"{name} cache size"
+    assert s["fill_mbps_mean"] == pytest.approx(average, rel=0.10), f"{name} fill average"
+
+
+def test_series_show_the_cache_filling_and_folding(filled):
+    name, s, out = filled
+    series = read_series(out / "fill")
+    held = series["slc_cache_bytes"]
+    cache_gb = s["cache_bytes"] / 1e9
+    # While the first phase runs, everything written is in the cache.
+    written = series["written_gb"]
+    first = written < cache_gb * 0.9
+    assert (abs(held[first] / 1e9 - written[first]) < 0.05 * cache_gb + 0.1).all(), name
+    # Folding starts once the cache is full (or, in the QLC drive's second tier, shrinks).
+    assert series["fold_bytes"][first].sum() == 0
+    assert series["fold_bytes"].sum() > 0
+    # Write amplification counts each unit folded as a second NAND write.
+    total_host = series["host_write_bytes"].sum()
+    assert series["nand_write_bytes"].sum() == pytest.approx(total_host + series["fold_bytes"].sum(), rel=1e-9)
+
+
+def test_other_tests_run_on_a_cached_drive(tmp_path):
+    """A short consistency run: random 4 KiB writes fill the cache, which then folds."""
+    out = tmp_path / "c"
+    run_cli("consistency", *scaled("tlc-direct"), "--duration", "10", "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] and s["iops_mean"] > 0
+    assert s["counters"]["slc_written_bytes"] > 0 and s["counters"]["fold_bytes"] >= 0
+    assert "slc_cache_bytes" in read_series(out / "series")
