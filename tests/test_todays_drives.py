@@ -94,3 +94,45 @@ def test_other_tests_run_on_a_cached_drive(tmp_path):
     assert s["complete"] and s["iops_mean"] > 0
     assert s["counters"]["slc_written_bytes"] > 0 and s["counters"]["fold_bytes"] >= 0
     assert "slc_cache_bytes" in read_series(out / "series")
+
+
+#: ASCII.jp's measurement of the Toshiba BG4 1 TB (TxBENCH, 4 KiB random reads at QD32 over a
+#: growing span): full speed while the span is under ~32 GB with the default 61 MB host memory
+#: buffer (~48 GB with 64 MB); with HMB off it already falls beyond 1-2 GB, to just over 300 MB/s.
+HMB_FLOOR_MBPS = 300
+
+
+def _span_rates(sets: list[str], spans_gib: list[float]) -> dict[float, float]:
+    """4 KiB random reads at QD32 for 2 s (after 1 s to warm up) over the first SPAN GiB of
+    the dramless-hmb drive (at 1/8 of its capacity: the spans measured fit), filled first:
+    MB/s per span."""
+    from ssdlab.targets.base import JobSpec
+    from ssdlab.targets.sim import SimTarget
+
+    t = SimTarget(load_profile("dramless-hmb", ["user_capacity_bytes=124999999488", "blocks_per_plane=256", *sets]))
+    t.run_phase(JobSpec("fill", "write", bs_bytes=1 << 20, qd=32))
+    out = {}
+    for gib in spans_gib:
+        span = int(gib * 2**30) // 4096 * 4096
+        for seconds in (1.0, 2.0):  # the first warms the cache, as a 30 s average mostly is
+            r = t.run_phase(JobSpec(f"span {gib}", "randread", bs_bytes=4096, qd=32, span_bytes=span,
+                                    duration_s=seconds))
+        out[gib] = r.totals["host_read_bytes"] / r.totals["duration_s"] / 1e6
+    return out
+
+
+@pytest.mark.parametrize("cache, cover_gib", [("32MiB", 32), ("48MiB", 48)])
+def test_dramless_drive_reads_at_full_speed_within_the_span_its_hmb_covers(cache, cover_gib):
+    r = _span_rates([f"map_cache_bytes={cache}"], [1, cover_gib * 0.5, cover_gib * 0.95, cover_gib * 1.5, 100])
+    full = r[1]
+    assert r[cover_gib * 0.5] == pytest.approx(full, rel=0.03)
+    assert r[cover_gib * 0.95] == pytest.approx(full, rel=0.05)
+    assert r[cover_gib * 1.5] < 0.9 * full, r
+    assert r[100] < r[cover_gib * 1.5] < full, "the rate falls as the span outgrows the cover"
+
+
+def test_dramless_drive_without_hmb_falls_beyond_one_gib_to_the_published_floor():
+    r = _span_rates(["map_cache_bytes=1MiB"], [0.9, 2, 16, 64])
+    assert r[2] < 0.7 * r[0.9], r
+    assert r[16] == pytest.approx(HMB_FLOOR_MBPS, rel=0.10)
+    assert r[64] == pytest.approx(HMB_FLOOR_MBPS, rel=0.10)

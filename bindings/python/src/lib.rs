@@ -405,7 +405,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'
 type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
 
 /// The counter columns of a phase's snapshots, by name.
-const SNAPSHOT_COLUMNS: [SnapshotColumn; 9] = [
+const SNAPSHOT_COLUMNS: [SnapshotColumn; 10] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -415,6 +415,7 @@ const SNAPSHOT_COLUMNS: [SnapshotColumn; 9] = [
     ("gc_die_ns", |s| s.gc_die_ns),
     ("slc_units", |s| s.slc_units),
     ("fold_units", |s| s.fold_units),
+    ("map_misses", |s| s.map_misses),
 ];
 
 /// One direction's IOs, bytes and latency per interval.
@@ -659,6 +660,7 @@ impl Simulator {
         let d = intervals_dict(py, interval_ns, b.first_interval, &b.ios, &b.bytes, &b.snapshots, &b.interval_latency, dirs)?;
         d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
         d.set_item("slc_cache", self.sim.device().slc().is_some())?;
+        d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
         Ok(d)
     }
 
@@ -689,6 +691,7 @@ impl Simulator {
         d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
         d.set_item("start_counters", snapshot_dict(py, &r.start)?)?;
         d.set_item("slc_cache", self.sim.device().slc().is_some())?;
+        d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
         d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
         let dirs = d.get_item("directions")?.expect("set by intervals_dict");
         for dir in Direction::ALL {
@@ -810,7 +813,9 @@ impl Simulator {
     /// only units that were mapped), erases, free blocks, erase-count spread; with a
     /// pseudo-SLC cache `slc_cache_bytes` (held now), `slc_capacity_bytes` (its size now),
     /// `slc_written_bytes` (host data written into it), `fold_bytes` (folded into the native
-    /// mode, part of nand_write_bytes) and `fold_die_s` (die time spent folding).
+    /// mode, part of nand_write_bytes) and `fold_die_s` (die time spent folding); with a
+    /// map cache (DRAM-less) `map_cache_hits`, `map_cache_misses` and `map_write_bytes` (map
+    /// pages written back, part of nand_write_bytes).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.snapshot();
         let d = PyDict::new(py);
@@ -830,6 +835,11 @@ impl Simulator {
             d.set_item("slc_written_bytes", c.slc_written_units() * UNIT_BYTES)?;
             d.set_item("fold_bytes", c.folded_units() * UNIT_BYTES)?;
             d.set_item("fold_die_s", self.sim.timing_counters().fold_die_ns as f64 / NS_PER_S as f64)?;
+        }
+        if let Some(m) = self.sim.device().map_cache() {
+            d.set_item("map_cache_hits", m.hits)?;
+            d.set_item("map_cache_misses", m.misses)?;
+            d.set_item("map_write_bytes", m.writeback_units * UNIT_BYTES)?;
         }
         let (mut lo, mut hi, mut sum, mut n) = (u32::MAX, 0u32, 0u64, 0u64);
         for e in self.sim.device().ftl().erase_counts() {

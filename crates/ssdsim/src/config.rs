@@ -282,6 +282,12 @@ config_keys! {
     t_read_us: f64 = 50.0;
     /// Page program time (register to array, all planes of a die together), native mode [µs].
     t_prog_us: f64 = 1300.0;
+    /// DRAM-less drives: bytes of mapping-table entries (4 bytes per 4 KiB unit) the controller caches, in its SRAM or in the host memory buffer (HMB); a miss reads a map page from NAND. 0 = the whole table in DRAM [bytes].
+    map_cache_bytes: u64 = 0;
+    /// Mapping-table page: the unit the map cache reads from and writes back to NAND [bytes].
+    map_page_bytes: u64 = 4096;
+    /// Controller time to handle one map-cache miss, serialised (caps the miss rate) [µs].
+    map_miss_us: f64 = 0.0;
     /// Pseudo-SLC write cache, static part: blocks kept in SLC mode [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
     slc_static_bytes: u64 = 0;
     /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data and at most this much [bytes of host data].
@@ -425,7 +431,7 @@ impl Config {
         }
     }
 
-    /// The pseudo-SLC cache keys and the PCIe link keys. Errors name the key at fault.
+    /// The pseudo-SLC cache, map cache and PCIe link keys. Errors name the key at fault.
     fn check_cache_and_link(&self) -> Result<(), ConfigError> {
         if !(1..=4).contains(&self.cell_bits) {
             return Err(ConfigError::new("cell_bits", format!("{} must be 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)", self.cell_bits)));
@@ -453,6 +459,17 @@ impl Config {
             if v.is_nan() || v < 0.0 {
                 return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
             }
+        }
+        if self.map_cache_bytes != 0 {
+            if self.map_page_bytes < 64 || self.map_page_bytes % crate::map_cache::ENTRY_BYTES != 0 || self.map_page_bytes > 1 << 20 {
+                return Err(ConfigError::new("map_page_bytes", format!("{} must be a multiple of 4 bytes from 64 to 1 MiB", self.map_page_bytes)));
+            }
+            if self.map_cache_bytes < self.map_page_bytes {
+                return Err(ConfigError::new("map_cache_bytes", format!("{} is less than one map page (map_page_bytes = {})", self.map_cache_bytes, self.map_page_bytes)));
+            }
+        }
+        if self.map_miss_us.is_nan() || self.map_miss_us < 0.0 {
+            return Err(ConfigError::new("map_miss_us", format!("{} is negative; times are >= 0 µs", self.map_miss_us)));
         }
         match (self.pcie_gen, self.pcie_lanes) {
             (0, 0) => Ok(()),

@@ -44,6 +44,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
 use crate::ftl::{Ftl, GcWork};
+use crate::map_cache::{Lookup, MapCache};
 use crate::slc::SlcCache;
 use crate::time::{transfer_ns, us_to_ns, Ns};
 
@@ -201,6 +202,11 @@ pub struct Device {
     companion_units: u64,
     /// The pseudo-SLC write cache, if the NAND has one ([`crate::slc`]).
     slc: Option<SlcCache>,
+    /// The mapping-table cache of a DRAM-less drive ([`crate::map_cache`]).
+    map: Option<MapCache>,
+    /// Map-page units written back and not yet a whole program; the die that takes the next.
+    map_carry: u64,
+    map_die: usize,
 }
 
 impl Device {
@@ -244,6 +250,9 @@ impl Device {
             slot_carry: 0.0,
             companion_units: 0,
             slc: SlcCache::new(cfg, &geo),
+            map: MapCache::new(cfg, geo.user_units),
+            map_carry: 0,
+            map_die: 0,
             ftl,
             geo,
         })
@@ -259,6 +268,53 @@ impl Device {
 
     pub fn timing(&self) -> TimingCounters {
         self.timing
+    }
+
+    /// The map cache of a DRAM-less drive, if the drive is one.
+    pub fn map_cache(&self) -> Option<&MapCache> {
+        self.map.as_ref()
+    }
+
+    /// Looks up the map entries of units `lpn..lpn + n` for a command accepted at `t`
+    /// (`write`: it updates them); returns when they are available: `t` when cached, else
+    /// after the firmware's miss handling and the map page's NAND read (`t_read`). A dirty
+    /// page a miss replaces is written back, in whole programs on the dies in turn.
+    #[inline(always)]
+    fn map_lookup(&mut self, lpn: u64, n: u64, write: bool, t: Ns) -> Ns {
+        if self.map.is_none() {
+            return t;
+        }
+        self.map_lookup_cached(lpn, n, write, t)
+    }
+
+    #[inline(never)]
+    fn map_lookup_cached(&mut self, lpn: u64, n: u64, write: bool, t: Ns) -> Ns {
+        let Some(pages) = self.map.as_ref().map(|m| m.pages(lpn, n)) else { return t };
+        let mut ready = t;
+        for page in pages {
+            let m = self.map.as_mut().expect("checked above");
+            let Lookup::Miss { writeback } = m.lookup(page, write) else { continue };
+            let (miss_ns, page_units) = (m.miss_ns, m.page_units());
+            // The map page's read: its latency, not booked on a die (booked there in command
+            // order it would hold back the reads of the commands after it).
+            self.ctrl_free = self.ctrl_free.max(t) + miss_ns;
+            ready = ready.max(self.ctrl_free + self.t_read);
+            if writeback {
+                self.map_carry += page_units;
+                while self.map_carry >= self.geo.units_per_program as u64 {
+                    self.map_carry -= self.geo.units_per_program as u64;
+                    let die = self.map_die;
+                    self.map_die = (self.map_die + 1) % self.geo.dies;
+                    let start = self.die_free[die].max(t);
+                    let busy = self.program_xfer + self.t_prog;
+                    self.die_free[die] = start + busy;
+                    if self.calendars {
+                        self.die_queue[die].push(self.ctrl_free, start, start + busy);
+                    }
+                }
+            }
+        }
+        ready
     }
 
     /// The pseudo-SLC cache, if the drive has one.
@@ -291,6 +347,9 @@ impl Device {
     #[inline(always)]
     pub fn write(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let accepted = self.accept_command(submit);
+        // The entries are updated once the data is placed; the write is acknowledged when
+        // buffered, so a miss costs controller and die time, not this command's.
+        self.map_lookup(lpn, n, true, accepted);
         let mut t = accepted;
         for u in lpn..lpn + n {
             // Wait for buffer space, then move the data over the host link.
@@ -373,6 +432,7 @@ impl Device {
     #[inline(never)]
     pub fn write_compressed(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let accepted = self.accept_command(submit);
+        self.map_lookup(lpn, n, true, accepted);
         let mut t = accepted;
         for u in lpn..lpn + n {
             t = self.reserve_buffer_unit(t);
@@ -411,6 +471,7 @@ impl Device {
     #[inline(never)]
     pub fn write_partial(&mut self, lpn: u64, n: u64, head: bool, tail: bool, fill_sectors: u64, submit: Ns) -> Ns {
         let accepted = self.accept_command(submit);
+        let accepted = self.map_lookup(lpn, n, true, accepted);
         let mut t = accepted;
         self.timing.rmw_fill_sectors += fill_sectors;
         for u in lpn..lpn + n {
@@ -701,6 +762,8 @@ impl Device {
     pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         self.calendars = true;
+        // Data can be read once its map entries are known.
+        let t = self.map_lookup(lpn, n, false, t);
         let mut done = t;
         let upp = self.geo.units_per_page as u32;
         let mut last_page = u32::MAX;
@@ -792,6 +855,7 @@ impl Device {
     #[inline(never)]
     pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
+        self.map_lookup(lpn, n, true, t);
         for u in lpn..lpn + n {
             self.ftl.trim(u);
         }

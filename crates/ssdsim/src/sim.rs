@@ -883,16 +883,18 @@ impl Simulation {
         // NAND writes, not host data.
         let host_units = c.host_units - self.dev.companion_units();
         let (slc_units, fold_units) = self.dev.slc().map_or((0, 0), |c| (c.used_units(), c.folded_units()));
+        let (map_misses, map_units) = self.dev.map_cache().map_or((0, 0), |m| (m.misses, m.writeback_units));
         Snapshot {
             host_units,
             host_bytes: host_units * UNIT_BYTES - self.dev.timing().rmw_fill_sectors * SECTOR_BYTES,
-            nand_units: c.nand_units() + fold_units,
+            nand_units: c.nand_units() + fold_units + map_units,
             gc_units: c.gc_units,
             erases: c.erases,
             free_blocks: self.dev.ftl.free_blocks(),
             gc_die_ns: self.dev.timing().gc_die_ns,
             slc_units,
             fold_units,
+            map_misses,
         }
     }
 

@@ -158,7 +158,8 @@ pub struct Snapshot {
     /// Host data written [bytes]: what the host sent; less than `host_units` × 4096 when
     /// writes covered units only partly (the drive programmed them whole).
     pub host_bytes: u64,
-    /// 4 KiB units programmed to NAND (host + GC copies + pseudo-SLC folding).
+    /// 4 KiB units programmed to NAND (host + GC copies + pseudo-SLC folding + map pages
+    /// written back).
     pub nand_units: u64,
     /// Units relocated by GC.
     pub gc_units: u64,
@@ -172,6 +173,8 @@ pub struct Snapshot {
     pub slc_units: u64,
     /// Units folded from the pseudo-SLC cache into the native mode (part of `nand_units`).
     pub fold_units: u64,
+    /// Map-cache misses of a DRAM-less drive (0 with the whole map in DRAM).
+    pub map_misses: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.
