@@ -461,7 +461,7 @@ impl Config {
             }
         }
         if self.map_cache_bytes != 0 {
-            if self.map_page_bytes < 64 || self.map_page_bytes % crate::map_cache::ENTRY_BYTES != 0 || self.map_page_bytes > 1 << 20 {
+            if self.map_page_bytes < 64 || !self.map_page_bytes.is_multiple_of(crate::map_cache::ENTRY_BYTES) || self.map_page_bytes > 1 << 20 {
                 return Err(ConfigError::new("map_page_bytes", format!("{} must be a multiple of 4 bytes from 64 to 1 MiB", self.map_page_bytes)));
             }
             if self.map_cache_bytes < self.map_page_bytes {
