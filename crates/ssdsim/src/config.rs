@@ -490,13 +490,13 @@ impl Config {
         positive("planes_per_die", self.planes_per_die)?;
         positive("blocks_per_plane", self.blocks_per_plane)?;
         positive("pages_per_block", self.pages_per_block)?;
-        if self.page_size_bytes == 0 || self.page_size_bytes % UNIT_BYTES != 0 {
+        if self.page_size_bytes == 0 || !self.page_size_bytes.is_multiple_of(UNIT_BYTES) {
             return Err(ConfigError::new(
                 "page_size_bytes",
                 format!("{} is not a positive multiple of the {UNIT_BYTES}-byte mapping unit", self.page_size_bytes),
             ));
         }
-        if self.user_capacity_bytes == 0 || self.user_capacity_bytes % UNIT_BYTES != 0 {
+        if self.user_capacity_bytes == 0 || !self.user_capacity_bytes.is_multiple_of(UNIT_BYTES) {
             return Err(ConfigError::new(
                 "user_capacity_bytes",
                 format!("{} is not a positive multiple of {UNIT_BYTES} bytes", self.user_capacity_bytes),
@@ -540,7 +540,7 @@ impl Config {
         if self.gc_bg_reclaim_ratio < 0.0 {
             return Err(ConfigError::new("gc_bg_reclaim_ratio", format!("{} is negative", self.gc_bg_reclaim_ratio)));
         }
-        if bg_start != 0 && !(self.gc_bg_copies_per_write > 0.0) {
+        if bg_start != 0 && (self.gc_bg_copies_per_write.is_nan() || self.gc_bg_copies_per_write <= 0.0) {
             return Err(ConfigError::new("gc_bg_copies_per_write", format!("{} must be > 0 when active GC is on", self.gc_bg_copies_per_write)));
         }
         for (key, v) in [("gc_idle_delay_ms", self.gc_idle_delay_ms), ("trim_cmd_us", self.trim_cmd_us), ("trim_us_per_gib", self.trim_us_per_gib)] {
