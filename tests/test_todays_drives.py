@@ -86,14 +86,27 @@ def test_series_show_the_cache_filling_and_folding(filled):
     assert series["nand_write_bytes"].sum() == pytest.approx(total_host + series["fold_bytes"].sum(), rel=1e-9)
 
 
-def test_other_tests_run_on_a_cached_drive(tmp_path):
-    """A short consistency run: random 4 KiB writes fill the cache, which then folds."""
+def test_other_tests_run_on_todays_drives(tmp_path):
+    """consistency on a cached drive (random 4 KiB writes fill the cache, which then folds),
+    sweep on the QLC drive, and a run of the fio language with --fill on the DRAM-less one
+    (a sequential 128 KiB QD32 fill: folding is spread over the dies, so no plane gets more
+    than its share of the data and runs out of room)."""
     out = tmp_path / "c"
     run_cli("consistency", *scaled("tlc-direct"), "--duration", "10", "--out", str(out), "--no-progress")
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] and s["iops_mean"] > 0
     assert s["counters"]["slc_written_bytes"] > 0 and s["counters"]["fold_bytes"] >= 0
     assert "slc_cache_bytes" in read_series(out / "series")
+    out = tmp_path / "s"
+    run_cli("sweep", *scaled("qlc"), "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] and s["write_mbps_mean"] > s["read_mbps_mean"] > 0  # writes land in the SLC cache
+    out = tmp_path / "r"
+    run_cli("run", *scaled("dramless-hmb"), "--name=rr", "--rw=randread", "--bs=4k", "--iodepth=32", "--size=8g",
+            "--runtime=2", "--time_based", "--fill", "--out", str(out), "--no-progress")
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] and s["read_iops_mean"] > 0
+    assert "map_misses" in read_series(out / "series")
 
 
 #: ASCII.jp's measurement of the Toshiba BG4 1 TB (TxBENCH, 4 KiB random reads at QD32 over a

@@ -207,6 +207,8 @@ pub struct Device {
     /// Map-page units written back and not yet a whole program; the die that takes the next.
     map_carry: u64,
     map_die: usize,
+    /// The die that takes the next program's worth of folding.
+    fold_die: usize,
 }
 
 impl Device {
@@ -253,6 +255,7 @@ impl Device {
             map: MapCache::new(cfg, geo.user_units),
             map_carry: 0,
             map_die: 0,
+            fold_die: 0,
             ftl,
             geo,
         })
@@ -558,35 +561,58 @@ impl Device {
     }
 
     /// Sends the full multi-plane program to its die and frees its buffer slots at the end.
-    /// With a pseudo-SLC cache, the program goes to SLC or the native mode, and the die
-    /// folds cached data after it where the cache needs room ([`SlcCache::plan_program`]).
+    /// With a pseudo-SLC cache, the program goes to SLC or the native mode, and the dies
+    /// fold cached data where the cache needs room ([`SlcCache::plan_program`],
+    /// [`Device::book_folds`]).
     fn program_pending(&mut self) {
         let die = self.pu_die;
         let ch = self.channel_of_die(die);
         let mut t_prog = self.t_prog;
-        let mut fold_ns = 0;
+        let mut fold_units = 0;
         if let Some(c) = self.slc.as_mut() {
             let plan = c.plan_program(self.pu_fill as u64, self.geo.user_units.saturating_sub(self.ftl.mapped_units()));
             t_prog = plan.slc_t_prog.unwrap_or(t_prog);
-            // Folding the program needs is booked on its die right after it: booked before,
-            // it would hold the channel (transfers are booked in order) from the other dies.
-            fold_ns = c.fold_ns(plan.fold_units);
+            fold_units = plan.fold_units;
         }
         let start = self.die_free[die].max(self.pu_ready).max(self.chan_free[ch]);
         if self.calendars {
             if start >= self.chan_free[ch] + self.unit_chan {
                 self.chan_gaps[ch].push(self.ctrl_free, self.chan_free[ch], start, false);
             }
-            self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + t_prog + fold_ns);
+            self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + t_prog);
         }
         self.chan_free[ch] = start + self.program_xfer;
         let end = start + self.program_xfer + t_prog;
-        self.die_free[die] = end + fold_ns;
-        self.timing.fold_die_ns += fold_ns;
+        self.die_free[die] = end;
         self.timing.host_prog_die_ns += t_prog;
         self.timing.host_programs += 1;
         self.buf_pending.push(Reverse((end, self.pu_fill as u64)));
         self.pu_fill = 0;
+        if fold_units > 0 {
+            self.book_folds(fold_units, start);
+        }
+    }
+
+    /// Books folding of `units` from `from` on: a program's worth at a time on the dies in
+    /// turn, as the cached data is spread over them. Charged to the host program's own die
+    /// it would make that die take less host data than the others (the die for host data is
+    /// the one free first), piling data into some planes; booked before a program it would
+    /// hold the channel from the other dies (transfers are booked in order).
+    fn book_folds(&mut self, units: u64, from: Ns) {
+        let Some(c) = self.slc.as_ref() else { return };
+        let per_program = self.geo.units_per_program as u64;
+        let (whole_ns, part_ns) = (c.fold_ns(per_program), c.fold_ns(units % per_program));
+        for k in 0..units.div_ceil(per_program) {
+            let busy = if (k + 1) * per_program <= units { whole_ns } else { part_ns };
+            let die = self.fold_die;
+            self.fold_die = (self.fold_die + 1) % self.geo.dies;
+            let start = self.die_free[die].max(from);
+            self.die_free[die] = start + busy;
+            if self.calendars {
+                self.die_queue[die].push(self.ctrl_free, start, start + busy);
+            }
+            self.timing.fold_die_ns += busy;
+        }
     }
 
     /// The die for the next program: the one free earliest, so a die busy with GC is

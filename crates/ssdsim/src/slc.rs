@@ -19,13 +19,14 @@
 //!   leaves the drive idle (during a sustained stream it stays direct);
 //! - `fold`: the drive folds a program's worth of cached data on that die to make room and
 //!   programs the host data into SLC (cache recycling: every host unit then costs an SLC
-//!   program, an SLC read and a native program). The fold is booked on the die after the
-//!   program, as firmware folding continuously keeps the room ready.
+//!   program, an SLC read and a native program). The fold is booked on the dies in turn
+//!   (the cached data is spread over them), as firmware folding continuously keeps the
+//!   room ready.
 //!
 //! Background folding: while the cache holds more than `slc_fold_start_pct` % of its current
-//! size (and, `direct`, while it is exhausted), each host program is followed on its die by folding `slc_fold_units_per_write`
-//! units per host unit written, and whatever the cache holds beyond its size (its dynamic
-//! part has shrunk) is folded at once. In idle time (after
+//! size (and, `direct`, while it is exhausted), each host program is followed by folding
+//! `slc_fold_units_per_write` units per host unit written, and whatever the cache holds
+//! beyond its size (its dynamic part has shrunk) is folded at once. In idle time (after
 //! `gc_idle_delay_ms`) every die folds until the cache is empty, unless `slc_idle_fold = 0`.
 //!
 //! What is simplified: the FTL maps every unit into native blocks at once (its garbage

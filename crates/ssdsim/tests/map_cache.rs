@@ -127,3 +127,18 @@ fn map_keys_are_checked() {
         assert!(e.to_string().contains(key), "{key} = {value}: {e}");
     }
 }
+
+#[test]
+fn a_miss_costs_the_firmware_time_and_one_map_page_read() {
+    // QD1 reads: a read that misses takes map_miss_us + t_read (50 µs) longer than one that hits.
+    let mut sim = filled(4096);
+    let read_at = |sim: &mut Simulation, unit: u64| {
+        let r = sim.run(Job::new(Pattern::RandRead, 1, 1, unit, 1)).unwrap();
+        r.duration_ns
+    };
+    let far = sim.geometry().user_units - 1;
+    read_at(&mut sim, 0); // page 0 now cached
+    let hit = read_at(&mut sim, 1); // same map page
+    let miss = read_at(&mut sim, far); // another page: the single slot is replaced
+    assert_eq!(miss - hit, 12_000 + 50_000, "miss {miss} ns, hit {hit} ns");
+}

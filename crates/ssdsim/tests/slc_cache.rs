@@ -227,3 +227,29 @@ fn the_dynamic_part_may_program_slower_than_the_static_part() {
     assert_near(mean_rate(&rates, STATIC_BYTES + SEG, STATIC_BYTES + 8 * SEG), rate_mbps(per_program_ns(300.0)), 0.02,
                 "dynamic part");
 }
+
+#[test]
+fn cache_size_follows_the_free_capacity_as_computed_by_hand() {
+    // TLC, 64 MiB static, dynamic capped at 256 MiB: at w bytes written (no cache data
+    // folded, `direct` with no background folding) the size is
+    // 64 MiB + min(256 MiB, (user - w) / 3), in whole units.
+    let cfg = drive(&[]);
+    let mut sim = Simulation::new(&cfg, 1).unwrap();
+    let user = sim.geometry().user_units;
+    let written = [0u64, 100 << 20, 1_200 << 20, 1_600 << 20, 1_800 << 20];
+    let mut at = 0;
+    for w in written {
+        if w > at {
+            let mut job = Job::new(Pattern::SeqWrite, 256, 1, at / UNIT_BYTES, (w - at) / UNIT_BYTES);
+            job.io_units = Some((w - at) / UNIT_BYTES);
+            sim.run(job).unwrap();
+            at = w;
+        }
+        let free = user - w / UNIT_BYTES;
+        let want = STATIC_BYTES / UNIT_BYTES + (DYNAMIC_BYTES / UNIT_BYTES).min(free / 3);
+        let c = sim.device().slc().unwrap();
+        assert_eq!(c.capacity_units(sim.device().ftl().geometry().user_units - sim.device().ftl().mapped_units()), want,
+                   "cache size after {w} bytes written");
+        assert_eq!(sim.device().ftl().mapped_units(), w / UNIT_BYTES);
+    }
+}
