@@ -81,6 +81,10 @@ def test_series_show_the_cache_filling_and_folding(filled):
     # Folding starts once the cache is full (or, in the QLC drive's second tier, shrinks).
     assert series["fold_bytes"][first].sum() == 0
     assert series["fold_bytes"].sum() > 0
+    # The report charts the cache and folding against GB written, as the fill's MB/s.
+    assert [p["label"] for p in s["plot"]] == ["MB/s vs written", "SLC cache", "folding"]
+    # The burst after the pause: a rate, not bytes over no time.
+    assert 0 < s["burst_mbps_mean"] <= s["cache_mbps"] * 1.1
     # Write amplification counts each unit folded as a second NAND write.
     total_host = series["host_write_bytes"].sum()
     assert series["nand_write_bytes"].sum() == pytest.approx(total_host + series["fold_bytes"].sum(), rel=1e-9)

@@ -204,19 +204,37 @@ _AXIS_LABELS = {
 }
 
 #: What the simulator writes per interval that explains the IOPS (``targets/sim.py``
-#: ``_to_result``), charted against time: (chart id, title, y label, kind, columns); a
-#: chart is drawn when its first column holds data. Columns: (column, label, unit, bytes
-#: per interval to be shown as MB/s).
-INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, bool], ...]], ...] = (
+#: ``_interval_series``), charted against time: (chart id, title, y label, kind, columns,
+#: button label); a chart is drawn when its first column holds data (the pseudo-SLC and
+#: map-cache charts only for drives that have them). Columns: (column, label, unit, scale):
+#: ``"mbps"`` shows bytes per interval as MB/s, ``"per_s"`` a count per interval per second,
+#: a number multiplies the values (levels).
+INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, object], ...], str], ...] = (
     ("wa", "Write amplification per interval (NAND bytes / host bytes)", "write amplification", "scatter",
-     (("write_amplification", "write amplification", "", False),)),
+     (("write_amplification", "write amplification", "", 1.0),), "write amplification"),
     ("free_blocks", "Free blocks", "free blocks", "line",
-     (("free_blocks", "free blocks", "blocks", False),)),
+     (("free_blocks", "free blocks", "blocks", 1.0),), "free blocks"),
     ("gc", "Garbage-collection copies vs host writes", "MB/s", "scatter",
-     (("gc_copied_bytes", "GC copies", "MB/s", True), ("host_write_bytes", "host writes", "MB/s", True))),
+     (("gc_copied_bytes", "GC copies", "MB/s", "mbps"), ("host_write_bytes", "host writes", "MB/s", "mbps")),
+     "GC vs host writes"),
+    ("slc", "Pseudo-SLC cache: host data held at the end of each interval", "GB", "line",
+     (("slc_cache_bytes", "held in the SLC cache", "GB", 1e-9),), "SLC cache"),
+    ("fold", "Folding from the SLC cache into the native mode vs host writes", "MB/s", "scatter",
+     (("fold_bytes", "folding", "MB/s", "mbps"), ("host_write_bytes", "host writes", "MB/s", "mbps")), "folding"),
+    ("map", "Mapping-table cache misses (DRAM-less drive)", "misses/s", "scatter",
+     (("map_misses", "map-cache misses", "misses/s", "per_s"),), "map misses"),
 )
+
+
+def _scale(spec: object, interval_s: float) -> float:
+    """The multiplier of an :data:`INTERNALS` column's values."""
+    if spec == "mbps":
+        return 1e-6 / interval_s
+    if spec == "per_s":
+        return 1.0 / interval_s
+    return float(spec)
 #: Charts under the consistency IOPS chart, in page order.
-_COMPANION_ORDER = ("latency",) + tuple(cid for cid, *_ in INTERNALS)
+_COMPANION_ORDER = ("latency",) + tuple(i[0] for i in INTERNALS)
 #: The vendored charting library (``ssdlab/vendor/dygraphs``, see its SOURCE file).
 DYGRAPHS_VERSION = "2.2.1"
 
@@ -589,12 +607,11 @@ def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list
         several = len({d for _, d, _ in lat}) > 1
         defs.append(("latency", "Latency per interval (completion latency)", "latency (µs)", "scatter", True,
                      [(c, f"{d} {stat}" if several or d != "write" else stat, "µs", 1.0) for c, d, stat in lat]))
-    for cid, title, ylabel, kind, cols in INTERNALS:
+    for cid, title, ylabel, kind, cols, _ in INTERNALS:
         if not _has_data(series, cols[0][0]):
             continue
         defs.append((cid, title, ylabel, kind, False,
-                     [(c, label, unit, 1e-6 / interval if per_s else 1.0)
-                      for c, label, unit, per_s in cols if _has_data(series, c)]))
+                     [(c, label, unit, _scale(spec, interval)) for c, label, unit, spec in cols if _has_data(series, c)]))
     out = []
     for cid, title, ylabel, kind, logy, cols in defs:
         arrays = [np.asarray(series[c], dtype=np.float64) * scale for c, _, _, scale in cols]
@@ -644,15 +661,15 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
                       "title": f"{what}: latency per interval", "label": f"{short}latency", "ylabel": "latency (µs)"})
-    for _cid, title, ylabel, kind, cols in INTERNALS:
-        button = {"wa": "write amplification", "free_blocks": "free blocks", "gc": "GC vs host writes"}[_cid]
+    for _cid, title, ylabel, kind, cols, button in INTERNALS:
         ys = []
         for n, lab, s in phases:
             if not _has_data(s, cols[0][0]):
                 continue
-            scale = 1e-6 / _interval_s(s["t_s"])
+            interval = _interval_s(s["t_s"])
             ys += [{"series": n, "y": c, "label": f"{lab}: {label}" if len(cols) > 1 else lab, "unit": unit,
-                    **({"scale": scale} if per_s else {})} for c, label, unit, per_s in cols if _has_data(s, c)]
+                    **({"scale": _scale(spec, interval)} if _scale(spec, interval) != 1.0 else {})}
+                   for c, label, unit, spec in cols if _has_data(s, c)]
         if ys:
             hints.append({"series": first, "x": "t_s", "y": ys, "kind": kind, "logy": False,
                           "title": f"{what}: {title[0].lower()}{title[1:]}", "label": f"{short}{button}",

@@ -173,7 +173,8 @@ def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
     fast = np.asarray(series["mbps"], float) >= (1 - MIN_RATE_CHANGE) * summary["cache_mbps"]
     first_slow = int(np.argmin(fast)) if not fast.all() else len(fast)
     back = float(gb[first_slow - 1] * 1e9) if first_slow else 0.0
-    summary["burst_mbps_mean"] = float(gb[-1] * 1e3 / max(float(np.sum(series.get("dt_s", [0]))), 1e-9))
+    burst_s = float(np.sum(series.get("dt_s", np.full(len(series["t_s"]), _step(series)))))
+    summary["burst_mbps_mean"] = float(gb[-1] * 1e3 / burst_s) if burst_s > 0 else None
     summary["cache_after_pause_bytes"] = back
     summary["cache_after_pause_pct"] = 100.0 * back / summary["cache_bytes"]
     summary["burst_bytes"] = float(gb[-1] * 1e9)
@@ -189,6 +190,17 @@ def _plot(rd, target: Target, summary: dict, done: dict) -> None:
         ys.append({"series": "burst", "y": "mbps", "label": f"after {summary['pause_s']:g} s idle", "unit": "MB/s"})
     summary["plot"] = [{"series": "fill", "x": "written_gb", "y": ys, "kind": "line", "title": title,
                         "label": "MB/s vs written", "xlabel": "written (GB)", "ylabel": "MB/s"}]
+    if "slc_cache_bytes" in fill:  # a simulated drive with a pseudo-SLC cache: why the rate changes
+        step = _step(fill)
+        summary["plot"] += [
+            {"series": "fill", "x": "written_gb", "kind": "line", "title": f"{title}: host data held in the SLC cache",
+             "label": "SLC cache", "xlabel": "written (GB)", "ylabel": "GB",
+             "y": [{"series": "fill", "y": "slc_cache_bytes", "label": "held in the SLC cache", "unit": "GB",
+                    "scale": 1e-9}]},
+            {"series": "fill", "x": "written_gb", "kind": "line", "title": f"{title}: folding into the native mode",
+             "label": "folding", "xlabel": "written (GB)", "ylabel": "MB/s",
+             "y": [{"series": "fill", "y": "fold_bytes", "label": "folding", "unit": "MB/s", "scale": 1e-6 / step},
+                   {"series": "fill", "y": "mbps", "label": "host writes", "unit": "MB/s"}]}]
 
 
 def _fmt(v, spec: str) -> str:
