@@ -161,8 +161,10 @@ def cmd_profiles(args) -> int:
     from . import profiles
 
     if args.keys:
-        for name, kind, doc in profiles.keys():
-            print(f"{name:<22} {kind:<6} {doc}")
+        keys = profiles.keys()
+        width = max(len(name) for name, _, _ in keys)
+        for name, kind, doc in keys:
+            print(f"{name:<{width}} {kind:<6} {doc}")
         return 0
     if args.name:
         prof = profiles.load_profile(args.name, args.sets)
