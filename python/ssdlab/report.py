@@ -225,6 +225,11 @@ INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, object], .
      (("map_misses", "map-cache misses", "misses/s", "per_s"),), "map misses"),
 )
 
+#: Charts under the consistency IOPS chart, in page order.
+_COMPANION_ORDER = ("latency",) + tuple(i[0] for i in INTERNALS)
+#: The vendored charting library (``ssdlab/vendor/dygraphs``, see its SOURCE file).
+DYGRAPHS_VERSION = "2.2.1"
+
 
 def _scale(spec: object, interval_s: float) -> float:
     """The multiplier of an :data:`INTERNALS` column's values."""
@@ -233,10 +238,6 @@ def _scale(spec: object, interval_s: float) -> float:
     if spec == "per_s":
         return 1.0 / interval_s
     return float(spec)
-#: Charts under the consistency IOPS chart, in page order.
-_COMPANION_ORDER = ("latency",) + tuple(i[0] for i in INTERNALS)
-#: The vendored charting library (``ssdlab/vendor/dygraphs``, see its SOURCE file).
-DYGRAPHS_VERSION = "2.2.1"
 
 
 # --------------------------------------------------------------------------- values
@@ -667,9 +668,12 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
             if not _has_data(s, cols[0][0]):
                 continue
             interval = _interval_s(s["t_s"])
-            ys += [{"series": n, "y": c, "label": f"{lab}: {label}" if len(cols) > 1 else lab, "unit": unit,
-                    **({"scale": _scale(spec, interval)} if _scale(spec, interval) != 1.0 else {})}
-                   for c, label, unit, spec in cols if _has_data(s, c)]
+            for c, label, unit, spec in cols:
+                if not _has_data(s, c):
+                    continue
+                scale = _scale(spec, interval)
+                ys.append({"series": n, "y": c, "label": f"{lab}: {label}" if len(cols) > 1 else lab, "unit": unit,
+                           **({"scale": scale} if scale != 1.0 else {})})
         if ys:
             hints.append({"series": first, "x": "t_s", "y": ys, "kind": kind, "logy": False,
                           "title": f"{what}: {title[0].lower()}{title[1:]}", "label": f"{short}{button}",

@@ -308,12 +308,7 @@ impl Device {
                     self.map_carry -= self.geo.units_per_program as u64;
                     let die = self.map_die;
                     self.map_die = (self.map_die + 1) % self.geo.dies;
-                    let start = self.die_free[die].max(t);
-                    let busy = self.program_xfer + self.t_prog;
-                    self.die_free[die] = start + busy;
-                    if self.calendars {
-                        self.die_queue[die].push(self.ctrl_free, start, start + busy);
-                    }
+                    self.occupy_die(die, t, self.program_xfer + self.t_prog);
                 }
             }
         }
@@ -606,11 +601,7 @@ impl Device {
             let busy = if (k + 1) * per_program <= units { whole_ns } else { part_ns };
             let die = self.fold_die;
             self.fold_die = (self.fold_die + 1) % self.geo.dies;
-            let start = self.die_free[die].max(from);
-            self.die_free[die] = start + busy;
-            if self.calendars {
-                self.die_queue[die].push(self.ctrl_free, start, start + busy);
-            }
+            self.occupy_die(die, from, busy);
             self.timing.fold_die_ns += busy;
         }
     }
@@ -631,6 +622,18 @@ impl Device {
         }
     }
 
+    /// Books `busy` [ns] of work (GC, folding, map write-back) on `die` from when it is free,
+    /// no earlier than `from`, in its calendar too once the drive keeps one (reads go before
+    /// work booked later); returns the start.
+    fn occupy_die(&mut self, die: usize, from: Ns, busy: Ns) -> Ns {
+        let start = self.die_free[die].max(from);
+        self.die_free[die] = start + busy;
+        if busy > 0 && self.calendars {
+            self.die_queue[die].push(self.ctrl_free, start, start + busy);
+        }
+        start
+    }
+
     /// Occupies the die of `pool` with the GC work, starting no earlier than `now`.
     fn charge_gc(&mut self, pool: usize, work: GcWork, now: Ns) {
         let die = pool / self.geo.planes_per_die;
@@ -639,11 +642,7 @@ impl Device {
         let programs = *carry / self.geo.units_per_page as u64;
         *carry %= self.geo.units_per_page as u64;
         let busy = work.page_reads * self.t_read + programs * self.t_prog + work.erases * self.t_erase;
-        let start = self.die_free[die].max(now);
-        self.die_free[die] = start + busy;
-        if busy > 0 && self.calendars {
-            self.die_queue[die].push(self.ctrl_free, start, start + busy);
-        }
+        let start = self.occupy_die(die, now, busy);
         self.timing.gc_die_ns += busy;
         if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
             // Firmware that stops serving the host while it collects.
@@ -677,25 +676,21 @@ impl Device {
         if duration <= self.idle_delay {
             return 0;
         }
-        if let Some(c) = self.slc.as_mut() {
+        // Folding first, every die its share: it brings the cache back for the next burst.
+        if let Some(mut c) = self.slc.take() {
             c.rest();
-        }
-        if let Some(c) = self.slc.as_mut().filter(|c| c.idle_programs() > 0) {
-            // Folding first, every die its share: it brings the cache back for the next burst.
             let per_program = c.program_fold_ns().max(1);
             let share = c.idle_programs().div_ceil(self.geo.dies as u64);
             let end = from + duration;
             for die in 0..self.geo.dies {
-                let start = self.die_free[die].max(from + self.idle_delay);
-                let busy = c.idle_fold(share.min(end.saturating_sub(start) / per_program));
+                let from_die = self.die_free[die].max(from + self.idle_delay);
+                let busy = c.idle_fold(share.min(end.saturating_sub(from_die) / per_program));
                 if busy > 0 {
-                    self.die_free[die] = start + busy;
-                    if self.calendars {
-                        self.die_queue[die].push(self.ctrl_free, start, start + busy);
-                    }
+                    self.occupy_die(die, from_die, busy);
                     self.timing.fold_die_ns += busy;
                 }
             }
+            self.slc = Some(c);
         }
         if self.idle_free_blocks == 0 {
             return 0;

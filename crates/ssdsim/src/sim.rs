@@ -547,6 +547,14 @@ impl Bin {
     fn data_bytes(&self) -> u64 {
         self.bytes[0] + self.bytes[1]
     }
+
+    /// Adds `other`'s IOs and bytes, direction by direction.
+    fn add(&mut self, other: &Bin) {
+        for d in 0..3 {
+            self.ios[d] += other.ios[d];
+            self.bytes[d] += other.bytes[d];
+        }
+    }
 }
 
 /// Latency histograms of one open interval, per direction.
@@ -742,10 +750,7 @@ impl Series {
         let snapshots = self.snapshots[..=n].to_vec();
         self.snapshots.drain(..n);
         for b in &bins {
-            for d in 0..3 {
-                self.taken.ios[d] += b.ios[d];
-                self.taken.bytes[d] += b.bytes[d];
-            }
+            self.taken.add(b);
         }
         self.base = self.final_bins;
         // `bin` is a position in `bins`, which moved: the next completion looks it up again.
@@ -1441,10 +1446,7 @@ impl Simulation {
         // Every IO submitted is in a bin (before the bins after a timed phase's end go).
         let mut totals = s.taken;
         for b in &s.bins {
-            for d in 0..3 {
-                totals.ios[d] += b.ios[d];
-                totals.bytes[d] += b.bytes[d];
-            }
+            totals.add(b);
         }
         s.bins.resize(intervals, Bin::default());
         s.interval_latency.resize(intervals, None);

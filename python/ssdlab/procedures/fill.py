@@ -56,8 +56,12 @@ def plan(target: Target, params: FillParams) -> list[JobSpec]:
 
 def written_gb(series: dict) -> np.ndarray:
     """Bytes written up to the end of each interval [GB, 10^9 bytes]."""
-    dt = np.asarray(series.get("dt_s", np.full(len(series["t_s"]), _step(series))), float)
-    return np.cumsum(np.asarray(series["mbps"], float) * dt) / 1e3
+    return np.cumsum(np.asarray(series["mbps"], float) * _durations(series)) / 1e3
+
+
+def _durations(series: dict) -> np.ndarray:
+    """Length of each interval [s]: fio's ``dt_s``, else the series' regular step."""
+    return np.asarray(series.get("dt_s", np.full(len(series["t_s"]), _step(series))), float)
 
 
 def _step(series: dict) -> float:
@@ -121,7 +125,7 @@ def analyze_fill(series: dict, min_phase_pct: float) -> dict:
     cache = None
     if found and any(p["mbps"] <= (1 - MIN_RATE_CHANGE) * found[0]["mbps"] for p in found[1:]):
         cache = found[0]["end_gb"] * 1e9
-    total_s = float(np.sum(series.get("dt_s", np.full(len(mbps), _step(series)))))
+    total_s = float(np.sum(_durations(series)))
     return {"phases": found, "cache_bytes": cache, "cache_mbps": found[0]["mbps"] if cache else None,
             "after_cache_mbps": [p["mbps"] for p in found[1:]] if cache else [],
             "fill_mbps_mean": float(gb[-1] * 1e3 / total_s) if total_s else None,
@@ -173,7 +177,7 @@ def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
     fast = np.asarray(series["mbps"], float) >= (1 - MIN_RATE_CHANGE) * summary["cache_mbps"]
     first_slow = int(np.argmin(fast)) if not fast.all() else len(fast)
     back = float(gb[first_slow - 1] * 1e9) if first_slow else 0.0
-    burst_s = float(np.sum(series.get("dt_s", np.full(len(series["t_s"]), _step(series)))))
+    burst_s = float(np.sum(_durations(series)))
     summary["burst_mbps_mean"] = float(gb[-1] * 1e3 / burst_s) if burst_s > 0 else None
     summary["cache_after_pause_bytes"] = back
     summary["cache_after_pause_pct"] = 100.0 * back / summary["cache_bytes"]
