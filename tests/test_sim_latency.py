@@ -99,6 +99,14 @@ def test_progress_text_reports_the_final_intervals(consistency_like):
     assert shown[-1][1]["zero_intervals"] > 0, "the stalls should show in the progress text"
 
 
+def test_progress_seconds_are_plain_numbers_at_every_scale():
+    """Times on the progress line never show an exponent (a phase's last step may leave
+    microseconds to go), and keep two significant digits between 5 ms and 10 s."""
+    from ssdlab.targets.base import _seconds
+    assert [_seconds(s) for s in (5.1e-06, 0.0, 0.012, 0.5, 9.96, 12.4, 1234.0)] == \
+        ["0", "0", "0.012", "0.5", "10", "12", "1,234"]
+
+
 def test_read_and_trim_phases_carry_their_own_direction(consistency_like):
     target, _, _, _ = consistency_like
     for pattern, direction in (("randread", "read"), ("trim", "trim")):

@@ -15,6 +15,15 @@
 //! wraps around to slots still waiting on that die, the host stalls. That is how GC
 //! becomes visible as low or zero IOPS.
 //!
+//! A program's data crosses the channel when its die is free (and the data buffered): in
+//! the earliest idle stretch of the channel from then that it fits in, not necessarily
+//! after the transfers booked before it. A program queued behind GC on its die is booked
+//! far ahead; the channel stays free meanwhile for the programs of the other dies on it,
+//! as on a drive, whose controller moves a program's data when its die can take it. (Were
+//! the channel booked in submission order, a die's GC would idle every die of its channel,
+//! and the drive's throughput would depend on whether the dies of a channel happened to
+//! collect at the same time.)
+//!
 //! Reads take the die (`t_read_us`), the channel and the host link; a read of an unmapped
 //! (never written or trimmed) unit is answered by the controller alone.
 //!
@@ -30,14 +39,17 @@
 //! the *other* direction left when it was booked ahead of its data ([`Gaps`]): a drive (NCQ,
 //! NVMe) moves each command's data when it is ready and serves other commands' transfers in
 //! between, so a write's data does not wait behind a read still being sensed, nor a read's
-//! behind a write waiting for buffer space. These calendars are kept once the drive has
-//! served a read (a drive only written has no use for them, and its write path stays as
-//! lean as before), and only the other direction's stretches are used, so that phases of
-//! only writes or only reads are booked exactly in submission order, as before.
+//! behind a write waiting for buffer space. The die and link calendars are kept once the
+//! drive has served a read (a drive only written has no use for them, and its write path
+//! stays as lean as before), and on the link and for reads only the other direction's
+//! stretches are used, so that phases of only reads are booked exactly in submission order,
+//! as are the link transfers of phases of only writes. The channels' stretches are always
+//! kept: programs use those left by any transfer (above); a read, those programs left.
 //!
 //! A write that covers a unit only partly (sizes or offsets below 4 KiB) is a
 //! read-modify-write: a unit that holds data is first read from NAND (die and channel, as a
-//! read), merged in the buffer and programmed whole ([`Device::write_partial`]).
+//! read), merged in the buffer and programmed whole ([`Device::write_partial`]); its data
+//! crosses the channel as a read's.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -68,11 +80,12 @@ pub struct TimingCounters {
 }
 
 /// Idle stretches of a transfer resource (the host link, a channel) before its last booking,
-/// left by transfers booked ahead while their data was not ready: `(start, end, left by a
-/// read)` [ns], disjoint, in time order. Those over by the time of the command that records
-/// or looks for one are dropped, so the list holds about one per transfer in flight. A
-/// transfer placed in a stretch takes its start or splits off the part before it, which is
-/// forgotten.
+/// left by transfers booked ahead while their data (or a program's die) was not ready:
+/// `(start, end, left by a read)` [ns], disjoint, in time order. Those over by the time of
+/// the command that records or looks for one are dropped, so the list holds about one per
+/// transfer in flight. A transfer placed in a stretch takes part of it; the parts before and
+/// after stay while long enough for another transfer (on the link, the part before is
+/// forgotten).
 #[derive(Clone, Default)]
 struct Gaps {
     gaps: VecDeque<(Ns, Ns, bool)>,
@@ -102,27 +115,67 @@ impl Gaps {
         self.held[by_read as usize] += 1;
     }
 
-    /// Whether a transfer of a read (`by_read`) or write may find a stretch here.
+    /// The first stretch that ends at or after `t` (they end in time order; a transfer can
+    /// use none before it): a galloping search from the last, near which a program usually
+    /// finds its place (the stretches before are mostly ones only reads could still use).
     #[inline(always)]
-    fn any_for(&self, by_read: bool) -> bool {
-        self.held[!by_read as usize] != 0
+    fn first_ending_from(&self, t: Ns) -> usize {
+        let g = &self.gaps;
+        // Those before `lo` end before `t`, those from `hi` on at or after it.
+        let (mut lo, mut hi, mut step) = (0, g.len(), 1);
+        while lo < hi {
+            let probe = hi.saturating_sub(step).max(lo);
+            if g[probe].1 < t {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step *= 2;
+        }
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if g[mid].1 < t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
-    /// Books `len` [ns] of time starting no earlier than `ready`, for a read (`by_read`) or a
-    /// write accepted at `now`, in the earliest stretch the other direction left that it fits
-    /// in. Returns the end of the transfer, or None if no stretch has room.
-    #[inline(never)]
-    fn take(&mut self, now: Ns, ready: Ns, len: Ns, by_read: bool) -> Option<Ns> {
+    /// Whether a transfer that may use the stretches left by writes (`usable[0]`) and/or by
+    /// reads (`usable[1]`) may find one here.
+    #[inline(always)]
+    fn any_for(&self, usable: [bool; 2]) -> bool {
+        (usable[0] && self.held[0] != 0) || (usable[1] && self.held[1] != 0)
+    }
+
+    /// Books `len` [ns] of time starting no earlier than `ready`, for a transfer of a command
+    /// accepted at `now`, in the earliest stretch it may use (`usable`, as for
+    /// [`Gaps::any_for`]) that it fits in. What is left of the stretch after the transfer
+    /// stays if at least `min` long, and so does the part before it if `keep_before`.
+    /// Returns the end of the transfer, or None if no stretch has room.
+    #[inline(always)]
+    fn take(&mut self, now: Ns, ready: Ns, len: Ns, usable: [bool; 2], min: Ns, keep_before: bool) -> Option<Ns> {
         self.prune(now);
-        let i = self.gaps.iter().position(|&(start, end, r)| r != by_read && start.max(ready) + len <= end)?;
+        let first = self.first_ending_from(ready + len);
+        let i = first + self.gaps.range(first..).position(|&(start, end, r)| usable[r as usize] && start.max(ready) + len <= end)?;
         let (start, end, r) = self.gaps[i];
-        let done = start.max(ready) + len;
-        if end >= done + len {
-            self.gaps[i] = (done, end, r);
-        } else {
-            // Too short for another transfer.
-            self.gaps.remove(i);
-            self.held[r as usize] -= 1;
+        let from = start.max(ready);
+        let done = from + len;
+        match (keep_before && from >= start + min, end >= done + min) {
+            (true, true) => {
+                self.gaps[i] = (start, from, r);
+                self.gaps.insert(i + 1, (done, end, r));
+                self.held[r as usize] += 1;
+            }
+            (true, false) => self.gaps[i] = (start, from, r),
+            (false, true) => self.gaps[i] = (done, end, r),
+            (false, false) => {
+                // Too short for another transfer.
+                self.gaps.remove(i);
+                self.held[r as usize] -= 1;
+            }
         }
         Some(done)
     }
@@ -162,15 +215,19 @@ pub struct Device {
     die_free: Vec<Ns>,
     /// Per die, the programs and GC work booked on it, which reads go before if not started.
     die_queue: Vec<DieQueue>,
-    /// Per channel, idle stretches before program transfers booked ahead, for reads.
+    /// When the die free earliest was free at the last program's start: no die's free time
+    /// goes back (reads aside: see [`Device::program_channel`]).
+    dies_free_from: Ns,
+    /// Per channel, idle stretches before transfers booked ahead (programs waiting for their
+    /// die, reads for their sense), for programs and reads (see the module doc).
     chan_gaps: Vec<Gaps>,
     chan_free: Vec<Ns>,
     link_free: Ns,
     /// Idle stretches of the link before `link_free` (see the module doc).
     link_gaps: Gaps,
     /// Whether the drive has served a read: until then it keeps no calendar of die work or
-    /// idle link and channel stretches (nothing could use them), which keeps the write path
-    /// of a drive only written as lean as before.
+    /// idle link stretches (nothing could use them), which keeps the write path of a drive
+    /// only written lean.
     calendars: bool,
     ctrl_free: Ns,
     /// Write-buffer capacity [units] and units held (buffered, not yet programmed).
@@ -227,6 +284,7 @@ impl Device {
             program_xfer: transfer_ns(program_bytes, cfg.channel_mbps * 1e6),
             die_free: vec![0; geo.dies],
             die_queue: vec![DieQueue::default(); geo.dies],
+            dies_free_from: 0,
             chan_gaps: vec![Gaps::default(); geo.channels],
             chan_free: vec![0; geo.channels],
             link_free: 0,
@@ -376,8 +434,9 @@ impl Device {
     /// it for the other direction if the data is ready only later. Returns when it has crossed.
     #[inline(never)]
     fn transfer(&mut self, now: Ns, ready: Ns, by_read: bool) -> Ns {
-        if ready < self.link_free && self.link_gaps.any_for(by_read) {
-            if let Some(done) = self.link_gaps.take(now, ready, self.unit_link, by_read) {
+        let usable = [by_read, !by_read];
+        if ready < self.link_free && self.link_gaps.any_for(usable) {
+            if let Some(done) = self.link_gaps.take(now, ready, self.unit_link, usable, self.unit_link, false) {
                 return done;
             }
         }
@@ -498,9 +557,8 @@ impl Device {
         if self.calendars {
             self.die_queue[die].push(self.ctrl_free, start, sensed);
         }
-        self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
         self.timing.rmw_reads += 1;
-        self.chan_free[ch]
+        self.read_channel(ch, t, sensed)
     }
 
     /// [`Device::trim`] that also deallocates the units' companion slots.
@@ -561,7 +619,6 @@ impl Device {
     /// [`Device::book_folds`]).
     fn program_pending(&mut self) {
         let die = self.pu_die;
-        let ch = self.channel_of_die(die);
         let mut t_prog = self.t_prog;
         let mut fold_units = 0;
         if let Some(c) = self.slc.as_mut() {
@@ -569,14 +626,10 @@ impl Device {
             t_prog = plan.slc_t_prog.unwrap_or(t_prog);
             fold_units = plan.fold_units;
         }
-        let start = self.die_free[die].max(self.pu_ready).max(self.chan_free[ch]);
+        let start = self.program_channel(self.channel_of_die(die), self.die_free[die].max(self.pu_ready));
         if self.calendars {
-            if start >= self.chan_free[ch] + self.unit_chan {
-                self.chan_gaps[ch].push(self.ctrl_free, self.chan_free[ch], start, false);
-            }
             self.die_queue[die].push(self.ctrl_free, start, start + self.program_xfer + t_prog);
         }
-        self.chan_free[ch] = start + self.program_xfer;
         let end = start + self.program_xfer + t_prog;
         self.die_free[die] = end;
         self.timing.host_prog_die_ns += t_prog;
@@ -606,15 +659,45 @@ impl Device {
         }
     }
 
+    /// Books channel `ch` for a program's transfer, its die free and its data buffered at
+    /// `ready`: in the earliest idle stretch from then that it fits in (left by any transfer
+    /// booked ahead), else after the channel's last booking, leaving the channel idle before
+    /// it if the die is free only later. Returns when the transfer starts.
+    #[inline(always)]
+    fn program_channel(&mut self, ch: usize, ready: Ns) -> Ns {
+        // Until the drive serves a read, every transfer is ready no earlier than some die is
+        // free: the stretches over by then are of no more use.
+        let now = if self.calendars { self.ctrl_free } else { self.ctrl_free.max(self.dies_free_from) };
+        let free = self.chan_free[ch];
+        if ready < free {
+            if self.chan_gaps[ch].any_for([true, true]) {
+                if let Some(done) = self.chan_gaps[ch].take(now, ready, self.program_xfer, [true, true], self.unit_chan, true) {
+                    return done - self.program_xfer;
+                }
+            }
+            self.chan_free[ch] = free + self.program_xfer;
+            return free;
+        }
+        if ready >= free + self.unit_chan {
+            self.chan_gaps[ch].push(now, free, ready, false);
+        }
+        self.chan_free[ch] = ready + self.program_xfer;
+        ready
+    }
+
     /// The die for the next program: the one free earliest, so a die busy with GC is
     /// skipped while others can take data (ties go round-robin after the last die used).
     /// That is the first die, in cyclic order from the one after the last used, whose free
     /// time is the minimum: found as the minimum (a vectorised scan), then its first position.
     #[inline]
-    fn pick_die(&self) -> usize {
+    fn pick_die(&mut self) -> usize {
         let start = if self.pu_die + 1 == self.geo.dies { 0 } else { self.pu_die + 1 };
+        if self.geo.die_striped {
+            return start;
+        }
         let free = &self.die_free[..];
         let earliest = *free.iter().min().expect("a drive has dies");
+        self.dies_free_from = earliest;
         let (before, after) = free.split_at(start);
         match after.iter().position(|&t| t == earliest) {
             Some(i) => start + i,
@@ -848,14 +931,23 @@ impl Device {
 
     /// When a read's unit, sensed at `sensed` for a command accepted at `t`, has crossed
     /// channel `ch`: in an idle stretch before program transfers booked ahead if one has
-    /// room (see [`Gaps`]), else after the channel's last booking.
+    /// room (see [`Gaps`]), else after the channel's last booking, leaving the channel idle
+    /// before it, for programs, if the unit is sensed only later.
     fn read_channel(&mut self, ch: usize, t: Ns, sensed: Ns) -> Ns {
-        if sensed < self.chan_free[ch] && self.chan_gaps[ch].any_for(true) {
-            if let Some(done) = self.chan_gaps[ch].take(t, sensed, self.unit_chan, true) {
-                return done;
+        let free = self.chan_free[ch];
+        if sensed < free {
+            if self.chan_gaps[ch].any_for([true, false]) {
+                if let Some(done) = self.chan_gaps[ch].take(t, sensed, self.unit_chan, [true, false], self.unit_chan, true) {
+                    return done;
+                }
             }
+            self.chan_free[ch] = free + self.unit_chan;
+            return self.chan_free[ch];
         }
-        self.chan_free[ch] = self.chan_free[ch].max(sensed) + self.unit_chan;
+        if sensed >= free + self.unit_chan {
+            self.chan_gaps[ch].push(t, free, sensed, true);
+        }
+        self.chan_free[ch] = sensed + self.unit_chan;
         self.chan_free[ch]
     }
 
@@ -938,6 +1030,22 @@ mod tests {
         assert!(read_done > 1300 * US, "the read waits for the program: {read_done} ns");
         let done = dev.write(1, 1, 200 * US);
         assert!(done < 300 * US, "write done at {done} ns");
+    }
+
+    /// A program crosses its channel as soon as its die is free, though a program for another
+    /// die of the channel (waiting for GC there) was booked on it for later; the stretch left
+    /// around it stays free for others, and a transfer that does not fit goes after the last.
+    #[test]
+    fn a_program_crosses_the_channel_before_one_booked_later_behind_its_die() {
+        let mut dev = tiny(1 << 20);
+        let x = dev.program_xfer;
+        assert_eq!(dev.program_channel(0, 10_000 * US), 10_000 * US);
+        assert_eq!(dev.program_channel(0, 100 * US), 100 * US);
+        assert_eq!(dev.program_channel(0, 50 * US), 50 * US, "the stretch before the last one placed");
+        assert_eq!(dev.program_channel(0, 100 * US), 100 * US + x, "right after the one at 100 us");
+        assert_eq!(dev.program_channel(0, 10_000 * US - x / 2), 10_000 * US + x, "too late to fit before 10 ms");
+        // A read sensed meanwhile crosses in the stretches programs left.
+        assert_eq!(dev.read_channel(0, 0, 1_000 * US), 1_000 * US + dev.unit_chan);
     }
 
     /// A read's data crosses the link (and the channel) while a write waits for buffer space,

@@ -8,13 +8,6 @@
 //! whole victims at once on one die here, for tens of milliseconds (16-page blocks) to over
 //! a second (256-page blocks): programs for that die wait behind it, and the other dies of
 //! its channel must still get their data meanwhile, however the dies' GC is staggered.
-//!
-//! Known defect, so these tests are ignored (`cargo test -- --ignored` runs them): the
-//! channels are booked in submission order, so a program queued behind GC on its die holds
-//! every die of its channel; after the other phase the dies' GC is staggered differently and
-//! the drive writes 2-3x slower for good (5,120 -> 2,004 IOPS after a mixed phase). Booking a
-//! program in the first idle channel stretch after its die is free fixes it (the commit
-//! before the one that added this note) but makes steady-state random writes drift and burst.
 
 mod common;
 use common::small;
@@ -63,7 +56,6 @@ fn two_seconds() -> Workload {
 }
 
 #[test]
-#[ignore = "known defect: random writes slow down after another phase (module doc)"]
 fn random_writes_after_a_mixed_phase_run_as_fast_as_before_it() {
     let mix = Workload { read_fraction: 0.65, ..two_seconds() };
     assert_same_rate(random_writes_around(&short_blocks(), &mix));
@@ -71,14 +63,12 @@ fn random_writes_after_a_mixed_phase_run_as_fast_as_before_it() {
 }
 
 #[test]
-#[ignore = "known defect: random writes slow down after another phase (module doc)"]
 fn random_writes_after_a_read_phase_run_as_fast_as_before_it() {
     let reads = Workload { read_fraction: 1.0, ..two_seconds() };
     assert_same_rate(random_writes_around(&long_blocks(), &reads));
 }
 
 #[test]
-#[ignore = "known defect: random writes slow down after another phase (module doc)"]
 fn random_writes_after_sub_4k_writes_run_as_fast_as_before_them() {
     let mut rmw = two_seconds();
     rmw.write.bssplit = vec![BlockSize { bs_bytes: 2048, weight: 1 }];

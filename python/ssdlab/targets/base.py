@@ -173,8 +173,9 @@ class LiveFigures:
 
 
 def _seconds(s: float) -> str:
-    """Seconds for a progress line: whole seconds from 10 s up, else 2 significant digits."""
-    return f"{s:,.0f}" if s >= 10 or s == 0 else f"{s:.2g}"
+    """Seconds for a progress line: whole seconds from 10 s up and below 5 ms (shown as 0),
+    else 2 significant digits (never an exponent)."""
+    return f"{s:,.0f}" if s >= 10 or s < 0.005 else f"{s:.2g}"
 
 
 class Target(Protocol):
