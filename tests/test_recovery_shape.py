@@ -99,7 +99,9 @@ def test_torture_hurts(default, sampled):
     for run in (default, sampled):
         st = run["stages"]
         assert st["clean"]["write_mbps_mean"] > 300  # the M3: 329 MB/s
-        assert st["after_torture"]["write_mbps_mean"] < 0.5 * st["clean"]["write_mbps_mean"]
+        # About half: the M3 wrote 163 of its clean 329 MB/s after 20 min of torture (sampled
+        # sweeps meet fewer of the blocks whole-zone passes have emptied: a little lower).
+        assert 0.35 < st["after_torture"]["write_mbps_mean"] / st["clean"]["write_mbps_mean"] < 0.6
 
 
 def test_after_torture_lowest_first_and_rising_across_the_pass(default):

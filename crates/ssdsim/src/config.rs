@@ -254,6 +254,8 @@ config_keys! {
     gc_fg_target_free_blocks: u64 = 0;
     /// What foreground GC stalls: `die` (only its die; other dies keep taking writes) or `drive` (the controller: every host command waits).
     gc_fg_stall: String = s("die");
+    /// Which die takes the next program of host data: `striped` (every die in turn, as firmware that stripes pages over the dies in a fixed order: a die busy with GC holds up the stripe, the write buffer fills behind it, and every plane takes the same share of the writes) or `earliest` (the die free first: dies busy with GC are passed over while others can take data, so planes whose GC is cheap take more writes and hold less valid data).
+    die_allocation: String = s("striped");
     /// Active (background) GC starts when a plane has fewer free blocks than this; 0 = no active GC [blocks].
     gc_bg_start_free_blocks: u64 = 0;
     /// Active GC stops when the plane has this many free blocks; 0 = gc_bg_start_free_blocks [blocks].
@@ -388,6 +390,8 @@ pub struct Geometry {
     /// Foreground GC reclaims up to this many free blocks per plane (>= gc_fg_free_blocks).
     pub gc_fg_target_free_blocks: usize,
     pub gc_fg_stall: StallScope,
+    /// Host programs go to every die in turn (`die_allocation = "striped"`), not to the die free first.
+    pub die_striped: bool,
     /// Active GC watermarks (start 0 = off) [free blocks per plane].
     pub gc_bg_start_free_blocks: usize,
     pub gc_bg_stop_free_blocks: usize,
@@ -515,6 +519,11 @@ impl Config {
             "die" => StallScope::Die,
             "drive" => StallScope::Drive,
             other => return Err(ConfigError::new("gc_fg_stall", format!("unknown scope {other:?}; choose \"die\" or \"drive\""))),
+        };
+        let die_striped = match self.die_allocation.as_str() {
+            "earliest" => false,
+            "striped" => true,
+            other => return Err(ConfigError::new("die_allocation", format!("unknown allocation {other:?}; choose \"earliest\" or \"striped\""))),
         };
         let fg_target = if self.gc_fg_target_free_blocks == 0 { self.gc_fg_free_blocks } else { self.gc_fg_target_free_blocks };
         if fg_target < self.gc_fg_free_blocks {
@@ -661,6 +670,7 @@ impl Config {
             gc_fg_free_blocks: self.gc_fg_free_blocks as usize,
             gc_fg_target_free_blocks: fg_target as usize,
             gc_fg_stall: stall,
+            die_striped,
             gc_bg_start_free_blocks: bg_start as usize,
             gc_bg_stop_free_blocks: bg_stop as usize,
             gc_bg_copies_per_write: self.gc_bg_copies_per_write,

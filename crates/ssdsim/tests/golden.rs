@@ -244,18 +244,30 @@ fn fingerprint(cfg: &Config, seed: u64) -> (u64, String) {
     (h.finish(), summary)
 }
 
+/// The die allocation of the profiles modelled on drives of the seeds' generation.
+const STRIPED: &[(&str, &str)] = &[("die_allocation", "striped")];
+
 /// (name, profile keys on top of the simulator's defaults, seed).
 type Scenario = (&'static str, Vec<(&'static str, &'static str)>, u64);
 
 fn scenarios() -> Vec<Scenario> {
     let default = [common::DEFAULT_PROFILE_GC, &[("write_buffer_bytes", "16777216")]].concat();
+    let recovery = vec![
+        ("die_allocation", "striped"),
+        ("gc_policy", "greedy"),
+        ("gc_fg_free_blocks", "2"),
+        ("gc_idle_delay_ms", "1000.0"),
+        ("gc_idle_free_blocks", "24"),
+        ("t_prog_us", "1500.0"),
+    ];
     vec![
         // The steady-state benchmark's configuration: greedy, foreground GC only.
         ("bench-foreground-greedy", vec![], 1),
-        ("default", default.clone(), 2),
+        ("default", [default.as_slice(), STRIPED].concat(), 2),
         (
             "active-gc",
             vec![
+                ("die_allocation", "earliest"),
                 ("channels", "8"),
                 ("dies_per_channel", "4"),
                 ("planes_per_die", "2"),
@@ -273,6 +285,7 @@ fn scenarios() -> Vec<Scenario> {
         (
             "cleanup-later",
             vec![
+                ("die_allocation", "striped"),
                 ("gc_policy", "greedy"),
                 ("gc_fg_free_blocks", "2"),
                 ("gc_fg_stall", "drive"),
@@ -287,6 +300,7 @@ fn scenarios() -> Vec<Scenario> {
         (
             "stalling",
             vec![
+                ("die_allocation", "striped"),
                 ("gc_policy", "greedy"),
                 ("gc_fg_free_blocks", "2"),
                 ("gc_bg_start_free_blocks", "3"),
@@ -296,25 +310,10 @@ fn scenarios() -> Vec<Scenario> {
             ],
             5,
         ),
-        (
-            "recovery",
-            vec![("gc_policy", "greedy"), ("gc_fg_free_blocks", "2"), ("gc_idle_delay_ms", "1000.0"), ("gc_idle_free_blocks", "24"), ("t_prog_us", "1500.0")],
-            6,
-        ),
+        ("recovery", recovery.clone(), 6),
         // The recovery profile with idle GC sorting by LBA region (added with that feature,
         // after the issue-7 recording: pins its behaviour from then on).
-        (
-            "recovery-sorted",
-            vec![
-                ("gc_policy", "greedy"),
-                ("gc_fg_free_blocks", "2"),
-                ("gc_idle_delay_ms", "1000.0"),
-                ("gc_idle_free_blocks", "24"),
-                ("gc_idle_sort_regions", "16"),
-                ("t_prog_us", "1500.0"),
-            ],
-            16,
-        ),
+        ("recovery-sorted", [recovery.as_slice(), &[("gc_idle_sort_regions", "16")]].concat(), 16),
         // Foreground batching to a higher target, drive-scope stall, small buffer.
         ("fg-batch-drive-stall", vec![("gc_fg_target_free_blocks", "6"), ("gc_fg_stall", "drive"), ("write_buffer_bytes", "1MiB")], 7),
         ("compression", vec![("compression_ratio", "1.5"), ("gc_idle_free_blocks", "8")], 8),
@@ -335,31 +334,30 @@ fn scenarios() -> Vec<Scenario> {
 }
 
 /// Recorded from the code before the issue-7 speed work (see the module doc), `recovery-sorted`
-/// when idle sorting was added; all re-recorded since for the model change noted below.
+/// when idle sorting was added; all re-recorded since for the model changes noted below.
 const EXPECTED: &[(&str, u64)] = &[
-    // Re-recorded when reads stopped waiting behind writes (device.rs: a read goes before die
-    // work booked to start later; link and channel transfers use the other direction's idle
-    // stretches). Only the replay, the one phase mixing reads and writes, and what follows
-    // it changed: the fingerprints of everything before it (fill, random and timed writes,
-    // idle GC, random and sequential reads, TRIMs) were checked identical in every scenario.
-    ("bench-foreground-greedy", 0x2021a7a207c1a8e8),
-    ("default", 0xdb47cae1269c5761),
-    ("active-gc", 0x18cfc65f7bd860e5),
-    ("cleanup-later", 0x2a78c8ab63d4511b),
-    ("stalling", 0xfc3f865df8de631a),
-    ("recovery", 0xb94c7afd1569bccf),
-    ("recovery-sorted", 0x11c666722dc6517f),
-    ("fg-batch-drive-stall", 0xfda0cfa51dd8aa52),
-    ("compression", 0xe95e522b301949e7),
-    ("fifo-active", 0x5b965d2ad9c70e76),
-    // cost-benefit-* re-recorded when its age became the block's close time (LFS's segment
-    // age) instead of its last invalidation; every other scenario unchanged.
-    ("cost-benefit-active", 0x7f091b523c1eac11),
-    ("d-choices-active", 0xd7caa47ec7f7075c),
-    ("fifo-foreground", 0xd8d476f0984fbf45),
-    ("cost-benefit-foreground", 0x82516c39af03ce82),
-    ("d-choices-foreground", 0xb6d3854081ec0e9b),
-    ("active-gc-reserve", 0xe804eb39925f43a1),
+    // All re-recorded when a program's data began to cross its channel once its die is free,
+    // in the earliest idle stretch, instead of after every transfer booked before it (a die's
+    // GC no longer idles the other dies of its channel), cost-benefit's age began to count
+    // its plane's host writes, the first read began to go before work a phase of writes had
+    // booked, and host data went to the dies in turn (`die_allocation = "striped"`, the new
+    // default) but in `active-gc` (`earliest`, as its profile).
+    ("bench-foreground-greedy", 0xcba1e6b10e2ab124),
+    ("default", 0x4493007c9766b20c),
+    ("active-gc", 0x65314278d7ac2b59),
+    ("cleanup-later", 0x0f821eac0e289fde),
+    ("stalling", 0x348b9e7169ed46e7),
+    ("recovery", 0x6e2dd7fe9cfbbb2d),
+    ("recovery-sorted", 0xb6d24d2b9e8e63d1),
+    ("fg-batch-drive-stall", 0xe5e8aa8836c727c4),
+    ("compression", 0xbeb3d29c5210ddd2),
+    ("fifo-active", 0xa948c7c7f8ae36e1),
+    ("cost-benefit-active", 0x50373518db5a26ef),
+    ("d-choices-active", 0xccd176e1c22a9585),
+    ("fifo-foreground", 0xce66ec405dadaa24),
+    ("cost-benefit-foreground", 0x46a61ff52defc342),
+    ("d-choices-foreground", 0x776cef8e3b9c1e7a),
+    ("active-gc-reserve", 0x7fd352d64703d8ff),
 ];
 
 #[test]

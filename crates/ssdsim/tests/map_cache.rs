@@ -132,6 +132,7 @@ fn map_keys_are_checked() {
 fn a_miss_costs_the_firmware_time_and_one_map_page_read() {
     // QD1 reads: a read that misses takes map_miss_us + t_read (50 µs) longer than one that hits.
     let mut sim = filled(4096);
+    sim.idle(5_000_000_000); // the fill's programs are done: no read waits for one
     let read_at = |sim: &mut Simulation, unit: u64| {
         let r = sim.run(Job::new(Pattern::RandRead, 1, 1, unit, 1)).unwrap();
         r.duration_ns

@@ -37,14 +37,14 @@
 //!
 //! | α    | policy       | uniform | zipf 1.2 | zoned 80/20 |
 //! |------|--------------|---------|----------|-------------|
-//! | 1.07 | greedy       | 7.57    | 4.38     | 7.87        |
-//! | 1.07 | cost-benefit | 7.75    | 2.63     | 6.93        |
-//! | 1.07 | fifo         | 8.50    | 14.62    | 8.85        |
-//! | 1.07 | d-choices    | 8.04    | 3.60     | 7.68        |
-//! | 1.25 | greedy       | 2.65    | 2.71     | 2.90        |
-//! | 1.25 | cost-benefit | 2.67    | 1.51     | 2.48        |
+//! | 1.07 | greedy       | 7.51    | 4.18     | 7.82        |
+//! | 1.07 | cost-benefit | 7.69    | 2.62     | 6.88        |
+//! | 1.07 | fifo         | 8.44    | 14.61    | 8.81        |
+//! | 1.07 | d-choices    | 7.98    | 3.58     | 7.62        |
+//! | 1.25 | greedy       | 2.65    | 2.46     | 2.89        |
+//! | 1.25 | cost-benefit | 2.67    | 1.51     | 2.47        |
 //! | 1.25 | fifo         | 2.75    | 4.66     | 3.09        |
-//! | 1.25 | d-choices    | 2.76    | 1.68     | 2.74        |
+//! | 1.25 | d-choices    | 2.76    | 1.67     | 2.73        |
 //!
 //! Models at α' (α = 1.07 / 1.25): greedy 7.56 / 2.65, LRW 8.52 / 2.75, LRW zoned 80/20
 //! 8.88 / 3.09, all-static limit 16.7 / 5.12.
@@ -133,20 +133,16 @@ fn assert_close(what: &str, measured: f64, model: f64, tol: f64) {
 
 /// Greedy (the profiles' policy): uniform on the model; zoned 80/20 above uniform (hot and
 /// cold data share blocks: Desnoyers' greedy hot/cold model); zipf 1.2 below uniform, far
-/// below at 7 % spare. With 25 % spare the gain is gone (zipf within 3 % of uniform, on
-/// either side as the dies' timing places the data): greedy ignores age and cleans young hot
-/// blocks before they have emptied, which the age-aware policies below avoid, keeping the
-/// gain.
+/// below at 7 % spare. With 25 % spare the zipf gain shrinks to ~7 %: greedy ignores age and
+/// cleans young hot blocks before they have emptied, which the age-aware policies below
+/// avoid, keeping the gain.
 #[test]
 fn greedy_skew_follows_the_hot_cold_models() {
     for (alpha, m) in measured("greedy") {
         assert_close(&format!("greedy uniform α={alpha}"), m.uniform, a_greedy(m.alpha_data, UNITS_PER_BLOCK), 0.02);
         assert!(m.zoned > 1.02 * m.uniform, "greedy α={alpha}: zoned 80/20 WA {:.3} vs uniform {:.3}", m.zoned, m.uniform);
-        if alpha < 1.1 {
-            assert!(m.zipf < 0.7 * m.uniform, "greedy α={alpha}: zipf 1.2 WA {:.3} vs uniform {:.3}", m.zipf, m.uniform);
-        } else {
-            assert!((m.zipf / m.uniform - 1.0).abs() < 0.03, "greedy α={alpha}: zipf 1.2 WA {:.3} vs uniform {:.3}", m.zipf, m.uniform);
-        }
+        let most = if alpha < 1.1 { 0.7 } else { 1.0 };
+        assert!(m.zipf < most * m.uniform, "greedy α={alpha}: zipf 1.2 WA {:.3} vs uniform {:.3}", m.zipf, m.uniform);
     }
 }
 
@@ -172,8 +168,8 @@ fn fifo_skew_follows_the_lrw_models() {
 /// block's youngest data (when it was closed, on its plane's host-write clock), as in LFS.
 /// Counted from the block's last invalidation instead, it made the emptiest blocks look
 /// youngest and the policy clean nearly in age order, like FIFO (uniform WA 8.43 at
-/// α = 1.07, FIFO 8.48); on the drive-wide clock, a plane's blocks looked old while its die
-/// was busy collecting and took less data (8.44).
+/// α = 1.07, FIFO 8.48); on the drive-wide clock, with the `earliest` die allocation, a
+/// plane's blocks looked old while its die was busy collecting and took less data (8.44).
 #[test]
 fn cost_benefit_gains_from_both_skews() {
     for ((alpha, m), (_, greedy)) in measured("cost-benefit").zip(measured("greedy")) {
@@ -200,4 +196,5 @@ fn d_choices_gains_from_skew() {
                 "d-choices α={alpha}: zoned 80/20 WA {:.3} vs uniform {:.3}, greedy's {:.3}", m.zoned, m.uniform, greedy_m.zoned);
     }
 }
+
 

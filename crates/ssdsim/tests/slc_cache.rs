@@ -1,7 +1,8 @@
 //! The pseudo-SLC write cache and folding ([`ssdsim::slc`]), against analytic oracles.
 //!
-//! A small TLC drive, one die per channel (no channel sharing) and a fast host link, so a
-//! sequential stream's rate is what its dies can program:
+//! A small TLC drive, one die per channel (no channel sharing), a fast host link and host
+//! data to the die free first (as the built-in profiles with a cache), so a sequential
+//! stream's rate is what its dies can program:
 //! - while the cache has room: dies × program bytes / (channel transfer + SLC program time);
 //! - `direct` once it is full: the same with the native program time;
 //! - `fold` once it is full: each program also folds one program's worth (SLC page reads +
@@ -36,7 +37,7 @@ fn drive(keys: &[(&str, &str)]) -> Config {
         ("cell_bits", "3"), ("t_prog_us", "900"), ("slc_t_prog_us", "150"), ("slc_t_read_us", "30"),
         ("channel_mbps", "800"), ("pcie_gen", "4"), ("pcie_lanes", "4"), ("controller_cmd_us", "1"),
         ("write_buffer_bytes", "1048576"), ("slc_static_bytes", "67108864"), ("slc_dynamic_max_bytes", "268435456"),
-        ("gc_idle_delay_ms", "100"),
+        ("gc_idle_delay_ms", "100"), ("die_allocation", "earliest"),
     ];
     for (k, v) in base.iter().chain(keys) {
         cfg.set(k, v).unwrap_or_else(|e| panic!("{k}: {e}"));

@@ -90,8 +90,10 @@ struct BlockMeta {
     erase_count: u32,
     /// Cost-benefit / d-choices: index in the pool's closed list.
     pos: u32,
-    /// Cost-benefit: host-write clock [host units written] when the block was closed: the
-    /// age of its youngest data, Rosenblum & Ousterhout's segment age. (Counting from the
+    /// Cost-benefit: its plane's host-write clock [host units written to the plane] when the
+    /// block was closed: the age of its youngest data, Rosenblum & Ousterhout's segment age.
+    /// (The drive-wide clock would make a plane's blocks look older while the plane takes
+    /// less data than others, as when its die collects.) (Counting from the
     /// block's last invalidation instead makes the emptiest blocks look youngest: on uniform
     /// traffic the policy then cleans nearly in age order, like FIFO.)
     mtime: u64,
@@ -127,6 +129,8 @@ struct Pool {
     bg_fetched: u32,
     /// Active GC: relocations owed per host unit written (fixed, or set per victim).
     bg_rate: f64,
+    /// Host units written to the plane: the clock of its blocks' age (cost-benefit).
+    host_units: u64,
 }
 
 /// How a run of active-GC steps ended.
@@ -287,6 +291,7 @@ impl Ftl {
                 bg_read_page: NONE,
                 bg_fetched: 0,
                 bg_rate: geo.gc_bg_copies_per_write,
+                host_units: 0,
             });
         }
         let mut ftl = Ftl {
@@ -471,6 +476,7 @@ impl Ftl {
             p[slot as usize] = payload;
         }
         self.counters.host_units += 1;
+        self.pools[pool].host_units += 1;
         let active = if self.geo.gc_bg_start_free_blocks != 0 { self.active_gc(pool) } else { ActiveWork::default() };
         (slot, active)
     }
@@ -606,7 +612,7 @@ impl Ftl {
             }
             GcPolicy::Fifo => self.pools[pool].closed_fifo.push_back(b),
             GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
-                self.meta[b as usize].mtime = self.counters.host_units;
+                self.meta[b as usize].mtime = self.pools[pool].host_units;
                 self.meta[b as usize].pos = self.pools[pool].closed.len() as u32;
                 self.pools[pool].closed.push(b);
             }

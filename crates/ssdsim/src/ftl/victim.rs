@@ -52,7 +52,7 @@ impl Ftl {
             GcPolicy::Fifo => self.pools[pool].closed_fifo.pop_front().expect("no closed block to collect"),
             GcPolicy::CostBenefit => {
                 let spb = self.geo.slots_per_block as f64;
-                let now = self.counters.host_units;
+                let now = self.pools[pool].host_units;
                 let mut best = (f64::NEG_INFINITY, NONE);
                 for &b in &self.pools[pool].closed {
                     let u = self.blocks[b as usize].valid as f64 / spb;
