@@ -1,6 +1,6 @@
 //! A drive in steady state under 4 KiB random writes returns to the same write rate after a
-//! short phase of something else (mixed reads and writes, reads, writes below 4 KiB): the
-//! other phase changes which dies collect when, not how fast the drive can write.
+//! short phase of something else (mixed reads and writes, reads, writes below 4 KiB, idle
+//! time): the other phase changes which dies collect when, not how fast the drive can write.
 //!
 //! Each test fills a small drive twice sequentially, runs random writes at QD32 over three
 //! quarters of it for 20 s, then 5 s of the other workload, then the same random writes for
@@ -25,8 +25,15 @@ fn steady_iops(r: &PhaseReport) -> f64 {
     r.ios[n / 2..].iter().sum::<u64>() as f64 / (n - n / 2) as f64
 }
 
+/// What comes between the random-write phases.
+enum Other {
+    Run(Workload),
+    /// No host I/O for this long [ns].
+    Idle(u64),
+}
+
 /// IOPS of the random writes before and after `other` (see the module doc).
-fn random_writes_around(cfg: &Config, other: &Workload) -> (f64, f64) {
+fn random_writes_around(cfg: &Config, other: &Other) -> (f64, f64) {
     assert!(cfg.die_allocation == "earliest" || cfg.die_allocation == "striped");
     let mut sim = Simulation::new(cfg, 1).unwrap();
     let user = sim.geometry().user_units;
@@ -38,16 +45,22 @@ fn random_writes_around(cfg: &Config, other: &Workload) -> (f64, f64) {
     // Over the same span: writes beyond it would move cold data into the blocks the random
     // writes keep cleaning, which raises their write amplification for good (a change of the
     // data's layout, not of the timing).
-    let other = Workload { span_bytes: writes.span_bytes, ..other.clone() };
-    let r = sim.run_workload(&other).unwrap();
-    assert!(r.total_ios > 1000, "the other phase ran: {} IOs", r.total_ios);
+    match other {
+        Other::Run(w) => {
+            let r = sim.run_workload(&Workload { span_bytes: writes.span_bytes, ..w.clone() }).unwrap();
+            assert!(r.total_ios > 1000, "the other phase ran: {} IOs", r.total_ios);
+        }
+        Other::Idle(ns) => {
+            sim.idle(*ns);
+        }
+    }
     let after = steady_iops(&sim.run_workload(&writes).unwrap());
     sim.device().ftl().check_invariants().unwrap();
     (before, after)
 }
 
 /// Random writes run at the same rate around `other` on `cfg` with either die allocation.
-fn assert_same_rate(cfg: Config, other: &Workload) {
+fn assert_same_rate(cfg: Config, other: &Other) {
     for alloc in ["striped", "earliest"] {
         let mut cfg = cfg.clone();
         cfg.set("die_allocation", alloc).unwrap();
@@ -73,19 +86,31 @@ fn five_seconds() -> Workload {
 #[test]
 fn random_writes_after_a_mixed_phase_run_as_fast_as_before_it() {
     let mix = Workload { read_fraction: 0.65, ..five_seconds() };
-    assert_same_rate(short_blocks(), &mix);
-    assert_same_rate(long_blocks(), &mix);
+    assert_same_rate(short_blocks(), &Other::Run(mix.clone()));
+    assert_same_rate(long_blocks(), &Other::Run(mix));
 }
 
 #[test]
 fn random_writes_after_a_read_phase_run_as_fast_as_before_it() {
     let reads = Workload { read_fraction: 1.0, ..five_seconds() };
-    assert_same_rate(long_blocks(), &reads);
+    assert_same_rate(long_blocks(), &Other::Run(reads));
 }
 
 #[test]
 fn random_writes_after_sub_4k_writes_run_as_fast_as_before_them() {
     let mut rmw = five_seconds();
     rmw.write.bssplit = vec![BlockSize { bs_bytes: 2048, weight: 1 }];
-    assert_same_rate(short_blocks(), &rmw);
+    assert_same_rate(short_blocks(), &Other::Run(rmw));
+}
+
+/// With the default profile's GC (active, and idle GC that frees blocks in 5 s of idle time):
+/// the writes after it run faster while the freed blocks last, then back at the same rate.
+#[test]
+fn random_writes_after_an_idle_period_run_as_fast_as_before_it() {
+    let mut cfg = short_blocks();
+    for (k, v) in common::DEFAULT_PROFILE_GC {
+        cfg.set(k, v).unwrap();
+    }
+    assert_same_rate(cfg.clone(), &Other::Idle(5 * S));
+    assert_same_rate(long_blocks(), &Other::Idle(5 * S));
 }
