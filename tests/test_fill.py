@@ -62,6 +62,24 @@ def test_fill_on_the_simulator(tmp_path):
     assert (out / "fill.png").exists() and (out / "burst.parquet").exists() and (out / "report.html").exists()
 
 
+def test_a_simulated_fill_ends_at_its_rate_not_with_a_dip():
+    """A byte-limited phase ends within an interval: that interval's rate is over its own
+    length (``dt_s``, as fio's series), so a steady sequential fill ends at its rate, and
+    the rates times the lengths add up to the bytes written."""
+    from conftest import SMALL_DRIVE
+    from ssdlab.profiles import load_profile
+    from ssdlab.targets.base import JobSpec
+    from ssdlab.targets.sim import SimTarget
+    t = SimTarget(load_profile("default", SMALL_DRIVE))
+    r = t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=t.capacity_bytes // 131072 * 131072))
+    s = r.series
+    dt, mbps = np.asarray(s["dt_s"]), np.asarray(s["mbps"])
+    assert np.all(dt[:-1] == 1.0) and 0.1 < dt[-1] < 0.9, dt[-3:]  # this drive's fill: 19.77 s
+    assert float(np.sum(dt)) == pytest.approx(r.totals["duration_s"])
+    assert mbps[-1] == pytest.approx(np.median(mbps[1:-1]), rel=0.02), mbps[-3:]
+    assert float(np.sum(mbps * dt)) * 1e6 == pytest.approx(r.totals["host_write_bytes"], rel=1e-9)
+
+
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_fill_on_a_loop_device(tmp_path):
     out = tmp_path / "f"

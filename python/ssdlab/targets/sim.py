@@ -329,7 +329,8 @@ def _job_totals(job: dict, shares: dict[str, float]) -> dict:
 
 def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool = False) -> dict[str, np.ndarray]:
     """Rows of a simulated phase's series from ``finish_phase``'s or ``take_intervals``' dict
-    (decoded): ``t_s`` (from the phase's start), ``iops``, ``mbps`` and the drive's counters
+    (decoded): ``t_s`` (from the phase's start), ``dt_s`` (the interval's length: the last
+    may be shorter), ``iops``, ``mbps`` and the drive's counters
     per interval, then per direction in ``directions`` the latency columns of
     :func:`~ssdlab.targets.base.latency_column`: of that direction's IOs with
     ``per_direction`` (which adds ``{dir}_iops`` and ``{dir}_mbps``), else of every IO (a
@@ -337,6 +338,15 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
     interval = float(raw["interval_s"])
     ios = np.asarray(raw["ios"], dtype=np.float64)
     n = len(ios)
+    t = (int(raw["first_interval"]) + np.arange(n, dtype=np.float64)) * interval
+    # Interval lengths [s]: the phase's last interval (in the final rows, which carry the
+    # phase's duration) ends with the phase, often before a whole interval (byte-limited
+    # phases); rates are over the interval's own length, as fio's.
+    dt = np.full(n, interval)
+    if n and "duration_s" in raw:
+        last = float(raw["duration_s"]) - t[-1]
+        if 0 < last < interval:
+            dt[-1] = last
 
     def delta(key: str) -> np.ndarray:
         return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
@@ -348,9 +358,10 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
     with np.errstate(divide="ignore", invalid="ignore"):
         waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
     series = {
-        "t_s": (int(raw["first_interval"]) + np.arange(n, dtype=np.float64)) * interval,
-        "iops": ios / interval,
-        "mbps": np.asarray(raw["bytes"], dtype=np.float64) / interval / 1e6,
+        "t_s": t,
+        "dt_s": dt,
+        "iops": ios / dt,
+        "mbps": np.asarray(raw["bytes"], dtype=np.float64) / dt / 1e6,
         "host_write_bytes": host_bytes,
         "nand_write_bytes": nand_bytes,
         "write_amplification": waf,
@@ -367,8 +378,8 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
     for direction in directions:
         d = raw["directions"][direction] if per_direction else raw
         if per_direction:
-            series[f"{direction}_iops"] = np.asarray(d["ios"], dtype=np.float64) / interval
-            series[f"{direction}_mbps"] = np.asarray(d["bytes"], dtype=np.float64) / interval / 1e6
+            series[f"{direction}_iops"] = np.asarray(d["ios"], dtype=np.float64) / dt
+            series[f"{direction}_mbps"] = np.asarray(d["bytes"], dtype=np.float64) / dt / 1e6
         for label, _ in LATENCY_STATS:
             series[latency_column(direction, label)] = _us(d["latency_intervals_ns"][label])
     return series
