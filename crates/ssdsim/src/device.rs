@@ -1008,8 +1008,7 @@ mod tests {
 
     /// One channel, three one-plane dies, 4 KiB pages (every unit is its own program), 8 MiB
     /// of user space; the default timing (read 50 us, program 1.3 ms, controller 11 us).
-    /// The drive has served a read.
-    fn tiny(buffer_bytes: u64) -> Device {
+    fn tiny_config(buffer_bytes: u64) -> Config {
         let mut cfg = Config::default();
         for (k, v) in [
             ("channels", "1"),
@@ -1023,7 +1022,12 @@ mod tests {
             cfg.set(k, v).unwrap();
         }
         cfg.set("write_buffer_bytes", &buffer_bytes.to_string()).unwrap();
-        let mut dev = Device::new(&cfg, false, 1).unwrap();
+        cfg
+    }
+
+    /// A drive of [`tiny_config`] that has served a read.
+    fn tiny(buffer_bytes: u64) -> Device {
+        let mut dev = Device::new(&tiny_config(buffer_bytes), false, 1).unwrap();
         // A read (of a unit never written: the controller answers it) at time 0, so that the
         // drive keeps its calendars from the start.
         assert!(dev.read(1000, 1, 0) < 100 * US);
@@ -1036,12 +1040,7 @@ mod tests {
     /// die, not for everything the writes booked behind it (programs queued on that die).
     #[test]
     fn the_first_read_after_writes_goes_before_the_programs_queued_on_its_die() {
-        let mut cfg = Config::default();
-        for (k, v) in [("channels", "1"), ("dies_per_channel", "3"), ("planes_per_die", "1"), ("page_size_bytes", "4096"),
-                       ("blocks_per_plane", "64"), ("pages_per_block", "16"), ("user_capacity_bytes", "8MiB")] {
-            cfg.set(k, v).unwrap();
-        }
-        let mut dev = Device::new(&cfg, false, 1).unwrap();
+        let mut dev = Device::new(&tiny_config(1 << 20), false, 1).unwrap();
         // 30 programs over three dies: ~13 ms booked on each.
         assert!(dev.write(0, 30, 0) < 1000 * US);
         assert!(dev.die_free.iter().all(|&f| f > 12_000 * US), "{:?}", dev.die_free);
