@@ -117,6 +117,15 @@ def test_dry_run_prints_the_whole_plan_and_runs_nothing(tmp_path):
     assert not out.exists()
 
 
+def test_interval_reaches_every_part(tmp_path):
+    """--interval sets the IOPS interval of each part's timed random writes (those measured:
+    consistency, torture, used's new/used/trimmed states)."""
+    out = tmp_path / "plan"
+    text = run_cli("review", *set_args(), "--quick", "--interval", "0.1", "--dry-run", "--out", str(out)).stdout
+    timed = [line for line in text.splitlines() if ": randwrite " in line and "duration_s=None" not in line]
+    assert len(timed) == 7 and all(line.endswith("interval_s=0.1") for line in timed), timed
+
+
 def test_only_and_skip_choose_parts(tmp_path):
     out = tmp_path / "only"
     run_cli("review", *set_args(), *SHORT, "--only", "used,consistency", "--skip", "consistency", "--out", str(out))

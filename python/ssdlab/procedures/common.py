@@ -160,7 +160,7 @@ def print_jobs(target, jobs) -> None:
     """One line per phase, and its fio job file on real targets."""
     for job in jobs:
         print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
-              f"span={job.span_bytes} duration_s={job.duration_s}")
+              f"span={job.span_bytes} duration_s={job.duration_s} interval_s={job.interval_s}")
         if hasattr(target, "job_text"):
             print(target.job_text(job))
 

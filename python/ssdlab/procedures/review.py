@@ -121,6 +121,8 @@ class ReviewParams:
         "used_duration_s", help="seconds of 4 KiB random writes at QD32 per state: new, used, used after TRIM")
     dirty_bytes: int | None = like(used.UsedParams, "dirty_bytes")
     dirty_spans: float = like(used.UsedParams, "dirty_spans")
+    #: IOPS interval of every part's random writes [s].
+    interval_s: float = like(consistency.ConsistencyParams, "interval_s")
     seed: int = param(1, None, "random seed")
 
     @property
@@ -158,15 +160,16 @@ def parts(p: ReviewParams) -> list[Part]:
     for name in p.chosen:
         if name.startswith("consistency"):
             span = SPARE_SPAN_PCT if name == "consistency-spare25" else 100.0
-            params = consistency.ConsistencyParams(span_pct=span, duration_s=p.consistency_duration_s, seed=p.seed)
+            params = consistency.ConsistencyParams(span_pct=span, duration_s=p.consistency_duration_s,
+                                                   interval_s=p.interval_s, seed=p.seed)
             mod = consistency
         elif name == "recovery":
             params = recovery.RecoveryParams(torture_min=p.torture_min, idle_min=p.idle_min, zones=p.zones,
-                                             zone_bytes=p.zone_bytes, seed=p.seed)
+                                             zone_bytes=p.zone_bytes, interval_s=p.interval_s, seed=p.seed)
             mod = recovery
         else:
             params = used.UsedParams(duration_s=p.used_duration_s, dirty_bytes=p.dirty_bytes,
-                                     dirty_spans=p.dirty_spans, seed=p.seed)
+                                     dirty_spans=p.dirty_spans, interval_s=p.interval_s, seed=p.seed)
             params.check()
             mod = used
         out.append(Part(name, mod, params, PART_TITLES[name]))
