@@ -355,6 +355,15 @@ impl GcPolicy {
     }
 }
 
+/// The value named `text` among `choices` (name, value) of the text key `key`, or an error
+/// naming the key, the unknown `what` and the names to choose from.
+fn one_of<T: Copy>(key: &str, what: &str, text: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
+    choices.iter().find(|&&(name, _)| name == text).map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|&(name, _)| name).collect();
+        ConfigError::new(key, format!("unknown {what} {text:?}; choose one of {names:?}"))
+    })
+}
+
 /// What a foreground GC stalls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StallScope {
@@ -515,16 +524,8 @@ impl Config {
         if self.gc_fg_free_blocks < 1 {
             return Err(ConfigError::new("gc_fg_free_blocks", "must be at least 1 (GC needs a free block to copy into)"));
         }
-        let stall = match self.gc_fg_stall.as_str() {
-            "die" => StallScope::Die,
-            "drive" => StallScope::Drive,
-            other => return Err(ConfigError::new("gc_fg_stall", format!("unknown scope {other:?}; choose \"die\" or \"drive\""))),
-        };
-        let die_striped = match self.die_allocation.as_str() {
-            "earliest" => false,
-            "striped" => true,
-            other => return Err(ConfigError::new("die_allocation", format!("unknown allocation {other:?}; choose \"earliest\" or \"striped\""))),
-        };
+        let stall = one_of("gc_fg_stall", "scope", &self.gc_fg_stall, &[("die", StallScope::Die), ("drive", StallScope::Drive)])?;
+        let die_striped = one_of("die_allocation", "allocation", &self.die_allocation, &[("earliest", false), ("striped", true)])?;
         let fg_target = if self.gc_fg_target_free_blocks == 0 { self.gc_fg_free_blocks } else { self.gc_fg_target_free_blocks };
         if fg_target < self.gc_fg_free_blocks {
             return Err(ConfigError::new(

@@ -85,16 +85,42 @@ pub struct TimingCounters {
 /// `(start, end, left by a read)` [ns], disjoint, in time order. Those over by the time of
 /// the command that records or looks for one are dropped, so the list holds about one per
 /// transfer in flight. A transfer placed in a stretch takes part of it; the parts before and
-/// after stay while long enough for another transfer (on the link, the part before is
-/// forgotten).
-#[derive(Clone, Default)]
+/// after stay while at least `min` long (on the link, the part before is forgotten).
+#[derive(Clone)]
 struct Gaps {
     gaps: VecDeque<(Ns, Ns, bool)>,
     /// Stretches held that each direction may use: `[left by writes, left by reads]`.
     held: [u32; 2],
+    /// The shortest stretch worth keeping (one 4 KiB transfer) [ns].
+    min: Ns,
+    /// Whether the part of a stretch before a transfer placed in it stays.
+    keep_before: bool,
 }
 
 impl Gaps {
+    fn new(min: Ns, keep_before: bool) -> Self {
+        Gaps { gaps: VecDeque::new(), held: [0; 2], min, keep_before }
+    }
+
+    /// Books `len` [ns] of a transfer of a command accepted at `now`, ready at `ready`, on the
+    /// resource whose bookings end at `free`: in the earliest stretch it may use (`usable`, as
+    /// for [`Gaps::any_for`]) that it fits in, else after the last booking, recording the
+    /// stretch before it (left by a read if `by_read`) when the data is ready only later.
+    /// Returns the end of the transfer.
+    #[inline(always)]
+    fn book(&mut self, free: &mut Ns, now: Ns, ready: Ns, len: Ns, usable: [bool; 2], by_read: bool) -> Ns {
+        if ready < *free && self.any_for(usable) {
+            if let Some(done) = self.take(now, ready, len, usable) {
+                return done;
+            }
+        }
+        if ready >= *free + self.min {
+            self.push(now, *free, ready, by_read);
+        }
+        *free = (*free).max(ready) + len;
+        *free
+    }
+
     /// Drops the stretches over by `now`.
     #[inline(always)]
     fn prune(&mut self, now: Ns) {
@@ -157,7 +183,8 @@ impl Gaps {
     /// stays if at least `min` long, and so does the part before it if `keep_before`.
     /// Returns the end of the transfer, or None if no stretch has room.
     #[inline(always)]
-    fn take(&mut self, now: Ns, ready: Ns, len: Ns, usable: [bool; 2], min: Ns, keep_before: bool) -> Option<Ns> {
+    fn take(&mut self, now: Ns, ready: Ns, len: Ns, usable: [bool; 2]) -> Option<Ns> {
+        let (min, keep_before) = (self.min, self.keep_before);
         self.prune(now);
         let first = self.first_ending_from(ready + len);
         let i = first + self.gaps.range(first..).position(|&(start, end, r)| usable[r as usize] && start.max(ready) + len <= end)?;
@@ -272,20 +299,22 @@ impl Device {
         let geo = cfg.validate()?;
         let ftl = Ftl::with_seed(&geo, track_payload, seed);
         let program_bytes = geo.units_per_program as u64 * UNIT_BYTES;
+        let unit_link = transfer_ns(UNIT_BYTES, cfg.host_link_rate_mbps() * 1e6);
+        let unit_chan = transfer_ns(UNIT_BYTES, cfg.channel_mbps * 1e6);
         Ok(Device {
             t_read: us_to_ns(cfg.t_read_us),
             t_prog: us_to_ns(cfg.t_prog_us),
             t_erase: us_to_ns(cfg.t_erase_us),
             ctrl_cmd: us_to_ns(cfg.controller_cmd_us),
-            unit_link: transfer_ns(UNIT_BYTES, cfg.host_link_rate_mbps() * 1e6),
-            unit_chan: transfer_ns(UNIT_BYTES, cfg.channel_mbps * 1e6),
+            unit_link,
+            unit_chan,
             program_xfer: transfer_ns(program_bytes, cfg.channel_mbps * 1e6),
             die_free: vec![0; geo.dies],
             die_queue: vec![DieQueue::default(); geo.dies],
-            chan_gaps: vec![Gaps::default(); geo.channels],
+            chan_gaps: vec![Gaps::new(unit_chan, true); geo.channels],
             chan_free: vec![0; geo.channels],
             link_free: 0,
-            link_gaps: Gaps::default(),
+            link_gaps: Gaps::new(unit_link, false),
             calendars: false,
             ctrl_free: 0,
             buf_capacity: geo.buffer_units as u64,
@@ -431,17 +460,7 @@ impl Device {
     /// it for the other direction if the data is ready only later. Returns when it has crossed.
     #[inline(never)]
     fn transfer(&mut self, now: Ns, ready: Ns, by_read: bool) -> Ns {
-        let usable = [by_read, !by_read];
-        if ready < self.link_free && self.link_gaps.any_for(usable) {
-            if let Some(done) = self.link_gaps.take(now, ready, self.unit_link, usable, self.unit_link, false) {
-                return done;
-            }
-        }
-        if ready >= self.link_free + self.unit_link {
-            self.link_gaps.push(now, self.link_free, ready, by_read);
-        }
-        self.link_free = self.link_free.max(ready) + self.unit_link;
-        self.link_free
+        self.link_gaps.book(&mut self.link_free, now, ready, self.unit_link, [by_read, !by_read], by_read)
     }
 
     /// True once data with its own compressibility has been written
@@ -665,22 +684,11 @@ impl Device {
         // Stretches over before the command now accepted are of no more use; those after it
         // stay, for reads too (a phase of writes may book a die's work far ahead, and a read
         // that comes next crosses the channel between).
-        let now = self.ctrl_free;
-        let free = self.chan_free[ch];
-        if ready < free {
-            if self.chan_gaps[ch].any_for([true, true]) {
-                if let Some(done) = self.chan_gaps[ch].take(now, ready, self.program_xfer, [true, true], self.unit_chan, true) {
-                    return done - self.program_xfer;
-                }
-            }
-            self.chan_free[ch] = free + self.program_xfer;
-            return free;
-        }
-        if ready >= free + self.unit_chan {
-            self.chan_gaps[ch].push(now, free, ready, false);
-        }
-        self.chan_free[ch] = ready + self.program_xfer;
-        ready
+        // Stretches over before the command now accepted are of no more use; those after it
+        // stay, for reads too (a phase of writes may book a die's work far ahead, and a read
+        // that comes next crosses the channel between).
+        let end = self.chan_gaps[ch].book(&mut self.chan_free[ch], self.ctrl_free, ready, self.program_xfer, [true, true], false);
+        end - self.program_xfer
     }
 
     /// The die for the next program: with `striped` allocation the one after the last used;
@@ -958,21 +966,7 @@ impl Device {
     /// room (see [`Gaps`]), else after the channel's last booking, leaving the channel idle
     /// before it, for programs, if the unit is sensed only later.
     fn read_channel(&mut self, ch: usize, t: Ns, sensed: Ns) -> Ns {
-        let free = self.chan_free[ch];
-        if sensed < free {
-            if self.chan_gaps[ch].any_for([true, false]) {
-                if let Some(done) = self.chan_gaps[ch].take(t, sensed, self.unit_chan, [true, false], self.unit_chan, true) {
-                    return done;
-                }
-            }
-            self.chan_free[ch] = free + self.unit_chan;
-            return self.chan_free[ch];
-        }
-        if sensed >= free + self.unit_chan {
-            self.chan_gaps[ch].push(t, free, sensed, true);
-        }
-        self.chan_free[ch] = sensed + self.unit_chan;
-        self.chan_free[ch]
+        self.chan_gaps[ch].book(&mut self.chan_free[ch], t, sensed, self.unit_chan, [true, false], true)
     }
 
     /// A flush (cache sync) submitted at `submit`, after every earlier command completed:
