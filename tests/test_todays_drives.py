@@ -139,13 +139,22 @@ def _span_rates(sets: list[str], spans_gib: list[float]) -> dict[float, float]:
 
 
 @pytest.mark.parametrize("cache, cover_gib", [("32MiB", 32), ("48MiB", 48)])
-def test_dramless_drive_reads_at_full_speed_within_the_span_its_hmb_covers(cache, cover_gib):
-    r = _span_rates([f"map_cache_bytes={cache}"], [1, cover_gib * 0.5, cover_gib * 0.95, cover_gib * 1.5, 100])
+def test_dramless_drive_reads_at_full_speed_within_the_span_its_hmb_covers_then_at_the_hmb_off_speed(
+        cache, cover_gib):
+    r = _span_rates([f"map_cache_bytes={cache}"], [1, cover_gib * 0.5, cover_gib * 0.95, cover_gib * 1.15, 64, 100])
     full = r[1]
     assert r[cover_gib * 0.5] == pytest.approx(full, rel=0.03)
     assert r[cover_gib * 0.95] == pytest.approx(full, rel=0.05)
-    assert r[cover_gib * 1.5] < 0.9 * full, r
-    assert r[100] < r[cover_gib * 1.5] < full, "the rate falls as the span outgrows the cover"
+    assert HMB_FLOOR_MBPS * 1.1 < r[cover_gib * 1.15] < 0.97 * full, "slower just beyond the cover"
+    # The review: down to the HMB-off speed by 64 GB with either HMB size.
+    assert r[64] == pytest.approx(HMB_FLOOR_MBPS, rel=0.10), r
+    assert r[100] == pytest.approx(HMB_FLOOR_MBPS, rel=0.10), r
+
+
+def test_without_the_bypass_policy_the_hmb_would_keep_the_rate_well_above_the_review_s_floor():
+    """The reason for ``map_bypass_hit_pct``: a demand cache alone hits cover/span."""
+    r = _span_rates(["map_bypass_hit_pct=0"], [64])
+    assert r[64] > 1.5 * HMB_FLOOR_MBPS, r
 
 
 def test_dramless_drive_without_hmb_falls_beyond_one_gib_to_the_published_floor():

@@ -221,8 +221,10 @@ INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, object], .
      (("slc_cache_bytes", "held in the SLC cache", "GB", 1e-9),), "SLC cache"),
     ("fold", "Folding from the SLC cache into the native mode vs host writes", "MB/s", "scatter",
      (("fold_bytes", "folding", "MB/s", "mbps"), ("host_write_bytes", "host writes", "MB/s", "mbps")), "folding"),
-    ("map", "Mapping-table cache misses (DRAM-less drive)", "misses/s", "scatter",
-     (("map_misses", "map-cache misses", "misses/s", "per_s"),), "map misses"),
+    ("map", "Mapping-table cache: misses, and lookups served from SRAM while it is bypassed (DRAM-less drive)",
+     "per second", "scatter",
+     (("map_misses", "map-cache misses", "misses/s", "per_s"),
+      ("map_bypassed", "lookups served from SRAM, map cache bypassed", "lookups/s", "per_s")), "map misses"),
 )
 
 #: Charts under the consistency IOPS chart, in page order.

@@ -405,7 +405,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'
 type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
 
 /// The counter columns of a phase's snapshots, by name.
-const SNAPSHOT_COLUMNS: [SnapshotColumn; 10] = [
+const SNAPSHOT_COLUMNS: [SnapshotColumn; 11] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -416,6 +416,7 @@ const SNAPSHOT_COLUMNS: [SnapshotColumn; 10] = [
     ("slc_units", |s| s.slc_units),
     ("fold_units", |s| s.fold_units),
     ("map_misses", |s| s.map_misses),
+    ("map_bypassed", |s| s.map_bypassed),
 ];
 
 /// One direction's IOs, bytes and latency per interval.

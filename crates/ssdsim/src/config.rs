@@ -290,6 +290,10 @@ config_keys! {
     map_page_bytes: u64 = 4096;
     /// Controller time to handle one map-cache miss, serialised (caps the miss rate) [µs].
     map_miss_us: f64 = 0.0;
+    /// DRAM-less drives: when fewer than this percent of a window of 4096 map lookups hit the map cache, the controller serves the next window from its SRAM cache alone (map_sram_bytes), as with HMB off; 0 = never [%].
+    map_bypass_hit_pct: f64 = 0.0;
+    /// Controller SRAM cache of mapping-table entries used while the map cache is bypassed (map_bypass_hit_pct) [bytes].
+    map_sram_bytes: u64 = 0;
     /// Pseudo-SLC write cache, static part: blocks kept in SLC mode [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
     slc_static_bytes: u64 = 0;
     /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data and at most this much [bytes of host data].
@@ -480,6 +484,15 @@ impl Config {
             if self.map_cache_bytes < self.map_page_bytes {
                 return Err(ConfigError::new("map_cache_bytes", format!("{} is less than one map page (map_page_bytes = {})", self.map_cache_bytes, self.map_page_bytes)));
             }
+        }
+        if self.map_bypass_hit_pct.is_nan() || !(0.0..=100.0).contains(&self.map_bypass_hit_pct) {
+            return Err(ConfigError::new("map_bypass_hit_pct", format!("{} must be a percentage from 0 to 100", self.map_bypass_hit_pct)));
+        }
+        if self.map_bypass_hit_pct > 0.0 && self.map_cache_bytes == 0 {
+            return Err(ConfigError::new("map_bypass_hit_pct", "needs a map cache to bypass: set map_cache_bytes, or 0 here"));
+        }
+        if self.map_bypass_hit_pct > 0.0 && self.map_sram_bytes < self.map_page_bytes {
+            return Err(ConfigError::new("map_sram_bytes", format!("{} is less than one map page (map_page_bytes = {}); the map cache's bypass (map_bypass_hit_pct) needs an SRAM cache to fall back to", self.map_sram_bytes, self.map_page_bytes)));
         }
         if self.map_miss_us.is_nan() || self.map_miss_us < 0.0 {
             return Err(ConfigError::new("map_miss_us", format!("{} is negative; times are >= 0 µs", self.map_miss_us)));

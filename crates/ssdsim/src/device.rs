@@ -684,9 +684,6 @@ impl Device {
         // Stretches over before the command now accepted are of no more use; those after it
         // stay, for reads too (a phase of writes may book a die's work far ahead, and a read
         // that comes next crosses the channel between).
-        // Stretches over before the command now accepted are of no more use; those after it
-        // stay, for reads too (a phase of writes may book a die's work far ahead, and a read
-        // that comes next crosses the channel between).
         let end = self.chan_gaps[ch].book(&mut self.chan_free[ch], self.ctrl_free, ready, self.program_xfer, [true, true], false);
         end - self.program_xfer
     }

@@ -888,7 +888,8 @@ impl Simulation {
         // NAND writes, not host data.
         let host_units = c.host_units - self.dev.companion_units();
         let (slc_units, fold_units) = self.dev.slc().map_or((0, 0), |c| (c.used_units(), c.folded_units()));
-        let (map_misses, map_units) = self.dev.map_cache().map_or((0, 0), |m| (m.misses, m.writeback_units));
+        let (map_misses, map_units, map_bypassed) =
+            self.dev.map_cache().map_or((0, 0, 0), |m| (m.misses, m.writeback_units, m.bypassed));
         Snapshot {
             host_units,
             host_bytes: host_units * UNIT_BYTES - self.dev.timing().rmw_fill_sectors * SECTOR_BYTES,
@@ -900,6 +901,7 @@ impl Simulation {
             slc_units,
             fold_units,
             map_misses,
+            map_bypassed,
         }
     }
 

@@ -175,6 +175,9 @@ pub struct Snapshot {
     pub fold_units: u64,
     /// Map-cache misses of a DRAM-less drive (0 with the whole map in DRAM).
     pub map_misses: u64,
+    /// Map lookups served from the controller's SRAM cache while the map cache was bypassed
+    /// (0 without the bypass policy).
+    pub map_bypassed: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.

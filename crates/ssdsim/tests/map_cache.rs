@@ -5,9 +5,12 @@
 //! - on the drive: random reads over a span the cache covers never miss once warm and run as
 //!   fast as with the whole map in DRAM; with every lookup a miss they run at one command per
 //!   (controller time + miss time), the serialised part;
-//! - map pages written back count as NAND writes.
+//! - map pages written back count as NAND writes;
+//! - with the bypass policy, a window in which the main cache hits less than the threshold
+//!   sends the next window to the SRAM cache (which then hits SRAM/span), and a window in
+//!   which it hits enough brings it back.
 
-use ssdsim::map_cache::{Lookup, MapCache};
+use ssdsim::map_cache::{Lookup, MapCache, WINDOW_LOOKUPS};
 use ssdsim::rng::Rng;
 use ssdsim::time::NS_PER_S;
 use ssdsim::{Config, Job, Pattern, Simulation};
@@ -126,20 +129,59 @@ fn map_keys_are_checked() {
         let e = cfg.validate().expect_err(&format!("{key} = {value} accepted"));
         assert!(e.to_string().contains(key), "{key} = {value}: {e}");
     }
+    for (sets, key) in [(&[("map_bypass_hit_pct", "101")][..], "map_bypass_hit_pct"),
+                        (&[("map_bypass_hit_pct", "80")], "map_sram_bytes"),
+                        (&[("map_bypass_hit_pct", "80"), ("map_sram_bytes", "4096"), ("map_cache_bytes", "0")], "map_bypass_hit_pct")] {
+        let mut cfg = Config::default();
+        cfg.set("map_cache_bytes", "1048576").unwrap();
+        for (k, v) in sets {
+            cfg.set(k, v).unwrap();
+        }
+        let e = cfg.validate().expect_err(&format!("{sets:?} accepted"));
+        assert!(e.to_string().contains(key), "{sets:?}: {e}");
+    }
+}
+
+/// A map cache of 64 pages that falls back to 8 pages of SRAM when fewer than 80 % of a
+/// window's lookups hit it.
+fn bypassing() -> MapCache {
+    let mut cfg = Config::default();
+    for (k, v) in [("map_cache_bytes", "262144"), ("map_sram_bytes", "32768"), ("map_bypass_hit_pct", "80")] {
+        cfg.set(k, v).unwrap();
+    }
+    cfg.validate().unwrap();
+    MapCache::new(&cfg, 1024 * 1024 * 4).unwrap()
+}
+
+/// Uniform lookups over `span` pages: (hit ratio, share of lookups served from SRAM) over
+/// `n` lookups after `warm` lookups.
+fn uniform(c: &mut MapCache, rng: &mut Rng, span: u64, warm: u64, n: u64) -> (f64, f64) {
+    for _ in 0..warm {
+        c.lookup(rng.below(span), false);
+    }
+    let (h0, b0) = (c.hits, c.bypassed);
+    for _ in 0..n {
+        c.lookup(rng.below(span), false);
+    }
+    ((c.hits - h0) as f64 / n as f64, (c.bypassed - b0) as f64 / n as f64)
 }
 
 #[test]
-fn a_miss_costs_the_firmware_time_and_one_map_page_read() {
-    // QD1 reads: a read that misses takes map_miss_us + t_read (50 µs) longer than one that hits.
-    let mut sim = filled(4096);
-    sim.idle(5_000_000_000); // the fill's programs are done: no read waits for one
-    let read_at = |sim: &mut Simulation, unit: u64| {
-        let r = sim.run(Job::new(Pattern::RandRead, 1, 1, unit, 1)).unwrap();
-        r.duration_ns
-    };
-    let far = sim.geometry().user_units - 1;
-    read_at(&mut sim, 0); // page 0 now cached
-    let hit = read_at(&mut sim, 1); // same map page
-    let miss = read_at(&mut sim, far); // another page: the single slot is replaced
-    assert_eq!(miss - hit, 12_000 + 50_000, "miss {miss} ns, hit {hit} ns");
+fn a_thrashing_map_cache_is_bypassed_for_the_sram_and_used_again_once_the_span_fits() {
+    let mut c = bypassing();
+    let mut rng = Rng::new(7);
+    let n = 100 * WINDOW_LOOKUPS;
+    // 72 pages: the main cache hits 64/72 = 89 % >= 80 %: never bypassed once warm.
+    let (hit, bypassed) = uniform(&mut c, &mut rng, 72, 20 * WINDOW_LOOKUPS, n);
+    assert_eq!(bypassed, 0.0);
+    assert!((hit - 64.0 / 72.0).abs() < 0.01, "hit ratio {hit:.3}");
+    // 128 pages: it would hit 50 %: every window after the first is served from the SRAM,
+    // which hits 8/128.
+    let (hit, bypassed) = uniform(&mut c, &mut rng, 128, 2 * WINDOW_LOOKUPS, n);
+    assert_eq!(bypassed, 1.0);
+    assert!((hit - 8.0 / 128.0).abs() < 0.01, "hit ratio {hit:.3}");
+    // Back to 48 pages: the main cache, kept up to date meanwhile, holds them all within a
+    // window, and serves again (judged by the SRAM's hits, 8/48, it would not).
+    let (hit, bypassed) = uniform(&mut c, &mut rng, 48, 2 * WINDOW_LOOKUPS, n);
+    assert_eq!((hit, bypassed), (1.0, 0.0));
 }

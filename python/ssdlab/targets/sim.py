@@ -7,7 +7,9 @@ Phases run in simulated time, as fast as the simulator goes. The series carries,
 bytes written in the interval, pseudo-SLC folding included; NaN when the host wrote nothing);
 on a drive with a pseudo-SLC cache also ``slc_cache_bytes`` (host data held in the cache at
 the end of the interval) and ``fold_bytes`` (folded into the native mode in the interval);
-on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the interval); and
+on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the interval) and
+``map_bypassed`` (lookups served from the controller's SRAM while the map cache was bypassed
+as thrashing, ``map_bypass_hit_pct``); and
 for the job's direction
 the per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,
 p99.9 within 1/32, exact max; us; by completion time, NaN where nothing completed).
@@ -375,6 +377,7 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         series["fold_bytes"] = delta("fold_units") * UNIT_BYTES
     if raw["map_cache"]:
         series["map_misses"] = delta("map_misses")
+        series["map_bypassed"] = delta("map_bypassed")
     for direction in directions:
         d = raw["directions"][direction] if per_direction else raw
         if per_direction:
@@ -454,7 +457,7 @@ def _us(per_interval_ns: np.ndarray) -> np.ndarray:
 #: Per-interval columns of ``finish_phase``'s dict (and of each direction's), as the native
 #: module returns them: little-endian u64 bytes.
 _U64_COLUMNS = ("ios", "bytes", "host_units", "host_bytes", "nand_units", "gc_units", "erases", "free_blocks",
-                "gc_die_ns", "slc_units", "fold_units", "map_misses")
+                "gc_die_ns", "slc_units", "fold_units", "map_misses", "map_bypassed")
 #: What a latency column holds for an interval in which nothing completed.
 _NO_LATENCY = np.uint64(2**64 - 1)
 
