@@ -53,6 +53,7 @@
 //! crosses the channel as a read's.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
@@ -258,8 +259,12 @@ pub struct Device {
     /// Write-buffer capacity [units] and units held (buffered, not yet programmed).
     buf_capacity: u64,
     buf_used: u64,
-    /// Programs in flight: (end time, units they free), earliest first.
-    buf_pending: BinaryHeap<Reverse<(Ns, u64)>>,
+    /// Programs in flight per die, oldest first: (end time, units they free). A die's
+    /// programs end in the order they were sent (its free time only grows).
+    buf_pending: Vec<VecDeque<(Ns, u64)>>,
+    /// (end of a die's oldest program in flight, die), earliest first; one per die with
+    /// programs in flight. A heap of at most one entry per die, not of every program.
+    buf_next: BinaryHeap<Reverse<(Ns, usize)>>,
     /// The multi-plane program being filled: die, units so far, data ready time.
     pu_die: usize,
     pu_fill: usize,
@@ -319,7 +324,8 @@ impl Device {
             ctrl_free: 0,
             buf_capacity: geo.buffer_units as u64,
             buf_used: 0,
-            buf_pending: BinaryHeap::new(),
+            buf_pending: vec![VecDeque::new(); geo.dies],
+            buf_next: BinaryHeap::new(),
             pu_die: 0,
             pu_fill: 0,
             pu_ready: 0,
@@ -408,7 +414,8 @@ impl Device {
     pub fn state_bytes(&self) -> usize {
         self.ftl.state_bytes()
             + (self.die_free.capacity() + self.chan_free.capacity() + self.gc_carry.capacity()) * 8
-            + self.buf_pending.capacity() * 16
+            + self.buf_pending.iter().map(|q| q.capacity() * 16).sum::<usize>()
+            + self.buf_next.capacity() * 16
             + self.chan_gaps.iter().chain([&self.link_gaps]).map(|g| g.gaps.capacity() * 24).sum::<usize>()
             + self.die_queue.iter().map(|q| q.ops.capacity() * 16).sum::<usize>()
     }
@@ -594,11 +601,16 @@ impl Device {
     /// not block data bound for other dies until the buffer is full.
     #[inline(always)]
     fn reserve_buffer_unit(&mut self, mut t: Ns) -> Ns {
-        while let Some(&Reverse((end, units))) = self.buf_pending.peek() {
+        while let Some(mut next) = self.buf_next.peek_mut() {
+            let Reverse((end, die)) = *next;
             if end > t && self.buf_used < self.buf_capacity {
                 break;
             }
-            self.buf_pending.pop();
+            let (_, units) = self.buf_pending[die].pop_front().expect("a die in buf_next has a program in flight");
+            match self.buf_pending[die].front() {
+                Some(&(later, _)) => *next = Reverse((later, die)),
+                None => drop(PeekMut::pop(next)),
+            }
             self.buf_used -= units;
             t = t.max(end);
         }
@@ -650,7 +662,12 @@ impl Device {
         self.die_free[die] = end;
         self.timing.host_prog_die_ns += t_prog;
         self.timing.host_programs += 1;
-        self.buf_pending.push(Reverse((end, self.pu_fill as u64)));
+        let in_flight = &mut self.buf_pending[die];
+        debug_assert!(in_flight.back().is_none_or(|&(last, _)| last <= end), "a die's programs end in order");
+        if in_flight.is_empty() {
+            self.buf_next.push(Reverse((end, die)));
+        }
+        in_flight.push_back((end, self.pu_fill as u64));
         self.pu_fill = 0;
         if fold_units > 0 {
             self.book_folds(fold_units, start);
@@ -974,7 +991,7 @@ impl Device {
         if self.pu_fill > 0 {
             self.program_pending();
         }
-        let programmed = self.buf_pending.iter().map(|Reverse((end, _))| *end).max().unwrap_or(0);
+        let programmed = self.buf_pending.iter().filter_map(|q| q.back()).map(|&(end, _)| end).max().unwrap_or(0);
         t.max(programmed)
     }
 
