@@ -117,10 +117,14 @@ class PhaseJournal:
     def _lines(self, series: Mapping[str, np.ndarray], start: int = 0) -> list[str]:
         cols = [np.asarray(series[c]) if c in series else None for c in self.columns or []]
         n = max((len(c) for c in cols if c is not None), default=0)
-        out = []
-        for i in range(start, n):
-            out.append(json.dumps([_json_value(c[i]) if c is not None and i < len(c) else math.nan for c in cols]))
-        return out
+        if n <= start:
+            return []
+        # Whole columns to Python values at once (ndarray.tolist: floats, ints, bools), each
+        # padded with NaN to the longest.
+        values = [[] if c is None else c[start:].tolist() if c.dtype != object
+                  else [_json_value(v) for v in c[start:]] for c in cols]
+        values = [v + [math.nan] * (n - start - len(v)) for v in values]
+        return [json.dumps(row) for row in map(list, zip(*values))]
 
     def _write(self, text: str, sync: bool = True) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
@@ -249,8 +253,8 @@ def read_phase(path: str | os.PathLike) -> JournalPhase:
             break
         rows.append(v)
     series: dict[str, np.ndarray] = {}
-    for i, (c, dt) in enumerate(zip(columns, dtypes)):
-        vals = [r[i] for r in rows]
+    by_column = list(zip(*rows)) if rows else [()] * len(columns)
+    for c, dt, vals in zip(columns, dtypes, by_column):
         try:
             series[c] = np.array(vals, dtype=np.dtype(dt))
         except (TypeError, ValueError):

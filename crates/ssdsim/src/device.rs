@@ -280,6 +280,9 @@ pub struct Device {
     idle_delay: Ns,
     idle_free_blocks: usize,
     next_payload: u64,
+    /// A page's worth of a write's units go to the FTL at once where that is exact
+    /// ([`Device::place_run`]); off only to test that it is.
+    write_runs: bool,
     timing: TimingCounters,
     /// Compressed data: NAND slots the next units written fill (their mean; carried as a
     /// fraction from unit to unit) and companion units written so far
@@ -337,6 +340,7 @@ impl Device {
             idle_delay: us_to_ns(cfg.gc_idle_delay_ms * 1e3),
             idle_free_blocks: cfg.gc_idle_free_blocks as usize,
             next_payload: 1,
+            write_runs: true,
             timing: TimingCounters::default(),
             slots_per_unit: 1.0,
             slot_carry: 0.0,
@@ -361,6 +365,13 @@ impl Device {
 
     pub fn timing(&self) -> TimingCounters {
         self.timing
+    }
+
+    /// Turns off (or on) placing a page's worth of units at once: the same results either
+    /// way, which the tests check.
+    #[doc(hidden)]
+    pub fn set_write_runs(&mut self, on: bool) {
+        self.write_runs = on;
     }
 
     /// The map cache of a DRAM-less drive, if the drive is one.
@@ -440,13 +451,52 @@ impl Device {
         // buffered, so a miss costs controller and die time, not this command's.
         self.map_lookup(lpn, n, true, accepted);
         let mut t = accepted;
-        for u in lpn..lpn + n {
+        let (end, upp) = (lpn + n, self.geo.units_per_page);
+        let mut u = lpn;
+        while u < end {
+            // The units left for the current page of the program being filled, at once if
+            // the FTL can take them so; else one.
+            let k = ((upp - self.pu_fill % upp) as u64).min(end - u);
+            if k > 1 && self.write_runs && self.place_run(u, k, accepted, &mut t) {
+                u += k;
+                continue;
+            }
             // Wait for buffer space, then move the data over the host link.
             t = self.reserve_buffer_unit(t);
             t = self.write_transfer(accepted, t);
             self.place_unit(u, t);
+            u += 1;
         }
         t
+    }
+
+    /// [`Device::write`]'s buffer, link and placement of units `lpn..lpn + k`, all bound for
+    /// one page of the program being filled, with their FTL writes done at once
+    /// ([`Ftl::write_run`]); `t` is the previous unit's time, and becomes the last one's.
+    /// Returns false, having changed nothing, if the FTL cannot take them so. The same as
+    /// [`Device::place_unit`] for each in turn: buffer and link do not depend on the FTL,
+    /// and without GC work the FTL does not depend on the time.
+    #[inline(always)]
+    fn place_run(&mut self, lpn: u64, k: u64, accepted: Ns, t: &mut Ns) -> bool {
+        // The die as place_unit would pick it for the first unit (neither buffer nor link
+        // moves a die); kept only if the run is taken (striping picks the die after pu_die).
+        let die = if self.pu_fill == 0 { self.pick_die() } else { self.pu_die };
+        let pool = die * self.geo.planes_per_die + self.fill_plane[self.pu_fill];
+        if !self.ftl.write_run(lpn, k, pool, self.next_payload) {
+            return false;
+        }
+        self.pu_die = die;
+        self.next_payload += k;
+        for _ in 0..k {
+            *t = self.reserve_buffer_unit(*t);
+            *t = self.write_transfer(accepted, *t);
+        }
+        self.pu_fill += k as usize;
+        self.pu_ready = *t;
+        if self.pu_fill == self.geo.units_per_program {
+            self.program_pending();
+        }
+        true
     }
 
     /// Books the link for one unit of write data ready (buffer space held) at `t`, of a

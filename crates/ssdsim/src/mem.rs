@@ -17,6 +17,23 @@ pub fn big_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
     v
 }
 
+/// `big_vec(len_a, value)` and `big_vec(len_b, value)`, written on two threads when both are
+/// large: the first touch of GBs of memory (the kernel zeroing pages, then the fill) is most
+/// of the time a big drive takes to build.
+pub fn big_vec_pair<T: Copy + Send + Sync>(len_a: usize, len_b: usize, value: T) -> (Vec<T>, Vec<T>) {
+    let large = |len: usize| len * std::mem::size_of::<T>() >= PARALLEL_MIN_BYTES;
+    if !(large(len_a) && large(len_b)) {
+        return (big_vec(len_a, value), big_vec(len_b, value));
+    }
+    std::thread::scope(|s| {
+        let b = s.spawn(|| big_vec(len_b, value));
+        (big_vec(len_a, value), b.join().expect("building a table does not panic"))
+    })
+}
+
+/// Tables smaller than this are built on the calling thread [bytes].
+const PARALLEL_MIN_BYTES: usize = 64 << 20;
+
 const HUGE_MIN_BYTES: usize = 8 << 20;
 
 #[cfg(target_os = "linux")]
@@ -41,6 +58,15 @@ fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn big_vec_pair_is_filled_on_either_path() {
+        for len in [1000, 20 << 20] {
+            let (a, b) = super::big_vec_pair(len, len + 3, 9u32);
+            assert_eq!((a.len(), b.len()), (len, len + 3));
+            assert!(a.iter().chain(&b).all(|&x| x == 9));
+        }
+    }
+
     #[test]
     fn big_vec_is_filled() {
         let v = super::big_vec(3 << 20, 7u32);

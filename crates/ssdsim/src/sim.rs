@@ -854,6 +854,12 @@ impl Simulation {
         self.dev.geometry()
     }
 
+    /// See [`Device::set_write_runs`].
+    #[doc(hidden)]
+    pub fn set_write_runs(&mut self, on: bool) {
+        self.dev.set_write_runs(on);
+    }
+
     pub fn device(&self) -> &Device {
         &self.dev
     }

@@ -33,7 +33,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{ConfigError, GcPolicy, Geometry};
-use crate::mem::big_vec;
+use crate::mem::{big_vec, big_vec_pair};
 use crate::rng::Rng;
 
 mod active;
@@ -294,10 +294,11 @@ impl Ftl {
                 host_units: 0,
             });
         }
+        let (l2p, p2l) = big_vec_pair(geo.user_units as usize, geo.physical_units as usize, NONE);
         let mut ftl = Ftl {
             geo: geo.clone(),
-            l2p: big_vec(geo.user_units as usize, NONE),
-            p2l: big_vec(geo.physical_units as usize, NONE),
+            l2p,
+            p2l,
             valid: ValidBits::new(geo.physical_units as usize),
             payload: track_payload.then(|| big_vec(geo.physical_units as usize, 0)),
             blocks,
@@ -452,6 +453,53 @@ impl Ftl {
         work.units_copied += active.copied;
         work.page_reads += active.page_reads;
         work
+    }
+
+    /// [`Ftl::write_and_take_gc_work`] of units `lpn..lpn + k` in turn, all to `pool`, with
+    /// payloads from `payload` on, done at once, if that gives the same state: the units fit
+    /// in the plane's open host block (no block is taken, so no foreground GC), active GC is
+    /// off or has not started in the plane (so each write would leave it so: the plane's
+    /// free blocks do not change), and no GC work waits to be taken (so each write's would
+    /// be none). Returns false, having changed nothing, otherwise. Sequential writes fill a
+    /// page of a plane this way, several units per call.
+    #[inline(always)]
+    pub(crate) fn write_run(&mut self, lpn: u64, k: u64, pool: usize, payload: u64) -> bool {
+        let p = &self.pools[pool];
+        let b = p.host_open as usize;
+        let spb = self.geo.slots_per_block;
+        let wp = self.meta[b].write_ptr as usize;
+        let gc_waits = self.geo.gc_bg_start_free_blocks != 0 && (p.bg_on || p.free.len() < self.geo.gc_bg_start_free_blocks);
+        if wp + k as usize > spb || gc_waits || self.pending[pool] != GcWork::default() {
+            return false;
+        }
+        let (lpn, k) = (lpn as usize, k as usize);
+        // The invalidations commute with the allocations: an old copy in the open block only
+        // lowers its valid count, and closed blocks are not touched by allocating.
+        for u in lpn..lpn + k {
+            let old = self.l2p[u];
+            if old != NONE {
+                self.invalidate(old);
+            } else {
+                self.mapped += 1;
+            }
+        }
+        let first = b * spb + wp;
+        self.meta[b].write_ptr += k as u32;
+        self.blocks[b].valid += k as u32;
+        prefetch_ptr(self.p2l.as_ptr().wrapping_add(first + 128));
+        for (j, (p2l, l2p)) in self.p2l[first..first + k].iter_mut().zip(&mut self.l2p[lpn..lpn + k]).enumerate() {
+            *p2l = (lpn + j) as u32;
+            *l2p = (first + j) as u32;
+        }
+        self.valid.fill(first, first + k, true);
+        if let Some(p) = self.payload.as_mut() {
+            for (j, slot) in p[first..first + k].iter_mut().enumerate() {
+                *slot = payload + j as u64;
+            }
+        }
+        self.counters.host_units += k as u64;
+        self.pools[pool].host_units += k as u64;
+        true
     }
 
     #[inline(always)]
