@@ -461,9 +461,7 @@ impl Device {
                 u += k;
                 continue;
             }
-            // Wait for buffer space, then move the data over the host link.
-            t = self.reserve_buffer_unit(t);
-            t = self.write_transfer(accepted, t);
+            t = self.buffer_and_send(accepted, t);
             self.place_unit(u, t);
             u += 1;
         }
@@ -488,8 +486,7 @@ impl Device {
         self.pu_die = die;
         self.next_payload += k;
         for _ in 0..k {
-            *t = self.reserve_buffer_unit(*t);
-            *t = self.write_transfer(accepted, *t);
+            *t = self.buffer_and_send(accepted, *t);
         }
         self.pu_fill += k as usize;
         self.pu_ready = *t;
@@ -497,6 +494,14 @@ impl Device {
             self.program_pending();
         }
         true
+    }
+
+    /// Waits from `t` for write-buffer space for one unit of a write accepted at `accepted`,
+    /// then moves the unit over the host link; returns when it has crossed.
+    #[inline(always)]
+    fn buffer_and_send(&mut self, accepted: Ns, t: Ns) -> Ns {
+        let t = self.reserve_buffer_unit(t);
+        self.write_transfer(accepted, t)
     }
 
     /// Books the link for one unit of write data ready (buffer space held) at `t`, of a
@@ -565,8 +570,7 @@ impl Device {
         self.map_lookup(lpn, n, true, accepted);
         let mut t = accepted;
         for u in lpn..lpn + n {
-            t = self.reserve_buffer_unit(t);
-            t = self.write_transfer(accepted, t);
+            t = self.buffer_and_send(accepted, t);
             t = self.place_compressed(u, t);
         }
         t
@@ -605,8 +609,7 @@ impl Device {
         let mut t = accepted;
         self.timing.rmw_fill_sectors += fill_sectors;
         for u in lpn..lpn + n {
-            t = self.reserve_buffer_unit(t);
-            t = self.write_transfer(accepted, t);
+            t = self.buffer_and_send(accepted, t);
             if (u == lpn && head) || (u == lpn + n - 1 && tail) {
                 t = t.max(self.rmw_read(u, accepted));
             }
