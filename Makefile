@@ -40,6 +40,7 @@ bench: setup
 	$(PY) benches/bench_fio_overhead.py
 	$(PY) benches/bench_long_run.py
 	$(PY) benches/bench_todays_drives.py
+	$(PY) benches/bench_archetypes.py
 
 clean:
 	cargo clean
