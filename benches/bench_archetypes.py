@@ -24,12 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ssdlab import analysis
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_consistency import machine, run_child  # noqa: E402
 
 #: From when the seeds' graphs are read [s].
 T0_S = 1400.0
-#: IOPS from which an interval counts as a burst (stalling) or as working (cleanup-later).
+#: IOPS above which an interval counts as a burst (stalling) or as working (cleanup-later).
 HIGH_IOPS = {"stalling": 10_000, "cleanup-later": 1_000}
 RUNS = {
     "stalling": [(100.0, 0.1), (80.0, 0.1)],
@@ -43,23 +45,16 @@ SEED = {
 }
 
 
-def runs_of(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lengths [intervals] and start indices of the runs of True in ``flags``."""
-    padded = np.concatenate(([0], flags.astype(np.int8), [0]))
-    edges = np.diff(padded)
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    return ends - starts, starts
-
-
 def shape(iops: np.ndarray, dt_s: float, high_iops: float) -> dict:
-    """Burst and stall statistics of a steady-state IOPS series at ``dt_s`` intervals."""
-    lengths, starts = runs_of(iops >= high_iops)
-    zero_lengths, zero_starts = runs_of(iops == 0)
+    """Burst (``analysis.burst_stats``) and stall (``analysis.zero_runs``) statistics of a
+    steady-state IOPS series at ``dt_s`` intervals."""
+    bursts = analysis.burst_stats(iops, high_iops, dt_s)
+    zero_starts, zero_lengths = analysis.zero_runs(iops)
     return {
         "mean": float(iops.mean()), "median": float(np.median(iops)), "min": float(iops.min()),
-        "high_share": float((iops >= high_iops).mean()),
-        "high_run_s": float(lengths.mean() * dt_s) if lengths.size else 0.0,
-        "high_period_s": float(np.diff(starts).mean() * dt_s) if starts.size > 1 else float("nan"),
+        "high_share": bursts["high_share"],
+        "high_run_s": bursts["burst_mean_s"] or 0.0,
+        "high_period_s": bursts["burst_period_s"] or float("nan"),
         "zero_share": float((iops == 0).mean()),
         "zero_run_s": float(zero_lengths.mean() * dt_s) if zero_lengths.size else 0.0,
         "zero_period_s": float(np.diff(zero_starts).mean() * dt_s) if zero_starts.size > 1 else float("nan"),
@@ -92,7 +87,7 @@ def main() -> None:
             means[span_pct] = m["mean"]
             print(f"{profile} --span {span_pct:.0f} ({interval_s} s intervals, {wall:.0f} s wall): "
                   f"mean {m['mean']:,.0f} median {m['median']:,.0f} min {m['min']:,.0f} IOPS; "
-                  f">= {HIGH_IOPS[profile]:,} IOPS {100 * m['high_share']:.1f} % in runs of {m['high_run_s']:.2f} s "
+                  f"> {HIGH_IOPS[profile]:,} IOPS {100 * m['high_share']:.1f} % in runs of {m['high_run_s']:.2f} s "
                   f"every {m['high_period_s']:.2f} s; 0 IOPS {100 * m['zero_share']:.1f} % in runs of "
                   f"{m['zero_run_s']:.2f} s every {m['zero_period_s']:.2f} s")
             print(f"  seed: {SEED[(profile, span_pct)]}")
