@@ -476,12 +476,7 @@ impl Ftl {
         // The invalidations commute with the allocations: an old copy in the open block only
         // lowers its valid count, and closed blocks are not touched by allocating.
         for u in lpn..lpn + k {
-            let old = self.l2p[u];
-            if old != NONE {
-                self.invalidate(old);
-            } else {
-                self.mapped += 1;
-            }
+            self.drop_old_copy(u);
         }
         let first = b * spb + wp;
         self.meta[b].write_ptr += k as u32;
@@ -502,14 +497,21 @@ impl Ftl {
         true
     }
 
+    /// Before unit `lpn` is written anew: invalidates its old copy, or counts it as newly
+    /// mapped.
     #[inline(always)]
-    fn write_inner(&mut self, lpn: u64, pool: usize, payload: u64) -> (u32, ActiveWork) {
-        let old = self.l2p[lpn as usize];
+    fn drop_old_copy(&mut self, lpn: usize) {
+        let old = self.l2p[lpn];
         if old != NONE {
             self.invalidate(old);
         } else {
             self.mapped += 1;
         }
+    }
+
+    #[inline(always)]
+    fn write_inner(&mut self, lpn: u64, pool: usize, payload: u64) -> (u32, ActiveWork) {
+        self.drop_old_copy(lpn as usize);
         let slot = self.alloc_host_slot(pool);
         if slot == NONE {
             // Out of space: the data is dropped (the simulation reports the error).
