@@ -282,6 +282,24 @@ def test_burst_stats_leave_out_edge_runs():
     assert burst_stats(np.zeros(5), 1)["burst_mean_s"] is None
 
 
+def test_burst_stats_join_runs_split_by_short_dips():
+    # Bursts of 4 intervals every 10, each split by a one-interval dip at 0.1 s intervals.
+    one = np.array([0, 0, 0, 9, 2, 9, 9, 0, 0, 0], dtype=float)
+    x = np.tile(one, 5)
+    split = burst_stats(x, 5, 0.1)
+    assert split["bursts"] == 10 and split["burst_period_s"] == pytest.approx(4.2 / 9)  # 0.2, 0.8, ...: half the true period
+    joined = burst_stats(x, 5, 0.1, max_gap_s=0.1)
+    assert joined["bursts"] == 5
+    assert joined["burst_mean_s"] == pytest.approx(0.4)  # the dip is inside the burst
+    assert joined["burst_period_s"] == pytest.approx(1.0)
+    assert joined["high_share"] == split["high_share"] == pytest.approx(0.3)
+    # The 0.3 s between bursts is not a dip at max_gap_s = 0.2 s; it is at 0.3 s.
+    assert burst_stats(x, 5, 0.1, max_gap_s=0.2)["bursts"] == 5
+    assert burst_stats(x, 5, 0.1, max_gap_s=0.6)["bursts"] == 1
+    with pytest.raises(ValueError, match="max_gap_s"):
+        burst_stats(x, 5, 0.1, max_gap_s=-1)
+
+
 # ----------------------------------------------------------------------------- bad input, NaN
 
 

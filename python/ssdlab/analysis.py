@@ -40,7 +40,7 @@ Metrics and their exact definitions (:func:`analyze_iops` returns them all):
   low class + 1). Only then are ``mode_threshold_iops``, ``low_mode_iops``,
   ``high_mode_iops``, ``high_mode_share``, ``burst_mean_s`` and ``burst_period_s``
   reported; otherwise they are ``None``. A *burst* is a run of consecutive high-mode
-  intervals; ``burst_mean_s`` is the mean run length and ``burst_period_s`` the mean time
+  intervals, dips of at most ``BURST_JOIN_S`` (0.25 s) included; ``burst_mean_s`` is the mean run length and ``burst_period_s`` the mean time
   between the starts of consecutive runs. Runs cut by the edges of the analysed window are
   left out of the length mean (and a run cut at the start, out of the period), unless they
   are the only runs.
@@ -410,20 +410,39 @@ def split_modes(iops: Any, *, min_ratio: float = 3.0, min_share: float = 0.02) -
     )
 
 
-def burst_stats(iops: Any, threshold_iops: float, interval_s: float = 1.0) -> dict[str, float | int | None]:
+#: Dips below the mode threshold of at most this long inside a burst do not split it, in
+#: the summary's burst figures: at 0.1 s intervals a burst's ramp or tail can dip for an
+#: interval or two, which would otherwise halve the burst period [s].
+BURST_JOIN_S = 0.25
+
+
+def burst_stats(iops: Any, threshold_iops: float, interval_s: float = 1.0,
+                max_gap_s: float = 0.0) -> dict[str, float | int | None]:
     """Runs of consecutive intervals above ``threshold_iops`` (bursts) in ``iops``.
 
-    Returns ``bursts`` (number of runs), ``high_share`` (fraction of finite intervals above
-    the threshold), ``burst_mean_s`` (mean run length; runs touching either end of the
-    series are left out unless there are no others) and ``burst_period_s`` (mean time
-    between the starts of consecutive runs; a run touching the start has no known start and
-    is left out; None with fewer than two usable starts). NaN intervals are not bursts.
+    Two runs separated by at most ``max_gap_s`` seconds of intervals at or below the
+    threshold are one burst (at fine intervals a burst's edge can dip below the threshold
+    for an interval; 0 = no joining). Returns ``bursts`` (number of bursts),
+    ``high_share`` (fraction of finite intervals above the threshold), ``burst_mean_s``
+    (mean burst length, joined gaps included; bursts touching either end of the series
+    are left out unless there are no others) and ``burst_period_s`` (mean time between the
+    starts of consecutive bursts; a burst touching the start has no known start and is
+    left out; None with fewer than two usable starts). NaN intervals are not bursts.
     """
     x = _as_series(iops)
     interval_s = _check_interval(interval_s)
+    if not max_gap_s >= 0:
+        raise ValueError(f"max_gap_s must be a number of seconds >= 0, got {max_gap_s}")
     fin = np.isfinite(x)
     hi = fin & (x > threshold_iops)
     starts, lengths = _runs(hi)
+    if starts.size > 1 and max_gap_s > 0:
+        gaps = starts[1:] - (starts[:-1] + lengths[:-1])
+        new = np.concatenate(([True], gaps * interval_s > max_gap_s + 1e-9 * interval_s))
+        ends = starts + lengths
+        keep = np.flatnonzero(new)
+        last = np.concatenate((keep[1:] - 1, [starts.size - 1]))
+        starts, lengths = starts[keep], ends[last] - starts[keep]
     n = x.size
     if starts.size == 0:
         return {"bursts": 0, "high_share": 0.0, "burst_mean_s": None, "burst_period_s": None}
@@ -654,7 +673,7 @@ def analyze_iops(
     modes = split_modes(part, min_ratio=modes_min_ratio, min_share=modes_min_share) if np.isfinite(part).any() else None
     out["bimodal"] = bool(modes is not None and modes.bimodal)
     if modes is not None and modes.bimodal:
-        b = burst_stats(part, modes.threshold_iops, interval_s)
+        b = burst_stats(part, modes.threshold_iops, interval_s, max_gap_s=BURST_JOIN_S)
         out.update(
             mode_threshold_iops=modes.threshold_iops,
             low_mode_iops=modes.low_iops,

@@ -132,7 +132,7 @@ def consistency_features(t_s, iops, interval_s: float, time_factor: float = 1.0,
            "curve": _slices(t - (t[0] if t.size else 0.0), x, run_s, CURVE_SLICES),
            "p99": float(np.nanpercentile(x, 99)) if np.isfinite(x).any() else 0.0}
     if threshold_iops is not None and tail.size and np.isfinite(tail).any():
-        b = analysis.burst_stats(tail, threshold_iops, interval_s)
+        b = analysis.burst_stats(tail, threshold_iops, interval_s, max_gap_s=analysis.BURST_JOIN_S)
         out["high_share"] = b["high_share"]
         out["burst_period_s"] = b["burst_period_s"] if b["burst_period_s"] is not None else len(tail) * interval_s
     return out
