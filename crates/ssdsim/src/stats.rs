@@ -167,7 +167,8 @@ pub struct Snapshot {
     pub erases: u64,
     /// Free blocks in the drive (a level, not cumulative).
     pub free_blocks: u64,
-    /// Die time spent on GC, summed over dies [ns].
+    /// Die time of the GC work decided so far, summed over dies [ns] (the dies may still
+    /// be carrying out the latest of it).
     pub gc_die_ns: Ns,
     /// Units in the pseudo-SLC cache, not yet folded (a level; 0 without a cache).
     pub slc_units: u64,

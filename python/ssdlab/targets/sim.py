@@ -2,10 +2,14 @@
 
 Phases run in simulated time, as fast as the simulator goes. The series carries, besides
 ``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``nand_write_bytes``,
-``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC, summed over dies),
+``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time of that GC work, summed over dies),
 ``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND bytes / host
-bytes written in the interval, pseudo-SLC folding included; NaN when the host wrote nothing);
-on a drive with a pseudo-SLC cache also ``slc_cache_bytes`` (host data held in the cache at
+bytes written in the interval, pseudo-SLC folding included; NaN when the host wrote nothing).
+GC work counts in the interval where the FTL decides it, when a write needs it: the dies
+carry it out over the following time, so a drive that decides a whole round of GC at once
+(``stalling``) shows it as one spike, and ``gc_die_s`` can then exceed the interval times
+the number of dies.
+On a drive with a pseudo-SLC cache the series also has ``slc_cache_bytes`` (host data held in the cache at
 the end of the interval) and ``fold_bytes`` (folded into the native mode in the interval);
 on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the interval) and
 ``map_bypassed`` (lookups served from the controller's SRAM while the map cache was bypassed
