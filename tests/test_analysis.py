@@ -14,6 +14,7 @@ from ssdlab.analysis import (
     analyze_iops,
     analyze_series,
     burst_stats,
+    whole_seconds,
     fob_phase,
     otsu_threshold,
     round_means,
@@ -349,3 +350,24 @@ def test_write_amplification():
     assert write_amplification(100, None) is None
     with pytest.raises(ValueError):
         write_amplification(-1, 10)
+
+
+def test_modes_at_fine_intervals_are_split_on_whole_seconds():
+    """A stalling drive at 0.1 s: its trickle of ~100 IOPS completes in batches (96 IOs in
+    one interval of each second, 960 IOPS, none in the others), with a 0.4 s burst at 80K
+    every 5 s. Split per interval, the modes would be idle intervals against everything
+    else, the trickle's batches counting as bursts; split on whole seconds they are the
+    trickle (~100) against the bursts, and the burst figures come from the 0.1 s intervals."""
+    cycle = np.zeros(50)
+    cycle[[5, 16, 27, 38]] = 960.0
+    cycle[45:49] = 80_000.0
+    x = np.tile(cycle, 60)
+    m = analyze_iops(x, interval_s=0.1, round_s=1.0)
+    assert m["bimodal"]
+    assert 50 <= m["low_mode_iops"] <= 200 and m["high_mode_iops"] > 20_000
+    assert m["burst_mean_s"] == pytest.approx(0.4)
+    assert m["burst_period_s"] == pytest.approx(5.0)
+    # The same series at 1 s (no finer intervals): nothing changes in how it is split.
+    per_s = whole_seconds(x, 0.1)
+    assert per_s.size == 300
+    assert np.array_equal(whole_seconds(per_s, 1.0), per_s)

@@ -39,9 +39,13 @@ Metrics and their exact definitions (:func:`analyze_iops` returns them all):
   intervals and (median of the high class + 1) >= ``modes_min_ratio`` (3) * (median of the
   low class + 1). Only then are ``mode_threshold_iops``, ``low_mode_iops``,
   ``high_mode_iops``, ``high_mode_share``, ``burst_mean_s`` and ``burst_period_s``
-  reported; otherwise they are ``None``. A *burst* is a run of consecutive high-mode
-  intervals, dips of at most ``BURST_JOIN_S`` (0.25 s) included; ``burst_mean_s`` is the mean run length and ``burst_period_s`` the mean time
-  between the starts of consecutive runs. Runs cut by the edges of the analysed window are
+  reported; otherwise they are ``None``. At intervals that divide a second (0.1 s, 0.5 s)
+  the modes are split on whole seconds (each second's mean), the resolution the reviews
+  plot: finer intervals read a trickle of ~100 IOPS as 0 or a few IOs, which would split
+  idle intervals from the trickle instead of the trickle from the bursts. A *burst* is a run
+  of consecutive intervals above the threshold, at the series' own resolution, dips of at
+  most ``BURST_JOIN_S`` (0.25 s) included; ``burst_mean_s`` is the mean run length and
+  ``burst_period_s`` the mean time between the starts of consecutive runs. Runs cut by the edges of the analysed window are
   left out of the length mean (and a run cut at the start, out of the period), unless they
   are the only runs.
 
@@ -70,6 +74,7 @@ __all__ = [
     "split_modes",
     "Modes",
     "burst_stats",
+    "whole_seconds",
     "zero_runs",
     "write_amplification",
     "endurance_projection",
@@ -416,6 +421,16 @@ def split_modes(iops: Any, *, min_ratio: float = 3.0, min_share: float = 0.02) -
 BURST_JOIN_S = 0.25
 
 
+def whole_seconds(x: np.ndarray, interval_s: float) -> np.ndarray:
+    """Mean IOPS of each whole second of ``x`` (seconds with a NaN interval are NaN) when its
+    intervals divide a second and there are at least two seconds; otherwise ``x`` itself."""
+    x = np.asarray(x, dtype=np.float64)
+    k = round(1.0 / interval_s)
+    if k < 2 or abs(k * interval_s - 1.0) > 1e-9 or x.size < 2 * k:
+        return x
+    return x[: x.size // k * k].reshape(-1, k).mean(axis=1)
+
+
 def burst_stats(iops: Any, threshold_iops: float, interval_s: float = 1.0,
                 max_gap_s: float = 0.0) -> dict[str, float | int | None]:
     """Runs of consecutive intervals above ``threshold_iops`` (bursts) in ``iops``.
@@ -670,7 +685,8 @@ def analyze_iops(
 
     out["modes_from_s"] = modes_from * interval_s
     part = x[modes_from:]
-    modes = split_modes(part, min_ratio=modes_min_ratio, min_share=modes_min_share) if np.isfinite(part).any() else None
+    per_s = whole_seconds(part, interval_s)
+    modes = split_modes(per_s, min_ratio=modes_min_ratio, min_share=modes_min_share) if np.isfinite(per_s).any() else None
     out["bimodal"] = bool(modes is not None and modes.bimodal)
     if modes is not None and modes.bimodal:
         b = burst_stats(part, modes.threshold_iops, interval_s, max_gap_s=BURST_JOIN_S)

@@ -22,8 +22,9 @@ steady_p10/50/90   1/2/1   10th, 50th, 90th percentile of IOPS over the last 30 
 curve              2       median IOPS in each of 40 equal slices of the run: the mean log error
                            over the slices (the drop's timing and shape); floor as fob_level
 high_mode_share    1       only when the measured last 30 % is bimodal (``analysis.split_modes``,
-                           Otsu's split of log IOPS): the share of intervals above the *measured*
-                           threshold, in both series; floor 0.02
+                           Otsu's split of log IOPS, on whole seconds at finer intervals): the
+                           share of intervals above the *measured* threshold, in both series;
+                           floor 0.02
 burst_period       1       same condition: mean time between the starts of those bursts
                            (``analysis.burst_stats``; fewer than two: the window's length); floor
                            2 intervals
@@ -142,7 +143,8 @@ def consistency_reference(t_s, iops, interval_s: float) -> dict:
     """The measured series' features and what the terms need (floors, the mode threshold)."""
     x = np.asarray(iops, float)
     tail = x[int(len(x) * (1 - STEADY_SHARE)):]
-    modes = analysis.split_modes(tail) if np.isfinite(tail).sum() >= 2 else None
+    per_s = analysis.whole_seconds(tail, interval_s)
+    modes = analysis.split_modes(per_s) if np.isfinite(per_s).sum() >= 2 else None
     threshold = modes.threshold_iops if modes is not None and modes.bimodal else None
     feats = consistency_features(t_s, x, interval_s, 1.0, threshold)
     return {"test": "consistency", "features": feats, "threshold_iops": threshold, "interval_s": interval_s,

@@ -152,7 +152,7 @@ def show(s: dict) -> None:
     print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
     print(f"  IOPS{per} mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
           f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
-    stall = ".0f" if interval >= 1 else ".3g"
+    stall = ",.0f" if interval >= 1 else ",.1f"
     print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'], stall)}  longest stall "
           f"{_fmt(s['longest_stall_s'], stall)} s  "
           f"steady state from {_fmt(s['steady_state_onset_s'])} s")
