@@ -45,9 +45,9 @@ Metrics and their exact definitions (:func:`analyze_iops` returns them all):
   idle intervals from the trickle instead of the trickle from the bursts. A *burst* is a run
   of consecutive intervals above the threshold, at the series' own resolution, dips of at
   most ``BURST_JOIN_S`` (0.25 s) included; ``burst_mean_s`` is the mean run length and
-  ``burst_period_s`` the mean time between the starts of consecutive runs. Runs cut by the edges of the analysed window are
-  left out of the length mean (and a run cut at the start, out of the period), unless they
-  are the only runs.
+  ``burst_period_s`` the mean time between the starts of consecutive runs. Runs cut by the
+  edges of the analysed window are left out of the length mean (and a run cut at the start,
+  out of the period), unless they are the only runs.
 
 NaN marks an interval without a measurement: it is left out of every statistic, it is not a
 zero (it ends a stall run and a burst run), a round with no finite value has no mean, and a
