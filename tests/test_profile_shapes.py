@@ -27,14 +27,19 @@ def scaled(name: str, blocks_per_plane: int = 512, extra: tuple[str, ...] = ()) 
 
 
 @functools.lru_cache(maxsize=None)
-def consistency(name: str, span_pct: float = 100.0, interval_s: float = 1.0) -> np.ndarray:
-    """Per-interval IOPS of the random-write phase."""
+def series(name: str, span_pct: float = 100.0, interval_s: float = 1.0) -> dict[str, np.ndarray]:
+    """The random-write phase's series."""
     t = SimTarget(scaled(name), seed=7)
     span = int(t.capacity_bytes * span_pct / 100) // 131072 * 131072
     t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
     r = t.run_phase(JobSpec("rw", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=DURATION_S,
                             interval_s=interval_s))
-    return r.series["iops"]
+    return r.series
+
+
+def consistency(name: str, span_pct: float = 100.0, interval_s: float = 1.0) -> np.ndarray:
+    """Per-interval IOPS of the random-write phase."""
+    return series(name, span_pct, interval_s)["iops"]
 
 
 def steady(iops: np.ndarray, interval_s: float = 1.0) -> np.ndarray:
@@ -110,6 +115,18 @@ def test_burst_period_is_the_fundamental_not_a_multiple():
     irregular = np.concatenate([np.r_[np.full(5, 40_000.0), np.full(int(rng.choice([15, 25])), 150.0)]
                                 for _ in range(40)])
     assert 2.0 <= burst_period_s(irregular, 0.1) <= 3.0
+
+
+def test_stalling_drive_decides_a_round_of_gc_at_once_and_its_dies_carry_it_out_after():
+    s = series("stalling", 100.0, 0.1)
+    dies = scaled("stalling").geometry["dies"]
+    gc_die_s = np.asarray(s["gc_die_s"])
+    # Busy with GC at most all the time on every die; fully busy through a round.
+    assert gc_die_s.max() <= 0.1 * dies * (1 + 1e-9), gc_die_s.max()
+    assert (gc_die_s >= 0.1 * dies * 0.99).mean() > 0.5
+    # A round's copies are decided in one interval; their die time spreads over many.
+    copies = np.asarray(s["gc_copied_bytes"])
+    assert (copies > 0).mean() < 0.2 < (gc_die_s > 0).mean(), ((copies > 0).mean(), (gc_die_s > 0).mean())
 
 
 def test_stalling_drive_bursts_come_about_5x_more_often_with_20_percent_spare():

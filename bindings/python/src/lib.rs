@@ -405,7 +405,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'
 type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
 
 /// The counter columns of a phase's snapshots, by name.
-const SNAPSHOT_COLUMNS: [SnapshotColumn; 11] = [
+const SNAPSHOT_COLUMNS: [SnapshotColumn; 12] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -413,6 +413,7 @@ const SNAPSHOT_COLUMNS: [SnapshotColumn; 11] = [
     ("erases", |s| s.erases),
     ("free_blocks", |s| s.free_blocks),
     ("gc_die_ns", |s| s.gc_die_ns),
+    ("gc_die_done_ns", |s| s.gc_die_done_ns),
     ("slc_units", |s| s.slc_units),
     ("fold_units", |s| s.fold_units),
     ("map_misses", |s| s.map_misses),
@@ -670,7 +671,8 @@ impl Simulator {
     /// `take_intervals`), each as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")`;
     /// `ssdlab.targets.sim` decodes them) (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
     /// `host_bytes` (host data written: less than host_units × 4096 after partial-unit
-    /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns`, each of length
+    /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns` (GC die time decided),
+    /// `gc_die_done_ns` (carried out by the boundary), each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
     /// ({"p50", "p99", "p99.9", "max"}: a column per statistic [ns], one value per interval of
     /// the IOs that completed in it, 2^64 - 1 where none did), and totals (`start_counters`: the
@@ -811,7 +813,8 @@ impl Simulator {
     }
 
     /// Cumulative counters now: host/nand/gc units, bytes unmapped by TRIM (`trimmed_bytes`:
-    /// only units that were mapped), erases, free blocks, erase-count spread; with a
+    /// only units that were mapped), erases, free blocks, `gc_die_s` (die time of GC the dies
+    /// have carried out by now, summed over dies), erase-count spread; with a
     /// pseudo-SLC cache `slc_cache_bytes` (held now), `slc_capacity_bytes` (its size now),
     /// `slc_written_bytes` (host data written into it), `fold_bytes` (folded into the native
     /// mode, part of nand_write_bytes) and `fold_die_s` (die time spent folding); with a
@@ -828,7 +831,7 @@ impl Simulator {
     d.set_item("trimmed_bytes", self.sim.ftl_counters().trimmed_units * UNIT_BYTES)?;
         d.set_item("erases", s.erases)?;
         d.set_item("free_blocks", s.free_blocks)?;
-        d.set_item("gc_die_s", s.gc_die_ns as f64 / NS_PER_S as f64)?;
+        d.set_item("gc_die_s", s.gc_die_done_ns as f64 / NS_PER_S as f64)?;
         if let Some(c) = self.sim.device().slc() {
             let free = self.sim.geometry().user_units.saturating_sub(self.sim.device().ftl().mapped_units());
             d.set_item("slc_cache_bytes", c.used_units() * UNIT_BYTES)?;

@@ -275,6 +275,9 @@ pub struct Device {
     die_channel: Vec<usize>,
     /// Copied units not yet making a full page, per pool.
     gc_carry: Vec<u64>,
+    /// GC work booked on each die as `(start, end)` [ns], in time order, back-to-back work
+    /// merged; bookings that end by the time given to [`Device::forget_gc_before`] are gone.
+    gc_booked: Vec<VecDeque<(Ns, Ns)>>,
     trim_cmd: Ns,
     trim_ns_per_unit: f64,
     idle_delay: Ns,
@@ -335,6 +338,7 @@ impl Device {
             fill_plane: (0..geo.units_per_program).map(|i| i / geo.units_per_page).collect(),
             die_channel: (0..geo.dies).map(|d| d % geo.channels).collect(),
             gc_carry: vec![0; geo.pools],
+            gc_booked: vec![VecDeque::new(); geo.dies],
             trim_cmd: us_to_ns(cfg.trim_cmd_us),
             trim_ns_per_unit: cfg.trim_us_per_gib * 1e3 * UNIT_BYTES as f64 / (1u64 << 30) as f64,
             idle_delay: us_to_ns(cfg.gc_idle_delay_ms * 1e3),
@@ -429,6 +433,34 @@ impl Device {
             + self.buf_next.capacity() * 16
             + self.chan_gaps.iter().chain([&self.link_gaps]).map(|g| g.gaps.capacity() * 24).sum::<usize>()
             + self.die_queue.iter().map(|q| q.ops.capacity() * 16).sum::<usize>()
+            + self.gc_booked.iter().map(|q| q.capacity() * 16).sum::<usize>()
+    }
+
+    /// Die time of the GC work decided so far that the dies have carried out by `t`, summed
+    /// over dies [ns]: [`TimingCounters::gc_die_ns`] less the booked work still ahead of
+    /// `t`. Exact for any `t` not before the last [`Device::forget_gc_before`]; in the time
+    /// since an earlier `t`, at most the number of dies times that time.
+    pub fn gc_die_done_ns(&self, t: Ns) -> Ns {
+        let mut ahead = 0;
+        for booked in &self.gc_booked {
+            for &(start, end) in booked.iter().rev() {
+                if end <= t {
+                    break;
+                }
+                ahead += end - start.max(t);
+            }
+        }
+        self.timing.gc_die_ns - ahead
+    }
+
+    /// Drops the GC bookings that end by `t`: the caller asks [`Device::gc_die_done_ns`]
+    /// about no earlier time from now on.
+    pub fn forget_gc_before(&mut self, t: Ns) {
+        for booked in &mut self.gc_booked {
+            while booked.front().is_some_and(|&(_, end)| end <= t) {
+                booked.pop_front();
+            }
+        }
     }
 
     #[inline]
@@ -800,6 +832,13 @@ impl Device {
         let busy = work.page_reads * self.t_read + programs * self.t_prog + work.erases * self.t_erase;
         let start = self.occupy_die(die, now, busy);
         self.timing.gc_die_ns += busy;
+        if busy > 0 {
+            let booked = &mut self.gc_booked[die];
+            match booked.back_mut() {
+                Some(last) if last.1 == start => last.1 = start + busy,
+                _ => booked.push_back((start, start + busy)),
+            }
+        }
         if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {
             // Firmware that stops serving the host while it collects.
             self.ctrl_free = self.ctrl_free.max(start + busy);

@@ -220,6 +220,11 @@ pub(crate) struct Windows {
 }
 
 impl Windows {
+    /// Completion time of the window's last command so far [ns].
+    pub(crate) fn last_completion_ns(&self) -> Ns {
+        self.last_completion
+    }
+
     /// Counts one completion (they arrive in time order) at `t` moving `bytes` of data;
     /// true when it fills the window: the caller then closes it with the drive's counters.
     #[inline]
@@ -373,7 +378,7 @@ impl Simulation {
         self.drain(&mut h);
         let mut w = h.windows.take().expect("a replay host has windows");
         if w.until_close != w.window_commands {
-            let snap = self.snapshot();
+            let snap = self.snapshot_at(w.last_completion_ns());
             w.close(snap);
         }
         let series = self.close_host(*h);

@@ -889,6 +889,13 @@ impl Simulation {
 
     /// Internal counters now.
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_at(self.now_ns)
+    }
+
+    /// Internal counters as decided so far, with the GC die time carried out by `t` [ns]
+    /// (`gc_die_done_ns`; `t` no earlier than the simulation has forgotten, see
+    /// [`crate::device::Device::forget_gc_before`]).
+    pub fn snapshot_at(&self, t: Ns) -> Snapshot {
         let c = self.dev.ftl.counters();
         // The FTL counts companion slots of compressed data as units written; they are
         // NAND writes, not host data.
@@ -904,6 +911,7 @@ impl Simulation {
             erases: c.erases,
             free_blocks: self.dev.ftl.free_blocks(),
             gc_die_ns: self.dev.timing().gc_die_ns,
+            gc_die_done_ns: self.dev.gc_die_done_ns(t),
             slc_units,
             fold_units,
             map_misses,
@@ -1120,7 +1128,7 @@ impl Simulation {
                     if let Some(w) = h.windows.as_deref_mut() {
                         w.flushes += 1;
                         if w.complete(done, 0) {
-                            w.close(self.snapshot());
+                            w.close(self.snapshot_at(w.last_completion_ns()));
                         }
                     }
                     let (src, rng) = jobs.source(0, &mut self.rng);
@@ -1146,11 +1154,13 @@ impl Simulation {
                 let (t, tag) = lane.q.pop_front();
                 if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN && !J::MANY) {
                     if w.complete(t, tag) {
-                        w.close(self.snapshot());
+                        w.close(self.snapshot_at(w.last_completion_ns()));
                     }
                 }
             }
-            self.pass_boundaries(&mut series, submit);
+            // Replay windows close at completion times, the earliest outstanding one first.
+            let floor = if h.windows.is_some() && lane.q.len() > 0 { lane.q.earliest_ns().min(submit) } else { submit };
+            self.pass_boundaries(&mut series, submit, floor);
             let (src, rng) = jobs.source(i, &mut self.rng);
             src.advance(rng, &self.dev.ftl);
             let units = cmd.units.min(lane.limit_units - lane.units);
@@ -1210,15 +1220,20 @@ impl Simulation {
     }
 
     /// Snapshots the internal counters at each interval boundary the submission clock has
-    /// passed and closes the intervals no completion can land in any more.
+    /// passed (GC die time as carried out by the boundary) and closes the intervals no
+    /// completion can land in any more. GC bookings that end by the last boundary passed and
+    /// by `floor` are dropped: no later snapshot is earlier (a replay window closes at a
+    /// completion time, `floor`: the earliest outstanding one).
     #[inline(always)]
-    fn pass_boundaries(&self, s: &mut Series, submit: Ns) {
+    fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
         // `next_snapshot_ns` saves a division per command.
         if submit >= s.next_snapshot_ns {
             let k = ((submit - s.start_ns) / s.interval_ns) as usize;
             while s.base + s.snapshots.len() <= k {
-                s.snapshots.push(self.snapshot());
+                let at = s.start_ns + (s.base + s.snapshots.len()) as Ns * s.interval_ns;
+                s.snapshots.push(self.snapshot_at(at));
             }
+            self.dev.forget_gc_before((s.start_ns + k as Ns * s.interval_ns).min(floor));
             let due = (s.base + s.snapshots.len()) as u64;
             s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
             // Every later completion is at or after `submit`, in interval k or later.
@@ -1310,7 +1325,7 @@ impl Simulation {
         while let Some((t, tag)) = h.outstanding.pop() {
             if let Some(w) = h.windows.as_deref_mut() {
                 if w.complete(t, tag) {
-                    w.close(self.snapshot());
+                    w.close(self.snapshot_at(w.last_completion_ns()));
                 }
             }
             h.last_submit = h.last_submit.max(t);
@@ -1459,12 +1474,16 @@ impl Simulation {
         s.bins.resize(intervals, Bin::default());
         s.interval_latency.resize(intervals, None);
         let mut snapshots = std::mem::take(&mut s.snapshots);
-        let last = self.snapshot();
         snapshots.truncate(intervals);
+        // The intervals no submission reached: the counters as at the end, the GC die time
+        // as carried out by each boundary (the last one: the phase's end).
+        let phase_end = start_ns + duration_ns;
         while snapshots.len() <= intervals {
-            snapshots.push(last);
+            let at = (start_ns + (s.base + snapshots.len()) as Ns * interval_ns).min(phase_end);
+            snapshots.push(self.snapshot_at(at));
         }
         self.now_ns = max_completion.max(last_submit).max(start_ns + duration_ns);
+        self.dev.forget_gc_before(phase_end);
         let mut latency = LatencyHistogram::default();
         for l in &s.latency {
             latency.merge(l);

@@ -170,6 +170,9 @@ pub struct Snapshot {
     /// Die time of the GC work decided so far, summed over dies [ns] (the dies may still
     /// be carrying out the latest of it).
     pub gc_die_ns: Ns,
+    /// Die time of that work the dies have carried out by the snapshot's time, summed over
+    /// dies [ns]; between two snapshots it grows by at most the dies times the time between.
+    pub gc_die_done_ns: Ns,
     /// Units in the pseudo-SLC cache, not yet folded (a level; 0 without a cache).
     pub slc_units: u64,
     /// Units folded from the pseudo-SLC cache into the native mode (part of `nand_units`).

@@ -2,13 +2,13 @@
 
 Phases run in simulated time, as fast as the simulator goes. The series carries, besides
 ``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``nand_write_bytes``,
-``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time of that GC work, summed over dies),
-``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND bytes / host
-bytes written in the interval, pseudo-SLC folding included; NaN when the host wrote nothing).
-GC work counts in the interval where the FTL decides it, when a write needs it: the dies
-carry it out over the following time, so a drive that decides a whole round of GC at once
-(``stalling``) shows it as one spike, and ``gc_die_s`` can then exceed the interval times
-the number of dies. On a drive with a pseudo-SLC cache the series also has
+``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC in the interval, summed
+over dies), ``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND
+bytes / host bytes written in the interval, pseudo-SLC folding included; NaN when the host
+wrote nothing). Copies and erases count in the interval where the FTL decides them, when a
+write needs them; ``gc_die_s`` counts when the dies carry the work out, so a drive that
+decides a whole round of GC at once (``stalling``) shows one spike of copies and then GC die
+time spread over the following intervals, never more than the interval times the dies. On a drive with a pseudo-SLC cache the series also has
 ``slc_cache_bytes`` (host data held in the cache at the end of the interval) and
 ``fold_bytes`` (folded into the native mode in the interval); on a DRAM-less drive (a map
 cache) ``map_misses`` (map-cache misses in the interval) and ``map_bypassed`` (lookups
@@ -372,7 +372,7 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         "write_amplification": waf,
         "gc_copied_bytes": delta("gc_units") * UNIT_BYTES,
         "erases": delta("erases"),
-        "gc_die_s": delta("gc_die_ns") / 1e9,
+        "gc_die_s": delta("gc_die_done_ns") / 1e9,
         "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
     }
     if raw["slc_cache"]:
@@ -460,7 +460,7 @@ def _us(per_interval_ns: np.ndarray) -> np.ndarray:
 #: Per-interval columns of ``finish_phase``'s dict (and of each direction's), as the native
 #: module returns them: little-endian u64 bytes.
 _U64_COLUMNS = ("ios", "bytes", "host_units", "host_bytes", "nand_units", "gc_units", "erases", "free_blocks",
-                "gc_die_ns", "slc_units", "fold_units", "map_misses", "map_bypassed")
+                "gc_die_ns", "gc_die_done_ns", "slc_units", "fold_units", "map_misses", "map_bypassed")
 #: What a latency column holds for an interval in which nothing completed.
 _NO_LATENCY = np.uint64(2**64 - 1)
 
