@@ -278,6 +278,8 @@ pub struct Device {
     /// GC work booked on each die as `(start, end)` [ns], in time order, back-to-back work
     /// merged; bookings that end by the time given to [`Device::forget_gc_before`] are gone.
     gc_booked: Vec<VecDeque<(Ns, Ns)>>,
+    /// Latest time given to [`Device::forget_gc_before`] [ns].
+    gc_forgotten_ns: Ns,
     trim_cmd: Ns,
     trim_ns_per_unit: f64,
     idle_delay: Ns,
@@ -339,6 +341,7 @@ impl Device {
             die_channel: (0..geo.dies).map(|d| d % geo.channels).collect(),
             gc_carry: vec![0; geo.pools],
             gc_booked: vec![VecDeque::new(); geo.dies],
+            gc_forgotten_ns: 0,
             trim_cmd: us_to_ns(cfg.trim_cmd_us),
             trim_ns_per_unit: cfg.trim_us_per_gib * 1e3 * UNIT_BYTES as f64 / (1u64 << 30) as f64,
             idle_delay: us_to_ns(cfg.gc_idle_delay_ms * 1e3),
@@ -438,9 +441,11 @@ impl Device {
 
     /// Die time of the GC work decided so far that the dies have carried out by `t`, summed
     /// over dies [ns]: [`TimingCounters::gc_die_ns`] less the booked work still ahead of
-    /// `t`. Exact for any `t` not before the last [`Device::forget_gc_before`]; in the time
-    /// since an earlier `t`, at most the number of dies times that time.
+    /// `t`, or by the last time given to [`Device::forget_gc_before`] if that is later (it
+    /// no longer knows the work between). In the time since an earlier `t`, it grows by at
+    /// most the number of dies times that time.
     pub fn gc_die_done_ns(&self, t: Ns) -> Ns {
+        let t = t.max(self.gc_forgotten_ns);
         let mut ahead = 0;
         for booked in &self.gc_booked {
             for &(start, end) in booked.iter().rev() {
@@ -456,6 +461,7 @@ impl Device {
     /// Drops the GC bookings that end by `t`: the caller asks [`Device::gc_die_done_ns`]
     /// about no earlier time from now on.
     pub fn forget_gc_before(&mut self, t: Ns) {
+        self.gc_forgotten_ns = self.gc_forgotten_ns.max(t);
         for booked in &mut self.gc_booked {
             while booked.front().is_some_and(|&(_, end)| end <= t) {
                 booked.pop_front();

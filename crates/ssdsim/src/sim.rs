@@ -893,8 +893,7 @@ impl Simulation {
     }
 
     /// Internal counters as decided so far, with the GC die time carried out by `t` [ns]
-    /// (`gc_die_done_ns`; `t` no earlier than the simulation has forgotten, see
-    /// [`crate::device::Device::forget_gc_before`]).
+    /// (`gc_die_done_ns`; see [`crate::device::Device::gc_die_done_ns`]).
     pub fn snapshot_at(&self, t: Ns) -> Snapshot {
         let c = self.dev.ftl.counters();
         // The FTL counts companion slots of compressed data as units written; they are
@@ -1158,9 +1157,12 @@ impl Simulation {
                     }
                 }
             }
-            // Replay windows close at completion times, the earliest outstanding one first.
-            let floor = if h.windows.is_some() && lane.q.len() > 0 { lane.q.earliest_ns().min(submit) } else { submit };
-            self.pass_boundaries(&mut series, submit, floor);
+            // `next_snapshot_ns` saves a division per command. Replay windows close at
+            // completion times, the earliest outstanding one first.
+            if submit >= series.next_snapshot_ns {
+                let floor = if h.windows.is_some() && lane.q.len() > 0 { lane.q.earliest_ns().min(submit) } else { submit };
+                self.pass_boundaries(&mut series, submit, floor);
+            }
             let (src, rng) = jobs.source(i, &mut self.rng);
             src.advance(rng, &self.dev.ftl);
             let units = cmd.units.min(lane.limit_units - lane.units);
@@ -1220,25 +1222,23 @@ impl Simulation {
     }
 
     /// Snapshots the internal counters at each interval boundary the submission clock has
-    /// passed (GC die time as carried out by the boundary) and closes the intervals no
-    /// completion can land in any more. GC bookings that end by the last boundary passed and
-    /// by `floor` are dropped: no later snapshot is earlier (a replay window closes at a
-    /// completion time, `floor`: the earliest outstanding one).
-    #[inline(always)]
+    /// passed, `submit >= s.next_snapshot_ns` (GC die time as carried out by the boundary),
+    /// and closes the intervals no completion can land in any more. GC bookings that end by
+    /// the last boundary passed and by `floor` are dropped: no later snapshot is earlier (a
+    /// replay window closes at a completion time, `floor`: the earliest outstanding one).
+    /// Once per interval, so out of line: the host loop only compares the times.
+    #[inline(never)]
     fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
-        // `next_snapshot_ns` saves a division per command.
-        if submit >= s.next_snapshot_ns {
-            let k = ((submit - s.start_ns) / s.interval_ns) as usize;
-            while s.base + s.snapshots.len() <= k {
-                let at = s.start_ns + (s.base + s.snapshots.len()) as Ns * s.interval_ns;
-                s.snapshots.push(self.snapshot_at(at));
-            }
-            self.dev.forget_gc_before((s.start_ns + k as Ns * s.interval_ns).min(floor));
-            let due = (s.base + s.snapshots.len()) as u64;
-            s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
-            // Every later completion is at or after `submit`, in interval k or later.
-            s.finalize_until(k);
+        let k = ((submit - s.start_ns) / s.interval_ns) as usize;
+        while s.base + s.snapshots.len() <= k {
+            let at = s.start_ns + (s.base + s.snapshots.len()) as Ns * s.interval_ns;
+            s.snapshots.push(self.snapshot_at(at));
         }
+        self.dev.forget_gc_before((s.start_ns + k as Ns * s.interval_ns).min(floor));
+        let due = (s.base + s.snapshots.len()) as u64;
+        s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
+        // Every later completion is at or after `submit`, in interval k or later.
+        s.finalize_until(k);
     }
 
     /// Sends one read, write or TRIM of `units` from `unit` to the drive at `submit` and
