@@ -28,6 +28,19 @@ def set_args(overrides=SMALL_DRIVE) -> list[str]:
     return out
 
 
+def fill_then_random_writes(target, duration_s: float, span_pct: float = 100.0, interval_s: float = 1.0):
+    """The consistency test's phases on ``target`` without the command line: a sequential
+    fill of ``span_pct`` % of the drive (128 KiB, QD32), then 4 KiB random writes at QD32
+    over that span for ``duration_s`` with the series at ``interval_s``. Returns (span in
+    bytes, the random-write phase's result)."""
+    from ssdlab.targets.base import JobSpec
+
+    span = int(target.capacity_bytes * span_pct / 100) // 131072 * 131072
+    target.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
+    return span, target.run_phase(JobSpec("rw", "randwrite", bs_bytes=4096, qd=32, span_bytes=span,
+                                          duration_s=duration_s, interval_s=interval_s))
+
+
 def run_cli(*args: str, check: bool = True, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
     """Runs ``python -m ssdlab.cli ARGS`` in a subprocess (the real command line)."""
     proc = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,

@@ -12,10 +12,9 @@ on the built-in ``recovery`` drive, s = 7.2 % once its kept free and open blocks
 This is why that drive's after-torture pass always speeds up towards the last LBAs: at its
 measured cost per relocation (1.87 host-unit times at QD1, 128 KiB: 79 MB/s at 1.7
 relocations per unit, 51 MB/s at 2.96) its last tenth runs at no less than about
-331 / (1 + 0.7 * 1.87) = 143 MB/s. A drive
-that stays at ~50 MB/s to the end of a full pass (seed 000 after 60 min of torture) must
-collect blocks fuller than average there, as FIFO does when it reaches the data the pass
-relocated; the test checks both sides.
+331 / (1 + 0.7 * 1.87) = 143 MB/s. A drive that stays at ~50 MB/s to the end of a full pass
+(seed 000 after 60 min of torture) must collect blocks fuller than average there, as FIFO
+does when it reaches the data the pass relocated; the test checks both sides.
 """
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ import numpy as np
 from ssdlab.targets.base import JobSpec
 from ssdlab.targets.sim import SimTarget
 
+from conftest import fill_then_random_writes
 from test_profile_shapes import scaled
 
 BLOCKS_PER_PLANE = 512
@@ -41,9 +41,7 @@ def relocations_over_bound(policy: str) -> dict[float, float]:
     from pass position x0 to the end divided by the bound."""
     p = scaled("recovery", BLOCKS_PER_PLANE, (f"gc_policy={policy}",))
     t = SimTarget(p, seed=3)
-    span = t.capacity_bytes // 131072 * 131072
-    t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
-    t.run_phase(JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=TORTURE_S))
+    span, _ = fill_then_random_writes(t, TORTURE_S)
     r = t.run_phase(JobSpec("pass", "write", bs_bytes=131072, qd=1, span_bytes=span, interval_s=0.05))
     host = np.asarray(r.series["host_write_bytes"], dtype=np.float64)
     copied = np.asarray(r.series["gc_copied_bytes"], dtype=np.float64)

@@ -13,6 +13,8 @@ from ssdlab import analysis, profiles
 from ssdlab.targets.base import JobSpec
 from ssdlab.targets.sim import SimTarget
 
+from conftest import fill_then_random_writes
+
 DURATION_S = 800.0
 STEADY_S = 320
 
@@ -29,11 +31,7 @@ def scaled(name: str, blocks_per_plane: int = 512, extra: tuple[str, ...] = ()) 
 @functools.lru_cache(maxsize=None)
 def series(name: str, span_pct: float = 100.0, interval_s: float = 1.0) -> dict[str, np.ndarray]:
     """The random-write phase's series."""
-    t = SimTarget(scaled(name), seed=7)
-    span = int(t.capacity_bytes * span_pct / 100) // 131072 * 131072
-    t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
-    r = t.run_phase(JobSpec("rw", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=DURATION_S,
-                            interval_s=interval_s))
+    _, r = fill_then_random_writes(SimTarget(scaled(name), seed=7), DURATION_S, span_pct, interval_s)
     return r.series
 
 
@@ -149,9 +147,7 @@ def test_default_profile_is_a_consistent_modern_drive():
 def _iops_after_idle(idle_s: float, idle_gc: bool = True) -> tuple[float, float, int]:
     """Tortured recovery drive: 4 KiB random write IOPS for 5 s before and after idling."""
     t = SimTarget(scaled("recovery", extra=() if idle_gc else ("gc_idle_free_blocks=0",)), seed=3)
-    span = t.capacity_bytes // 131072 * 131072
-    t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
-    t.run_phase(JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=300))
+    span, _ = fill_then_random_writes(t, 300)
     probe = JobSpec("probe", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=5)
     before = t.run_phase(probe).series["iops"].mean()
     idle = t.run_phase(JobSpec("idle", "idle", duration_s=idle_s))

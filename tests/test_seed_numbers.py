@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 
 from ssdlab import analysis, profiles
-from ssdlab.targets.base import JobSpec
 from ssdlab.targets.sim import SimTarget
 
-from conftest import run_cli
+from conftest import fill_then_random_writes, run_cli
 
 DURATION_S = 2000.0
 T0_S = 1400.0
@@ -33,11 +32,7 @@ def about(value: float, seed: float, rel: float = ABOUT) -> bool:
 @functools.lru_cache(maxsize=None)
 def steady(name: str, span_pct: float, interval_s: float) -> np.ndarray:
     """Per-interval IOPS from t >= 1400 s of the full-size consistency test."""
-    t = SimTarget(profiles.load_profile(name), seed=1)
-    span = int(t.capacity_bytes * span_pct / 100) // 131072 * 131072
-    t.run_phase(JobSpec("fill", "write", bs_bytes=131072, qd=32, span_bytes=span))
-    r = t.run_phase(JobSpec("rw", "randwrite", bs_bytes=4096, qd=32, span_bytes=span, duration_s=DURATION_S,
-                            interval_s=interval_s))
+    _, r = fill_then_random_writes(SimTarget(profiles.load_profile(name), seed=1), DURATION_S, span_pct, interval_s)
     return np.asarray(r.series["iops"], dtype=np.float64)[int(T0_S / interval_s):]
 
 

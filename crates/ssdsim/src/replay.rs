@@ -220,11 +220,6 @@ pub(crate) struct Windows {
 }
 
 impl Windows {
-    /// Completion time of the window's last command so far [ns].
-    pub(crate) fn last_completion_ns(&self) -> Ns {
-        self.last_completion
-    }
-
     /// Counts one completion (they arrive in time order) at `t` moving `bytes` of data;
     /// true when it fills the window: the caller then closes it with the drive's counters.
     #[inline]
@@ -236,7 +231,10 @@ impl Windows {
         self.until_close == 0
     }
 
-    pub(crate) fn close(&mut self, snapshot: Snapshot) {
+    /// Ends the current window with `sim`'s counters, GC die time as carried out by the
+    /// window's last completion.
+    pub(crate) fn close(&mut self, sim: &Simulation) {
+        let snapshot = sim.snapshot_at(self.last_completion);
         self.windows.push(Window { commands: self.completed, end_ns: self.last_completion - self.start_ns, data_bytes: self.window_bytes, snapshot });
         self.window_bytes = 0;
         self.until_close = self.window_commands;
@@ -378,8 +376,7 @@ impl Simulation {
         self.drain(&mut h);
         let mut w = h.windows.take().expect("a replay host has windows");
         if w.until_close != w.window_commands {
-            let snap = self.snapshot_at(w.last_completion_ns());
-            w.close(snap);
+            w.close(self);
         }
         let series = self.close_host(*h);
         let [r, wr, t] = &series.directions;

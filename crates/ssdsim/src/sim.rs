@@ -1127,7 +1127,7 @@ impl Simulation {
                     if let Some(w) = h.windows.as_deref_mut() {
                         w.flushes += 1;
                         if w.complete(done, 0) {
-                            w.close(self.snapshot_at(w.last_completion_ns()));
+                            w.close(self);
                         }
                     }
                     let (src, rng) = jobs.source(0, &mut self.rng);
@@ -1153,7 +1153,7 @@ impl Simulation {
                 let (t, tag) = lane.q.pop_front();
                 if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN && !J::MANY) {
                     if w.complete(t, tag) {
-                        w.close(self.snapshot_at(w.last_completion_ns()));
+                        w.close(self);
                     }
                 }
             }
@@ -1325,7 +1325,7 @@ impl Simulation {
         while let Some((t, tag)) = h.outstanding.pop() {
             if let Some(w) = h.windows.as_deref_mut() {
                 if w.complete(t, tag) {
-                    w.close(self.snapshot_at(w.last_completion_ns()));
+                    w.close(self);
                 }
             }
             h.last_submit = h.last_submit.max(t);

@@ -8,14 +8,14 @@ bytes / host bytes written in the interval, pseudo-SLC folding included; NaN whe
 wrote nothing). Copies and erases count in the interval where the FTL decides them, when a
 write needs them; ``gc_die_s`` counts when the dies carry the work out, so a drive that
 decides a whole round of GC at once (``stalling``) shows one spike of copies and then GC die
-time spread over the following intervals, never more than the interval times the dies. On a drive with a pseudo-SLC cache the series also has
-``slc_cache_bytes`` (host data held in the cache at the end of the interval) and
-``fold_bytes`` (folded into the native mode in the interval); on a DRAM-less drive (a map
-cache) ``map_misses`` (map-cache misses in the interval) and ``map_bypassed`` (lookups
-served from the controller's SRAM while the map cache was bypassed as thrashing,
-``map_bypass_hit_pct``); and for the job's direction the per-interval latency columns of
-:func:`~ssdlab.targets.base.latency_column` (p50, p99, p99.9 within 1/32, exact max; us; by
-completion time, NaN where nothing completed).
+time spread over the following intervals, never more than the interval times the dies. On a
+drive with a pseudo-SLC cache the series also has ``slc_cache_bytes`` (host data held in the
+cache at the end of the interval) and ``fold_bytes`` (folded into the native mode in the
+interval); on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the
+interval) and ``map_bypassed`` (lookups served from the controller's SRAM while the map
+cache was bypassed as thrashing, ``map_bypass_hit_pct``); and for the job's direction the
+per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,
+p99.9 within 1/32, exact max; us; by completion time, NaN where nothing completed).
 
 :meth:`SimTarget.run_workload` runs a synthetic workload richer than a
 :class:`~ssdlab.targets.base.JobSpec` (read/write/TRIM mixes, block-size splits, random and
