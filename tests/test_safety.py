@@ -137,7 +137,9 @@ def test_refuses_the_system_disk():
         check_device(path)
     msg = str(ei.value)
     assert "backs the running system" in msg and "root filesystem" in msg
-    assert f"--destroy-data {path}" in msg
+    assert "--destroy-data cannot override this" in msg
+    with pytest.raises(UnsafeTargetError, match="backs the running system"):
+        check_device(path, destroy=path)
 
 
 def test_not_a_block_device_is_a_clear_error(tmp_path):

@@ -45,6 +45,10 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                            "or a mount on it; must name the exact device given to --target. ALL DATA ON IT IS LOST")
     real.add_argument("--dry-run", action="store_true",
                       help="print the plan and the fio job files; touch nothing")
+    real.add_argument("--file-size", dest="file_size", metavar="SIZE",
+                      help="size of a file:PATH target, created sparse if missing, resized if different (bytes, or "
+                           "4KiB, 8G...: K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024; rounded down to "
+                           "4096 bytes; default: the existing file's size)")
     real.add_argument("--purge", dest="purge_method", default="blkdiscard",
                       choices=["blkdiscard", "nvme-format", "ata-secure-erase", "none"],
                       help="how a real device is returned to fresh-out-of-box before a test (default: %(default)s; "
@@ -56,9 +60,17 @@ def open_cli_target(args, out_dir=None):
     files and logs go to ``OUT/fio`` (or a temp folder for a dry run)."""
     from .targets import open_target
 
+    from .units import parse_size
+
     workdir = None if out_dir is None or args.dry_run else Path(out_dir) / "fio"
+    size = None
+    if getattr(args, "file_size", None) is not None:
+        try:
+            size = parse_size(args.file_size)
+        except ValueError as e:
+            raise UserError(f"--file-size {e}") from None
     return open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
-                       dry_run=args.dry_run, purge_method=args.purge_method)
+                       dry_run=args.dry_run, purge_method=args.purge_method, size_bytes=size)
 
 
 def _declared_tests(argv: list[str] | None) -> list:

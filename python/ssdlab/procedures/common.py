@@ -153,6 +153,14 @@ def print_plan(target, jobs, what: str = "") -> None:
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
+    overridden = getattr(target, "gate_overridden", ())
+    if overridden:
+        print(f"# WARNING: --destroy-data lets the run write although the device " + "; ".join(overridden))
+    if not target.simulated:
+        purge = target.purge()
+        print("# no purge (--purge none): the device is tested as it is" if purge["method"] == "none" else
+              f"# purge ({purge['method']}) before the test and before each stage that starts from a fresh drive"
+              + (f": {purge['command']}" if purge.get("command") else ""))
     print_jobs(target, jobs)
 
 

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
+import fcntl
 import glob
 import json
 import math
@@ -56,6 +58,8 @@ import os
 import re
 import shutil
 import signal
+import stat
+import struct
 import subprocess
 import tempfile
 import threading
@@ -74,7 +78,8 @@ from .base import (DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures
                    WorkloadStep, ReplayResult, latency_column, pattern_direction)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, format_size, parse_size
-from .safety import UnsafeTargetError, check_device, check_file, device_reasons, resolve_device
+from .safety import (UnsafeTargetError, check_device, check_file, device_reasons, mark_own_file, resolve_device,
+                     stack_reasons)
 
 __all__ = [
     "FioError",
@@ -86,6 +91,10 @@ __all__ = [
     "PURGE_METHODS",
 ]
 
+#: <linux/fs.h> BLKDISCARD = _IO(0x12, 119); its argument is two u64: start and length [bytes].
+_BLKDISCARD = 0x1277
+#: Bytes discarded per BLKDISCARD call of a purge.
+_DISCARD_STEP_BYTES = 1 << 30
 #: Purge methods a real target understands (``--purge``). Files always use ``truncate``.
 PURGE_METHODS = ("blkdiscard", "nvme-format", "ata-secure-erase", "none")
 
@@ -414,6 +423,10 @@ class FioTarget:
     refused: str | None = None
     #: What the gate found on a device that ``destroy`` let through (for the report).
     gate_overridden: tuple[str, ...] = ()
+    #: The exclusive descriptor of the device while the target is open (real block devices).
+    _held_fd: int | None = None
+    #: Why the claim could not be taken again after a phase that let it go (the run stops).
+    _claim_lost: str | None = None
 
     def __init__(self, name: str, workdir: str | os.PathLike | None = None, *, destroy: str | None = None,
                  dry_run: bool = False, size_bytes: int | None = None, purge_method: str = "blkdiscard",
@@ -437,10 +450,14 @@ class FioTarget:
             self.kind = "block"
             self.path = name
             self._init_block(destroy, tempfile.gettempdir() if workdir is None else workdir)
-        if workdir is None:
-            workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
-        self.workdir = Path(workdir).resolve()
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            if workdir is None:
+                workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+            self.workdir = Path(workdir).resolve()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        except BaseException:
+            self.close()
+            raise
 
     # -- setup -----------------------------------------------------------------------
     def _init_block(self, destroy: str | None, out_path: str | os.PathLike) -> None:
@@ -468,6 +485,82 @@ class FioTarget:
             raise FioError(f"{self.path}: has size 0 (an unattached loop device or an empty card reader?); name a device with media")
         if (sysd / "ro").exists() and (sysd / "ro").read_text().strip() == "1" and not self.dry_run:
             raise FioError(f"{self.path}: is read-only; a write test needs a writable device (check its write-protect switch or `blockdev --setrw`)")
+        if not self.dry_run:
+            self._hold()
+
+    def _hold(self) -> None:
+        """Opens the device exclusively for the target's lifetime: fio opens its own
+        descriptors, but mkfs, mount, swapon and every other exclusive opener now fail until
+        :meth:`close`. Remembers the device number and what is stacked on the device, which
+        :meth:`_still_ours` compares before every phase."""
+        try:
+            fd = os.open(self.real_path, os.O_RDWR | os.O_EXCL | os.O_CLOEXEC)
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                raise FioError(f"{self.path}: cannot open it for writing ({e.strerror}); check the device and "
+                               f"that ssdlab runs as root") from None
+            raise UnsafeTargetError(
+                f"refusing to write to {self.path}: it cannot be held exclusively for the run, because a mount, a "
+                f"swap area, a device-mapper/md device or another program claims it. Unmount or release it first "
+                f"(`findmnt {self.real_path}`, `swapon --show`, `fuser -v {self.real_path}`)") from None
+        self._held_fd = fd
+        self._held_rdev = os.fstat(fd).st_rdev
+        self._stack_at_start = stack_reasons(self.real_path)
+
+    @contextlib.contextmanager
+    def _claim_released(self, trims: bool):
+        """Lets go of the exclusive claim while fio runs a job that trims (``trims``), and
+        takes it again afterwards. fio opens such a job's device without O_DIRECT, and the
+        kernel refuses (EBUSY) a discard over dirty cached pages while another descriptor
+        claims the device. Whatever changed meanwhile, :meth:`_still_ours` sees before the
+        next phase; a claim that cannot be taken again stops the run there."""
+        if not trims or self._held_fd is None:
+            yield
+            return
+        os.close(self._held_fd)
+        self._held_fd = None
+        try:
+            yield
+        finally:
+            try:
+                self._held_fd = os.open(self.real_path, os.O_RDWR | os.O_EXCL | os.O_CLOEXEC)
+            except OSError as e:
+                self._claim_lost = (f"{self.real_path} could not be held exclusively again after a phase with TRIM "
+                                    f"({e.strerror}): another program, a mount or swap took it meanwhile. The run "
+                                    f"stops here; what was measured is kept")
+
+    def _still_ours(self) -> str | None:
+        """Why the run must stop before its next phase, or None: the path the user gave no
+        longer names the device held since the start, or something new is stacked on,
+        mounted from or swapped to it (or to anything built on it)."""
+        if self._claim_lost is not None:
+            return self._claim_lost
+        if self._held_fd is None:
+            return None
+        dev = f"{os.major(self._held_rdev)}:{os.minor(self._held_rdev)}"
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            return (f"{self.path} no longer names a device ({e.strerror}); the run started on {self.real_path} "
+                    f"({dev}). It stops here; what was measured is kept")
+        if not stat.S_ISBLK(st.st_mode) or st.st_rdev != self._held_rdev:
+            now = f"{os.path.realpath(self.path)} ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)})" \
+                if stat.S_ISBLK(st.st_mode) else f"{os.path.realpath(self.path)}, not a block device"
+            return (f"{self.path} now names {now}, not {self.real_path} ({dev}) that the run started on and holds. "
+                    f"It stops here; what was measured is kept")
+        new = [r for r in stack_reasons(self.real_path) if r not in self._stack_at_start]
+        if new:
+            return (f"{self.path} changed since the run started: it " + "; it ".join(new)
+                    + ". The run stops here so as not to write under it; what was measured is kept")
+        return None
+
+    def _stopped_before(self, job) -> PhaseResult | None:
+        """A failed, empty result for ``job`` if :meth:`_still_ours` says the run must stop."""
+        why = self._still_ours()
+        if why is None:
+            return None
+        return PhaseResult(job=job, series=_empty_series(), totals={}, complete=False,
+                           notes=[f"failed: {why}"], error=why)
 
     def _init_file(self, size_bytes: int | None, destroy: str | None, out_path: str | os.PathLike | None) -> None:
         self.real_path, self.kernel_name = self.path, None
@@ -480,7 +573,8 @@ class FioTarget:
         exists = os.path.exists(self.path)
         if size_bytes is None:
             if not exists:
-                raise ValueError(f"file:{self.path} does not exist; give a size for it (e.g. --size 8G) and ssdlab will create it sparse")
+                raise ValueError(f"file:{self.path} does not exist; give its size with --file-size (e.g. --file-size 8G) "
+                                 f"and ssdlab will create it sparse")
             size_bytes = os.path.getsize(self.path)
         size_bytes = int(size_bytes) // 4096 * 4096
         if size_bytes < (1 << 20):
@@ -493,6 +587,7 @@ class FioTarget:
             with open(self.path, "ab"):
                 pass
             os.truncate(self.path, size_bytes)  # sparse
+        mark_own_file(self.path)
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_DIRECT)
             os.close(fd)
@@ -584,6 +679,8 @@ class FioTarget:
         if self.dry_run:
             return PhaseResult(job=job, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
+        if (stopped := self._stopped_before(job)) is not None:
+            return stopped
         if job.pattern == "idle":
             return self._idle(job, progress)
         direction = pattern_direction(job.pattern)
@@ -632,6 +729,8 @@ class FioTarget:
         if self.dry_run:
             return PhaseResult(job=step, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
+        if (stopped := self._stopped_before(step)) is not None:
+            return stopped
         moved = self._progress_probe()
 
         def status(el: float) -> tuple[float, str]:
@@ -642,7 +741,8 @@ class FioTarget:
             of = f"/{step.duration_s:,.0f}" if step.duration_s else ""
             return (min(1.0, el / step.duration_s) if step.duration_s else 0.0), f"{step.name}: {done}{el:,.0f}{of} s"
 
-        run = self._run_job_file(step.name, stem, jobfile, DIRECTIONS, True, None, progress, status)
+        with self._claim_released(trims=re.search(r"^rw=\w*trim", text, re.M) is not None):
+            run = self._run_job_file(step.name, stem, jobfile, DIRECTIONS, True, None, progress, status)
         notes, data, failure, totals, lat = run.notes, run.data, run.failure, run.totals, run.latency_us
         series = self._group_series(step, stem, data, totals, notes)
         error = None
@@ -876,11 +976,16 @@ class FioTarget:
                 return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(),
                                     totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
                                     notes=notes + ["no commands to replay: fio was not run"])
-            return self._replay_run(job, segments, total, notes, progress)
+            with self._claim_released(trims=drop_reason is None):
+                return self._replay_run(job, segments, total, notes, progress)
 
     def _replay_run(self, job: ReplayJob, segments: list, total: int, notes: list[str],
                     progress: Progress | None) -> ReplayResult:
         """Run fio on each replay file in turn and turn its logs into the result."""
+        if (why := self._still_ours()) is not None:
+            return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(),
+                                totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
+                                complete=False, notes=[f"failed: {why}"], error=why)
         acc = _rp.WindowAccumulator(job.window_commands)
         counts = np.zeros(4, dtype=np.int64)
         nbytes = np.zeros(4, dtype=np.int64)
@@ -1204,25 +1309,28 @@ class FioTarget:
         m = self.purge_method
         if m == "none":
             return {"method": "none"}
+        if not self.dry_run and (why := self._still_ours()) is not None:
+            raise FioError(f"purge ({m}) not done: {why}")
         if m == "blkdiscard":
-            cmd = ["blkdiscard", "--force", self.path]
+            what = (f"discard (TRIM) all {self.capacity_bytes:,} bytes of {self.real_path} through the descriptor "
+                    f"ssdlab holds exclusively (BLKDISCARD, as `blkdiscard {self.real_path}`)")
             if self.dry_run:
-                return {"method": "blkdiscard", "dry_run": True, "command": " ".join(cmd)}
+                return {"method": "blkdiscard", "dry_run": True, "command": what}
             dmax = Path("/sys/class/block") / self.kernel_name / "queue" / "discard_max_bytes"
             if dmax.exists() and dmax.read_text().strip() == "0":
                 raise FioError(f"{self.path} does not support discard (TRIM), so it cannot be purged with blkdiscard. "
                                f"Use --purge nvme-format (NVMe) where supported, or --purge none to test it as it is "
                                f"(the report will say it was not purged).")
-            if not shutil.which("blkdiscard"):
-                raise FioError(f"{self.path}: blkdiscard not found; install util-linux")
             t0 = time.monotonic()
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0 and "unrecognized option" in r.stderr:
-                cmd = ["blkdiscard", self.path]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise FioError(f"`{' '.join(cmd)}` failed on {self.name}: {r.stderr.strip()}. "
-                               f"Use --purge none to skip the purge (the report will say so).")
+            start = 0
+            try:
+                while start < self.capacity_bytes:  # in steps, so Ctrl-C is seen between them
+                    n = min(_DISCARD_STEP_BYTES, self.capacity_bytes - start)
+                    fcntl.ioctl(self._held_fd, _BLKDISCARD, struct.pack("=QQ", start, n))
+                    start += n
+            except OSError as e:
+                raise FioError(f"discarding {self.real_path} failed at byte {start:,} of {self.capacity_bytes:,} "
+                               f"({e.strerror}). Use --purge none to skip the purge (the report will say so).") from None
             return {"method": "blkdiscard", "bytes": self.capacity_bytes, "seconds": time.monotonic() - t0}
         if m == "nvme-format":
             return self._nvme_format()
@@ -1306,7 +1414,10 @@ class FioTarget:
         return read_counters(self.real_path)
 
     def close(self) -> None:
-        """Nothing to release for a device or file (job files and logs stay in ``workdir``)."""
+        """Lets go of the device held since the start (job files and logs stay in ``workdir``)."""
+        fd, self._held_fd = self._held_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self):
         return self
@@ -1404,8 +1515,11 @@ class LoopTarget(FioTarget):
         return d
 
     def close(self) -> None:
-        """Detach the loop device and delete its backing file."""
-        self.loop.close()
+        """Let go of the loop device, detach it and delete its backing file."""
+        try:
+            super().close()
+        finally:
+            self.loop.close()
 
 
 def open_target(name: str, workdir: str | os.PathLike | None = None, **kw) -> FioTarget:

@@ -53,6 +53,7 @@ import shutil
 import stat
 import struct
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 SYS_BLOCK = Path("/sys/class/block")
@@ -60,7 +61,7 @@ SYS_DEV_BLOCK = Path("/sys/dev/block")
 #: How the names of the files a fio target writes (and deletes) in its working folder end.
 WORKDIR_SUFFIXES = (".fio", ".json", ".stderr", ".log")
 
-__all__ = ["UnsafeTargetError", "check_device", "check_file", "device_reasons", "resolve_device"]
+__all__ = ["UnsafeTargetError", "check_device", "check_file", "device_reasons", "resolve_device", "stack_reasons"]
 
 
 class UnsafeTargetError(Exception):
@@ -135,34 +136,37 @@ def _parent_disk(name: str) -> str | None:
     return parent or None
 
 
-def _stacked_above(name: str) -> set[str]:
-    """``name``, its partitions, and every device stacked on any of them (dm, md...)."""
-    seen: set[str] = set()
-    todo = [name, *_partitions(name)]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        todo.extend(_holders(n))
-        todo.extend(_partitions(n))
-    return seen
-
-
-def _stacked_below(name: str) -> set[str]:
-    """``name``, everything it is built on (dm/md slaves), and the disks of partitions."""
-    seen: set[str] = set()
+def _stacked_above(name: str) -> dict[str, tuple[str, str] | None]:
+    """``name`` -> None, and every device stacked on it -> (the device it sits on, the step
+    in words): its partitions, holders (dm, md, bcache...) and loop devices whose backing
+    file is the device node itself (at any offset), recursively."""
+    loops: dict[str, _Loop] | None = None
+    seen: dict[str, tuple[str, str] | None] = {name: None}
     todo = [name]
     while todo:
         n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        todo.extend(_slaves(n))
-        parent = _parent_disk(n)
-        if parent:
-            todo.append(parent)
+        above = [(p, "is a partition of") for p in _partitions(n)] + [(h, "is built on") for h in _holders(n)]
+        dev = _dev_of_name(n)
+        if dev is not None:
+            loops = _loops() if loops is None else loops
+            above += [(lo.name, "is a loop device over", f" from byte {lo.offset_bytes}" if lo.offset_bytes else "")
+                      for lo in loops.values() if lo.backing_rdev == dev]
+        for a, how, *where in above:
+            if a not in seen:
+                seen[a] = (n, f"{a} {how} {n}{''.join(where)}")
+                todo.append(a)
     return seen
+
+
+def _chain(links: dict[str, tuple[str, str] | None], n: str, *, top_first: bool = True) -> str:
+    """The steps (in words) between ``n`` and the root of ``links``, a :func:`_stacked_above`
+    or :func:`_built_on` map, from ``n`` to the root or (``top_first=False``) the other way;
+    "" for the root itself."""
+    steps = []
+    while (link := links.get(n)) is not None:
+        n, step = link
+        steps.append(step)
+    return ", ".join(steps if top_first else reversed(steps))
 
 
 def resolve_device(path: str | os.PathLike) -> tuple[str, str]:
@@ -233,38 +237,23 @@ def _swaps() -> list[tuple[str, str]]:
     return res
 
 
-def _system_devices() -> dict[str, str]:
-    """Kernel names of block devices the running system lives on -> why."""
-    found: dict[str, str] = {}
-
-    def add(name: str | None, why: str) -> None:
-        if not name:
-            return
-        for n in _stacked_below(name):
-            found.setdefault(n, why)
-
-    try:
-        st = os.stat("/")
-        add(_name_of_dev(os.major(st.st_dev), os.minor(st.st_dev)), "holds the root filesystem /")
-    except OSError:
-        pass
-    for dev, source, mnt in _mounts():
-        if mnt == "/" and source.startswith("/dev/"):
-            try:
-                rdev = os.stat(source).st_rdev
-                add(_name_of_dev(os.major(rdev), os.minor(rdev)), "holds the root filesystem /")
-            except OSError:
-                pass
-    for fname, typ in _swaps():
+def _swap_reasons(name: str, members: dict[str, tuple[str, str] | None]) -> tuple[list[str], set[str]]:
+    """Active swap areas on device ``name`` or anything in ``members`` (what is stacked on
+    it), and swap files on filesystems built on it, in words; and the members that are swap."""
+    out, swapped = [], set()
+    for fname, _typ in _swaps():
         try:
             st = os.stat(fname)
         except OSError:
             continue
         if stat.S_ISBLK(st.st_mode):
-            add(_name_of_dev(os.major(st.st_rdev), os.minor(st.st_rdev)), f"is active swap ({fname})")
-        else:
-            add(_name_of_dev(os.major(st.st_dev), os.minor(st.st_dev)), f"holds the active swap file {fname}")
-    return found
+            sw = _name_of_dev(os.major(st.st_rdev), os.minor(st.st_rdev))
+            if sw in members:
+                swapped.add(sw)
+                out.append(f"is active swap ({fname})" + (f" (via {sw}: {steps})" if (steps := _chain(members, sw)) else ""))
+        elif (where := _holds_path(name, fname)) is not None:
+            out.append(f"holds the active swap file {fname}: its filesystem is {where}")
+    return out, swapped
 
 
 _PTABLES = {"dos", "gpt", "PMBR", "sun", "sgi", "bsd", "mac", "atari", "aix", "ultrix", "minix", "solaris", "unixware", "dasd"}
@@ -330,12 +319,25 @@ def _signatures(real: str) -> tuple[list[str], str | None]:
 # --------------------------------------------------------------------------- stacking, users, results
 
 
-_LOOP_GET_STATUS64 = 0x4C05  # <linux/loop.h>; struct loop_info64 starts with __u64 lo_device
-_LOOP_INFO64_SIZE = 232
+_LOOP_GET_STATUS64 = 0x4C05  # <linux/loop.h>: struct loop_info64 starts with
+_LOOP_INFO64_SIZE = 232       # __u64 lo_device, lo_inode, lo_rdevice, lo_offset
 
 
-def _loop_backing_dev(name: str) -> tuple[int, int] | None:
-    """The device number of the filesystem holding loop device ``name``'s backing file."""
+@dataclass(frozen=True)
+class _Loop:
+    """An attached loop device and what backs it."""
+
+    name: str
+    #: Device number of the backing file's filesystem (a regular file's ``st_dev``), or None.
+    backing_fs: tuple[int, int] | None
+    #: Device number of the backing file when it is a device node (its ``st_rdev``), or None.
+    backing_rdev: tuple[int, int] | None
+    offset_bytes: int
+
+
+def _loop(name: str) -> _Loop | None:
+    """The backing of loop device ``name`` (LOOP_GET_STATUS64; sysfs if the node cannot be
+    opened), or None if it is not an attached loop device."""
     if not (SYS_BLOCK / name / "loop").is_dir():
         return None
     try:
@@ -345,8 +347,8 @@ def _loop_backing_dev(name: str) -> tuple[int, int] | None:
             fcntl.ioctl(fd, _LOOP_GET_STATUS64, buf)
         finally:
             os.close(fd)
-        dev = struct.unpack_from("<Q", buf, 0)[0]
-        return os.major(dev), os.minor(dev)
+        dev, _ino, rdev, offset = struct.unpack_from("<QQQQ", buf, 0)
+        return _Loop(name, (os.major(dev), os.minor(dev)), (os.major(rdev), os.minor(rdev)) if rdev else None, offset)
     except OSError:
         pass
     backing = _read(SYS_BLOCK / name / "loop" / "backing_file").removesuffix(" (deleted)")
@@ -354,7 +356,23 @@ def _loop_backing_dev(name: str) -> tuple[int, int] | None:
         st = os.stat(backing) if backing else None
     except OSError:
         st = None
-    return (os.major(st.st_dev), os.minor(st.st_dev)) if st else None
+    offset = _read(SYS_BLOCK / name / "loop" / "offset")
+    offset_bytes = int(offset) if offset.isdigit() else 0
+    if st is None:
+        return _Loop(name, None, None, offset_bytes)
+    if stat.S_ISBLK(st.st_mode):
+        return _Loop(name, (os.major(st.st_dev), os.minor(st.st_dev)), (os.major(st.st_rdev), os.minor(st.st_rdev)),
+                     offset_bytes)
+    return _Loop(name, (os.major(st.st_dev), os.minor(st.st_dev)), None, offset_bytes)
+
+
+def _loops() -> dict[str, _Loop]:
+    """Every attached loop device, by kernel name."""
+    try:
+        names = sorted(p.name for p in SYS_BLOCK.iterdir() if p.name.startswith("loop"))
+    except OSError:
+        return {}
+    return {n: lo for n in names if (lo := _loop(n)) is not None}
 
 
 def _devices_of(dev: tuple[int, int]) -> list[str]:
@@ -376,8 +394,9 @@ def _devices_of(dev: tuple[int, int]) -> list[str]:
 
 
 def _built_on(names: list[str]) -> dict[str, tuple[str, str] | None]:
-    """Every device ``names`` are built on -> (the device above it, how), None for ``names``:
-    dm/md slaves, the disk of a partition, and the devices holding a loop device's backing file."""
+    """Every device ``names`` are built on -> (the device above it, the step in words), None
+    for ``names``: dm/md slaves, the disk of a partition, the device node a loop device is
+    over, and the devices holding a loop device's backing file."""
     seen: dict[str, tuple[str, str] | None] = {n: None for n in names}
     todo = list(names)
     while todo:
@@ -385,19 +404,22 @@ def _built_on(names: list[str]) -> dict[str, tuple[str, str] | None]:
         below = [(s, "is built on") for s in _slaves(n)]
         if parent := _parent_disk(n):
             below.append((parent, "is a partition of"))
-        if (bdev := _loop_backing_dev(n)) is not None:
-            below += [(b, "is a loop device over a file on") for b in _devices_of(bdev)]
+        if (lo := _loop(n)) is not None:
+            if lo.backing_rdev is not None:
+                below += [(b, "is a loop device over") for b in filter(None, [_name_of_dev(*lo.backing_rdev)])]
+            elif lo.backing_fs is not None:
+                below += [(b, "is a loop device over a file on") for b in _devices_of(lo.backing_fs)]
         for b, how in below:
             if b not in seen:
-                seen[b] = (n, how)
+                seen[b] = (n, f"{n} {how} {b}")
                 todo.append(b)
     return seen
 
 
-def _holds_out(name: str, out_path: str | os.PathLike) -> str | None:
-    """Why device ``name`` holds the filesystem of ``out_path`` (or its nearest existing
-    parent), or None if it does not."""
-    p = Path(os.path.abspath(os.fspath(out_path)))
+def _holds_path(name: str, path: str | os.PathLike) -> str | None:
+    """How device ``name`` holds the filesystem of ``path`` (or of its nearest existing
+    parent): "on /dev/TOP (steps)", or None if it does not."""
+    p = Path(os.path.abspath(os.fspath(path)))
     while not p.exists() and p != p.parent:
         p = p.parent
     try:
@@ -405,15 +427,19 @@ def _holds_out(name: str, out_path: str | os.PathLike) -> str | None:
     except OSError:
         return None
     tops = _devices_of((os.major(st.st_dev), os.minor(st.st_dev)))
-    chain = _built_on(tops)
-    if name not in chain:
+    links = _built_on(tops)
+    if name not in links:
         return None
-    steps, n = [], name
-    while (up := chain[n]) is not None:
-        steps.append(f"{up[0]} {up[1]} {n}")
-        n = up[0]
-    via = "" if not steps else " (" + ", ".join(reversed(steps)) + ")"
-    return f"holds the results folder {out_path}: its filesystem is on /dev/{n}{via}"
+    steps, n = _chain(links, name, top_first=False), name
+    while (link := links[n]) is not None:
+        n = link[0]
+    return f"on /dev/{n}" + (f" ({steps})" if steps else "")
+
+
+def _holds_out(name: str, out_path: str | os.PathLike) -> str | None:
+    """Why device ``name`` holds the filesystem of the results folder ``out_path``, or None."""
+    where = _holds_path(name, out_path)
+    return None if where is None else f"holds the results folder {out_path}: its filesystem is {where}"
 
 
 def _openers(paths: set[str]) -> list[str]:
@@ -485,70 +511,80 @@ def _md_superblock(real: str) -> str | None:
 # --------------------------------------------------------------------------- the gate
 
 
-def _gate(path: str | os.PathLike, out_path: str | os.PathLike | None) -> tuple[list[str], list[str]]:
-    """(reasons ``destroy`` overrides, reasons it does not) for block device ``path``."""
-    real, name = resolve_device(path)
-    reasons: list[str] = []
-    family = _stacked_above(name)  # name, partitions, holders (recursively)
-    family_devs = {d: n for n in family if (d := _dev_of_name(n)) is not None}
-    family_paths = {f"/dev/{n}" for n in family} | {real}
+def _stack(name: str, real: str, *, held: bool = False) -> tuple[list[str], list[str]]:
+    """(reasons ``destroy`` overrides, reasons it does not) from what is stacked on, mounted
+    from, swapped to or claimed on device ``name`` (node ``real``) and everything built on it,
+    and from the running system's root and the results folder living there: no signature
+    probes, so it is cheap enough to repeat before every phase. ``held``: this process holds
+    ``name`` open exclusively, so that claim is its own."""
+    members = _stacked_above(name)
 
-    # mounted (itself, a partition, or something stacked on it)
+    def via(n: str) -> str:
+        return "" if n == name else f" (via {n}: {_chain(members, n)})"
+
+    devs = {d: n for n in members if (d := _dev_of_name(n)) is not None}
+    nodes = {f"/dev/{n}": n for n in members} | {real: name}
+    soft: list[str] = []
     mounted: dict[str, str] = {}
     for dev, source, mnt in _mounts():
-        who = None
-        if dev is not None and dev in family_devs:
-            who = family_devs[dev]
-        elif source.startswith("/dev/") and os.path.realpath(source) in family_paths:
-            who = os.path.basename(os.path.realpath(source))
+        who = devs.get(dev) if dev is not None else None
+        if who is None and source.startswith("/dev/"):
+            who = nodes.get(os.path.realpath(source))
         if who is not None:
             mounted.setdefault(mnt, who)
-    for mnt, who in sorted(mounted.items()):
-        via = "" if who == name else f" (via {who})"
-        reasons.append(f"is mounted at {mnt}{via}")
+    soft += [f"is mounted at {mnt}{via(who)}" for mnt, who in sorted(mounted.items())]
 
     parts = _partitions(name)
     if parts:
-        reasons.append("holds partitions: " + ", ".join(parts))
-
-    held = {n: hs for n in [name, *parts] if (hs := _holders(n))}
-    if held:
-        reasons.append("is in use by " + "; ".join(
-            ", ".join(hs) + ("" if n == name else f" (on {n})") for n, hs in held.items())
+        soft.append("holds partitions: " + ", ".join(parts))
+    held_by = {n: hs for n in [name, *parts] if (hs := _holders(n))}
+    if held_by:
+        soft.append("is in use by " + "; ".join(
+            ", ".join(hs) + ("" if n == name else f" (on {n})") for n, hs in held_by.items())
             + " (device-mapper: LVM, dm-crypt, multipath...; md RAID; bcache)")
+    swaps, swapped = _swap_reasons(name, members)
+    named = set(parts) | {h for hs in held_by.values() for h in hs} | set(mounted.values()) | swapped
+    stacked = [n for n in sorted(members) if n != name and n not in named]
+    if stacked:
+        soft.append("has devices stacked on it: " + "; ".join(_chain(members, n) for n in stacked))
+    soft += swaps
 
-    # the running system lives on us if its devices (and what they are built on) meet our family
-    system = _system_devices()
-    backing = sorted(n for n in family if n in system)
-    if backing:
-        reasons.append("backs the running system: " + "; ".join(f"{n} {system[n]}" for n in backing))
+    hard: list[str] = []
+    if (where := _holds_path(name, "/")) is not None:
+        hard.append(f"backs the running system: the root filesystem / is {where}. Writing it would destroy the "
+                    f"system this runs on")
+    # an exclusive claim that no mount, holder or swap area seen here explains is another program's
+    # (a claimed partition makes its whole disk refuse exclusive opens too)
+    known = set(mounted.values()) | {n for n in members if _holders(n)} | swapped
+    present = {n: node for node, n in nodes.items() if os.path.exists(node)}
+    busy = {n for n, node in present.items() if not (held and n == name) and _claimed(node)}
+    unexplained = sorted(n for n in busy - known if not busy & set(_partitions(n)))
+    if unexplained:
+        shown = ", ".join(f"/dev/{n}" for n in unexplained)
+        who = _openers(set(present.values()))
+        hard.append(
+            f"is in use by another program: {shown} is held open exclusively"
+            + "".join(via(n) for n in unexplained[:1])
+            + (f" (open in process {', '.join(who)})" if who else " (by a program or a mount this process cannot see)")
+            + f". Close that program or unmount it first; `fuser -v /dev/{unexplained[0]}` shows who has it open")
+    return soft, hard
 
+
+def _gate(path: str | os.PathLike, out_path: str | os.PathLike | None) -> tuple[list[str], list[str]]:
+    """(reasons ``destroy`` overrides, reasons it does not) for block device ``path``."""
+    real, name = resolve_device(path)
+    reasons, hard = _stack(name, real)
     sigs, probe_err = _signatures(real)
     if sigs:
         reasons.append("has signatures: " + "; ".join(sigs))
     if probe_err:
         reasons.append(f"could not be probed for filesystem/RAID signatures ({probe_err})")
+    parts = _partitions(name)
     pvs = _lvm_pvs([real] + [f"/dev/{p}" for p in parts if os.path.exists(f"/dev/{p}")])
     if pvs:
         reasons.append("is an LVM physical volume (pvs): " + ", ".join(pvs))
     if md := _md_superblock(real):
         reasons.append(f"is an md RAID member (mdadm --examine: {md})")
-
-    # an exclusive claim that no mount, holder or swap area explains is another program's
-    hard: list[str] = []
-    known = set(mounted.values()) | set(held) | set(system)
-    nodes = {name: real, **{p: f"/dev/{p}" for p in parts if os.path.exists(f"/dev/{p}")}}
-    busy = {n for n, node in nodes.items() if _claimed(node)}
-    unexplained = [p for p in parts if p in busy and p not in known]
-    if name in busy and name not in known and not (busy & set(parts)):
-        unexplained.insert(0, name)
-    if unexplained:
-        who = _openers(set(nodes.values()) | {f"/dev/{n}" for n in unexplained})
-        shown = ", ".join(f"/dev/{n}" for n in unexplained)
-        hard.append(
-            f"is in use by another program: {shown} is held open exclusively"
-            + (f" (open in process {', '.join(who)})" if who else " (by a program or a mount this process cannot see)")
-            + f". Close that program or unmount it first; `fuser -v {shown.split(', ')[0]}` shows who has it open")
     if out_path is not None and (why := _holds_out(name, out_path)):
         hard.append(why + ". Writing the device would destroy this run's own results; put --out on another device")
     return reasons, hard
@@ -561,6 +597,15 @@ def device_reasons(path: str | os.PathLike, out_path: str | os.PathLike | None =
     Raises :class:`UnsafeTargetError` if ``path`` is not a block device.
     """
     soft, hard = _gate(path, out_path)
+    return soft + hard
+
+
+def stack_reasons(path: str | os.PathLike) -> list[str]:
+    """What is stacked on, mounted from, swapped to or claimed on block device ``path`` (held
+    open exclusively by this process) and everything built on it, in words; no signature
+    probes. A run compares it before every phase with what it was when the run started."""
+    real, name = resolve_device(path)
+    soft, hard = _stack(name, real, held=True)
     return soft + hard
 
 
@@ -619,16 +664,57 @@ def file_reasons(path: str | os.PathLike) -> list[str]:
     return reasons
 
 
+#: Extended attribute ssdlab sets on a file it tests (``file:PATH``): the file holds its test
+#: data, so a later run may overwrite it without ``--destroy-data``.
+OWN_FILE_XATTR = "user.ssdlab.target"
+
+
+def mark_own_file(path: str | os.PathLike) -> None:
+    """Marks ``path`` as a file ssdlab tests (:data:`OWN_FILE_XATTR`); silently nothing on a
+    filesystem without user extended attributes (a later run then asks for --destroy-data)."""
+    try:
+        os.setxattr(path, OWN_FILE_XATTR, b"1")
+    except OSError:
+        pass
+
+
+def _own_file(path: str) -> bool:
+    try:
+        return os.getxattr(path, OWN_FILE_XATTR) == b"1"
+    except OSError:
+        return False
+
+
+def _writers(real: str) -> list[str]:
+    """``PID (command)`` of the other processes that have file ``real`` open for writing."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            fds = [fd.name for fd in (proc / "fd").iterdir() if os.readlink(fd) == real]
+        except OSError:
+            continue
+        for fd in fds:
+            m = re.search(r"^flags:\s*([0-7]+)", _read(proc / "fdinfo" / fd), re.M)
+            if m and int(m.group(1), 8) & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
+                found.append(f"{proc.name} ({_read(proc / 'comm') or '?'})")
+                break
+    return sorted(found, key=lambda s: int(s.split()[0]))
+
+
 def check_file(path: str | os.PathLike, destroy: str | os.PathLike | None = None, *, owned: bool = False,
                out_path: str | os.PathLike | None = None) -> None:
     """Raise :class:`UnsafeTargetError` unless ``path`` may be used as a ``file:`` target.
 
-    The path must not be a block or character device, a directory, an active swap file, or the
-    backing file of a loop device (``owned=True`` skips that last check for ssdlab's own loop
-    files). A missing file is fine (it will be created sparse). ``destroy`` naming the same
-    file overrides the swap/loop refusals. A file directly in ``out_path`` (the target's working
-    folder) whose name ends as ssdlab's own files there (:data:`WORKDIR_SUFFIXES`) is refused
-    even with ``destroy``: the run writes and deletes those.
+    The path must not be a block or character device, a directory, an active swap file, the
+    backing file of a loop device (``owned=True`` skips that check for ssdlab's own loop
+    files), or a file that holds data (allocated blocks) and is not marked as a file ssdlab
+    tested before (:data:`OWN_FILE_XATTR`). A missing file is fine (it will be created sparse).
+    ``destroy`` naming the same file overrides these refusals. Refused even with ``destroy``: a
+    file another process has open for writing, and a file directly in ``out_path`` (the
+    target's working folder) whose name ends as ssdlab's own files there
+    (:data:`WORKDIR_SUFFIXES`): the run writes and deletes those.
     """
     path = os.fspath(path)
     real = os.path.realpath(path)
@@ -653,9 +739,16 @@ def check_file(path: str | os.PathLike, destroy: str | os.PathLike | None = None
         )
     if not stat.S_ISREG(st.st_mode):
         raise UnsafeTargetError(f"file:{path} is not a regular file; give the path of a regular file (it will be overwritten).")
+    if writers := _writers(real):
+        raise UnsafeTargetError(
+            f"refusing to write to file:{path}: it is open for writing in process {', '.join(writers)}. Close that "
+            f"program first (`fuser -v {path}` shows who has it open). --destroy-data cannot override this.")
     if destroy is not None and _same_path(destroy, path):
         return None
     reasons = [r for r in file_reasons(path) if not (owned and r.startswith("backs loop device"))]
+    if st.st_blocks and not owned and not _own_file(real):
+        reasons.append(f"holds data ({st.st_blocks * 512:,} bytes allocated) and is not a file ssdlab tested before; "
+                       f"a test overwrites all of it")
     if reasons:
         raise UnsafeTargetError(
             f"refusing to write to file:{path}: it " + "; it ".join(reasons) + ". "
