@@ -79,6 +79,9 @@ __all__ = [
     "grid_from_log",
     "grid_from_hist",
     "grid_from_files",
+    "run_grid",
+    "run_series",
+    "run_end_s",
     "read_iops_log",
     "read_iops_logs",
     "read_bw_log",
@@ -758,6 +761,8 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         grid.notes.append(f"{path.name}: Unix-epoch time stamps; time 0 is {start} ms")
     i_ms = interval_s * 1000.0
     nb = hist.counts.shape[1]
+    if end_s is None and hist.t_ms.size:
+        end_s = _last_row_end_s(float(hist.t_ms.max() - start), w, i_ms)
     parts = []
     for code in _dir_codes(hist.ddir, direction, path):
         m = hist.ddir == code
@@ -793,6 +798,17 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         grid._hist[name] = h
         grid._last_ms[name] = float(t[-1]) if t.size else 0.0
     return grid
+
+
+def _last_row_end_s(t_last_ms: float, window_ms: float, interval_ms: float) -> float:
+    """Where a histogram log without its run's JSON ends [s]: at its last row, or, when that
+    row closed a window a few ms past an interval boundary (fio's clock starts before the
+    job's), at that boundary: the ms past it are timer offset, not an interval of their own
+    (which would read as a near-zero "stall" at the end)."""
+    boundary = math.floor(t_last_ms / interval_ms) * interval_ms
+    if boundary > 0 and t_last_ms - boundary <= 0.1 * window_ms:
+        return boundary / 1000.0
+    return t_last_ms / 1000.0
 
 
 def merge_grids(acc: Grid | None, g: Grid) -> Grid:
@@ -879,6 +895,129 @@ def grid_from_files(files: Sequence[str | Path], *, interval_s: float | None = N
     if left:
         grid.notes.append(f"read the {primary} logs; the {', '.join(left)} logs given too were not needed")
     return grid
+
+
+# --------------------------------------------------------------------------- a whole fio run
+
+#: fio's time suffixes (a bare number is seconds).
+_TIME_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0,
+           "h": 3600.0, "d": 86400.0}
+
+
+def _fio_seconds(text) -> float | None:
+    """Seconds of a fio time option as fio's JSON echoes it (``"5000ms"``, ``"60"``), or None."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text).lower())
+    if not m or m.group(2) not in ("", *_TIME_S):
+        return None
+    return float(m.group(1)) * _TIME_S.get(m.group(2), 1.0)
+
+
+def run_end_s(fio_json: dict) -> float | None:
+    """How long a fio run lasted [s] by its JSON: the longest job's ``job_runtime``, capped by
+    the ``runtime`` the jobs were given (a timed job's run time overshoots it by a few ms,
+    whose IOs count in the last interval). None without jobs."""
+    jobs = fio_json.get("jobs") or []
+    if not jobs:
+        return None
+    end = max(float(j.get("job_runtime", 0) or 0) for j in jobs) / 1000.0
+    runtimes = [_fio_seconds({**(fio_json.get("global options") or {}), **(j.get("job options") or {})}
+                             .get("runtime", "")) for j in jobs]
+    if all(r is not None and r > 0 for r in runtimes):
+        end = min(end, max(runtimes))
+    return end
+
+
+def _json_hist_msec(fio_json: dict) -> int | None:
+    """``log_hist_msec`` of a fio run's JSON (its global or first job's options), or None."""
+    jobs = fio_json.get("jobs") or [{}]
+    opts = {**(fio_json.get("global options") or {}), **(jobs[0].get("job options") or {})}
+    v = str(opts.get("log_hist_msec", ""))
+    return int(v) if v.isdigit() and int(v) > 0 else None
+
+
+def run_grid(logs: Sequence[str | Path], fio_json: dict | None, *, interval_s: float | None = None,
+             window_ms: int | None = None, end_s: float | None = None) -> Grid:
+    """The grid of one fio run from its jobs' histogram logs (``logs``: job 1, 2, ... in the
+    order of ``fio_json["jobs"]``), summed: each job's final window, which fio never logs, is
+    added from the run's JSON (``--output-format=json+``: ``total_ios`` and ``clat_ns.bins``),
+    and the grid ends at the run's end (``end_s``, default :func:`run_end_s`). A missing log or
+    one without rows (a job shorter than one window) is all tail. This is how a fio target
+    turns a phase into its series and how ``ssdlab analyze`` reads the logs of such a run, so
+    the two agree exactly. Raises ValueError for a malformed log."""
+    fio_json = fio_json or {}
+    jobs = fio_json.get("jobs") or []
+    if end_s is None:
+        end_s = run_end_s(fio_json)
+    window_ms = window_ms or _json_hist_msec(fio_json)
+    grid: Grid | None = None
+    for n, path in enumerate(map(Path, logs), start=1):
+        notes: list[str] = []
+        try:
+            g = grid_from_hist(read_hist_log(path, notes), path, interval_s=interval_s, window_ms=window_ms,
+                               end_s=end_s, notes=notes)
+        except FileNotFoundError:
+            g = None
+            notes.append(f"fio wrote no log {path.name}")
+        except ValueError as e:
+            if "no histogram rows" not in str(e):
+                raise
+            g = None
+            notes.append(f"fio's log {path.name} is empty (nothing completed in the first interval, or fio was "
+                         "killed before writing it)")
+        if g is None:
+            w = window_ms or int(round((interval_s or 1.0) * 1000))
+            g = Grid(interval_s=interval_s or w / 1000.0, window_ms=w, notes=notes)
+        interval_s = g.interval_s
+        jd = jobs[n - 1] if n <= len(jobs) else {}
+        for d in DIRECTION_NAMES:
+            dd = jd.get(d) or {}
+            if dd.get("total_ios"):
+                bins = {float(k): float(v) for k, v in ((dd.get("clat_ns") or {}).get("bins") or {}).items()}
+                if note := g.add_tail(d, dd["total_ios"], end_s if end_s is not None else g.end_s, None, bins):
+                    g.notes.append(note)
+        grid = merge_grids(grid, g)
+    if grid is None:
+        raise ValueError("no fio logs given")
+    grid.sources = [Path(p) for p in logs]
+    return grid
+
+
+def run_io_bytes(fio_json: dict | None) -> dict[str, tuple[int, int]]:
+    """Per direction that ran: (IOs, bytes) over every job of a fio run's JSON."""
+    out: dict[str, tuple[int, int]] = {}
+    for j in (fio_json or {}).get("jobs") or []:
+        for d in DIRECTION_NAMES:
+            dd = j.get(d) or {}
+            n, b = int(dd.get("total_ios", 0) or 0), int(dd.get("io_bytes", 0) or 0)
+            if n:
+                ios, nbytes = out.get(d, (0, 0))
+                out[d] = (ios + n, nbytes + b)
+    return out
+
+
+def run_series(grid: Grid, fio_json: dict | None, *, per_direction: bool, bs_bytes: int | None = None
+               ) -> dict[str, np.ndarray]:
+    """The series of a fio run's grid (:func:`run_grid`). ``per_direction``: ``{dir}_iops`` and
+    ``{dir}_mbps`` for every direction that ran and ``mbps`` their sum, each direction's MB/s
+    from its mean IO size in the JSON; otherwise :meth:`Grid.series` with ``bs_bytes``
+    (default: the run's mean IO size when one direction ran)."""
+    sizes = run_io_bytes(fio_json)
+    if not per_direction:
+        if bs_bytes is None and len(sizes) == 1:
+            ios, nbytes = next(iter(sizes.values()))
+            bs_bytes = nbytes / ios
+        return grid.series(bs_bytes)
+    series = grid.series(None)
+    mbps = np.zeros(len(series["t_s"]))
+    for d in DIRECTION_NAMES:
+        if d in grid.ios and d in sizes:
+            ios, nbytes = sizes[d]
+            iops = series.get(f"{d}_iops", series["iops"] if len(grid.ios) == 1 else None)
+            series[f"{d}_iops"] = iops
+            series[f"{d}_mbps"] = iops * (nbytes / ios) / 1e6
+            mbps = mbps + series[f"{d}_mbps"]
+    series["mbps"] = mbps
+    return series
 
 
 # --------------------------------------------------------------------------- 1-D readers

@@ -56,7 +56,12 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
                     "interval in which nothing completed is 0 IOPS) and compute the consistency metrics: IOPS "
                     "mean/median/p1/p99/min, zero-IOPS seconds, longest stall, fresh-out-of-box level, steady-state "
                     "onset (SNIA rule), bimodality; and latency percentiles per interval where the logs hold them. "
-                    "Several logs of one kind are the jobs of one run and are summed.",
+                    "The logs of one run (one folder and write_*_log prefix) are its jobs and are summed; the logs "
+                    "of several runs (a folder of a test's phases) are analysed one by one, with --out into one "
+                    "folder per run. Where the run's fio JSON (PREFIX.json) lies beside its histogram logs, as "
+                    "ssdlab's fio targets write them, it supplies what fio does not log (the final window, the run "
+                    "time, the IO sizes), and the series is the one the run itself made. A results folder stands "
+                    "for the fio logs in its fio/ folder.",
         epilog=EPILOG)
     a.add_argument("logs", nargs="+", metavar="LOG",
                    help="fio log file (*_iops.N.log, *_clat_hist.N.log, *_clat.N.log, *_lat.N.log, *_bw.N.log), "
@@ -64,8 +69,9 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
     a.add_argument("--interval", type=number(float, 0, 86400, low_open=True, unit="s"), default=None, metavar="S",
                    help="series interval in seconds, at least the logs' own window (default: the logs' window, "
                         "detected from their time stamps; 1 s for per-IO logs)")
-    a.add_argument("--bs", type=size, default=4096, metavar="SIZE",
-                   help="block size of the IOs, for MB/s (default: 4KiB = 4096 bytes)")
+    a.add_argument("--bs", type=size, default=None, metavar="SIZE",
+                   help="block size of the IOs, for MB/s (default: the run's mean IO size from its fio JSON "
+                        "PREFIX.json beside the logs, else 4KiB = 4096 bytes)")
     a.add_argument("--direction", choices=["read", "write", "trim"], default=None,
                    help="only this direction (default: every direction in the logs, summed)")
     a.add_argument("--log-avg-msec", type=number(int, 0, 86_400_000, unit="ms"), default=None, metavar="MS",
@@ -136,6 +142,11 @@ def _log_files(items) -> list[Path]:
         if p.is_file():
             files.append(p)
             continue
+        if (p / "summary.json").is_file() and (p / "fio").is_dir():  # a results folder of a fio target
+            p = p / "fio"
+        elif (p / "summary.json").is_file():  # a simulated run's folder: its stored time series
+            files += _time_series_files(p)
+            continue
         found = []
         for kind in ANALYZE_KINDS:
             try:
@@ -149,14 +160,87 @@ def _log_files(items) -> list[Path]:
     return files
 
 
-def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int = 4096, direction=None,
-                 log_avg_msec=None, round_s: float = 60.0) -> tuple[dict, dict, "fio_logs.Grid"]:
-    """(series, metrics, grid) of the fio logs of one run (:func:`ssdlab.fio_logs.grid_from_files`):
-    series on a regular grid of ``interval_s`` (default: the logs' own window, 1 s for per-IO
-    logs) with ``t_s``, ``iops``, ``mbps`` and per-interval latency where the logs hold it;
-    metrics from :func:`ssdlab.analysis.analyze_iops` (plus ``round_s``, ``log_window_ms``)."""
+def log_runs(files: list[Path]) -> list[tuple[str, list[Path], dict | None]]:
+    """The logs grouped by the fio run that wrote them (one folder and ``write_*_log`` prefix):
+    (prefix, logs, the run's fio JSON or None). A run's JSON is ``PREFIX.json`` beside its
+    histogram logs, as fio targets write them; it holds what the logs lack (the final window,
+    the run time, the IO sizes)."""
+    from .. import fio_logs
+    from ..targets.fio import parse_fio_json
+
+    groups: dict[tuple[Path, str], list[Path]] = {}
+    for f in files:
+        ln = fio_logs.parse_log_name(f)
+        groups.setdefault((f.parent, ln.job if ln else f.name), []).append(f)
+    out = []
+    for (folder, prefix), logs in groups.items():
+        data = None
+        kinds = {(fio_logs.parse_log_name(f) or fio_logs.LogName("", "iops", None)).kind for f in logs}
+        if kinds <= {"clat_hist", "hist"} and (folder / f"{prefix}.json").is_file():
+            try:
+                data = parse_fio_json((folder / f"{prefix}.json").read_text(errors="replace"))
+            except (ValueError, OSError):
+                data = None
+        out.append((prefix, logs, data if data and data.get("jobs") else None))
+    return out
+
+
+def _time_series_files(folder: Path) -> list[Path]:
+    """The time series (``t_s`` and ``iops`` columns) a results folder holds, as Parquet files."""
+    import pyarrow.parquet as pq
+
+    found = [f for f in sorted(folder.glob("*.parquet"))
+             if {"t_s", "iops", "dt_s"} <= set(pq.read_schema(f).names)]
+    if not found:
+        raise UserError(f"{folder}: a results folder with no fio logs and no time series (IOPS per interval) to "
+                        "analyze; its summary.json and report.html hold what the test measured")
+    return found
+
+
+def _analyze_stored_series(path: Path, *, bs_bytes: int | None, round_s: float
+                           ) -> tuple[dict, dict, "fio_logs.Grid"]:
+    """(series, metrics, grid) of a time series a test stored (``NAME.parquet``), with the
+    metric function the tests use; the interval is the series' own."""
+    from .. import fio_logs, results
+
+    series = results.read_series(path)
+    dt = np.asarray(series["dt_s"], float)
+    if not len(dt):
+        raise UserError(f"{path}: an empty series (the run stopped before its first interval)")
+    interval = float(np.median(dt))
+    grid = fio_logs.Grid(interval_s=interval, end_s=float(np.sum(dt)), sources=[path])
+    series_out, metrics, grid = _metrics(series, grid, bs_bytes or 4096, round_s)
+    if bs_bytes is None and "mbps" in series:  # the stored MB/s, whatever the IO sizes were
+        metrics["mbps_mean"] = float(np.nanmean(series["mbps"]))
+        metrics["bs_bytes"] = None
+    return series_out, metrics, grid
+
+
+def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int | None = None, direction=None,
+                 log_avg_msec=None, round_s: float = 60.0, fio_json: dict | None = None
+                 ) -> tuple[dict, dict, "fio_logs.Grid"]:
+    """(series, metrics, grid) of the fio logs of one run: series on a regular grid of
+    ``interval_s`` (default: the logs' own window, 1 s for per-IO logs) with ``t_s``, ``iops``,
+    ``mbps`` and per-interval latency where the logs hold it; metrics from
+    :func:`ssdlab.analysis.analyze_iops` (plus ``round_s``, ``log_window_ms``). With the run's
+    ``fio_json`` (histogram logs only) the series is the one a fio target made of that run
+    (:func:`ssdlab.fio_logs.run_grid`), else :func:`ssdlab.fio_logs.grid_from_files`.
+    ``bs_bytes`` (for MB/s) defaults to the run's mean IO size, else 4096."""
     from .. import analysis, fio_logs
 
+    if fio_json is not None and direction is None:
+        try:
+            grid = fio_logs.run_grid(files, fio_json, interval_s=interval_s, window_ms=log_avg_msec or None)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        sizes = fio_logs.run_io_bytes(fio_json)
+        jobs = fio_json.get("jobs") or []
+        series = fio_logs.run_series(grid, fio_json, per_direction=len(jobs) > 1 or len(sizes) > 1, bs_bytes=bs_bytes)
+        if bs_bytes is None:
+            ios, nbytes = (sum(v) for v in zip(*sizes.values())) if sizes else (0, 0)
+            bs_bytes = nbytes / ios if ios else 4096
+        return _metrics(series, grid, bs_bytes, round_s)
+    bs_bytes = 4096 if bs_bytes is None else bs_bytes
     if interval_s is not None and not interval_s > 0:
         raise UserError(f"--interval {interval_s:g}: must be > 0 seconds")
     if round_s <= 0:
@@ -169,7 +253,12 @@ def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int = 4096
         grid = fio_logs.grid_from_files(files, interval_s=interval_s, log_avg_msec=log_avg_msec, direction=direction)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e) if "--interval" in str(e) or interval_s is None else f"{e} (--interval {interval_s:g})") from None
-    series = grid.series(bs_bytes)
+    return _metrics(grid.series(bs_bytes), grid, bs_bytes, round_s)
+
+
+def _metrics(series: dict, grid, bs_bytes: float, round_s: float) -> tuple[dict, dict, "fio_logs.Grid"]:
+    from .. import analysis
+
     interval = grid.interval_s
     if abs(round_s / interval - round(round_s / interval)) > 1e-9:
         round_s = interval * math.ceil(round_s / interval)  # rounds must hold whole intervals
@@ -177,6 +266,7 @@ def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int = 4096
         metrics = analysis.analyze_iops(series["iops"], interval, round_s=round_s, bs_bytes=bs_bytes)
     except ValueError as e:
         raise UserError(f"cannot analyze these logs: {e}") from None
+    metrics["bs_bytes"] = bs_bytes
     if grid.bytes:  # per-IO or bandwidth logs: MB/s from the bytes, not from IOPS x --bs
         metrics["mbps_mean"] = float(np.nanmean(series["mbps"]))
     return series, {**metrics, "round_s": float(round_s), "log_window_ms": grid.window_ms}, grid
@@ -204,28 +294,51 @@ def print_metrics(m: dict, what: str) -> None:
 
 
 def cmd_analyze(args) -> int:
-    from .. import __version__, fio_logs, plots, report, results
+    from .. import results
 
     files = _log_files(args.logs)
-    if args.bs <= 0:
+    if args.bs is not None and args.bs <= 0:
         raise UserError(f"--bs {args.bs}: must be > 0 bytes")
     if args.span is not None and not 0 < args.span <= 100:
         raise UserError(f"--span {args.span:g}: must be a percentage in (0, 100]")
-    series, metrics, grid = analyze_logs(files, interval_s=args.interval, bs_bytes=args.bs,
-                                          direction=args.direction, log_avg_msec=args.log_avg_msec,
-                                          round_s=args.round_s)
-    job = fio_logs.parse_log_name(files[0])
-    source = f"fio:{job.job}" if job else f"fio:{files[0].name}"
-    what = f"{args.label or source}: {len(files)} fio log{'s' if len(files) != 1 else ''}"
+    stored = [f for f in files if f.suffix == ".parquet"]
+    runs = log_runs([f for f in files if f.suffix != ".parquet"]) + [(f.stem, [f], None) for f in stored]
+    if args.direction is not None:  # the JSON-based series sums every direction
+        runs = [(prefix, logs, None) for prefix, logs, _ in runs]
+    everything = {}
+    for prefix, logs, data in runs:
+        out = None if not args.out else Path(args.out) if len(runs) == 1 else Path(args.out) / prefix
+        everything[prefix] = _analyze_run(args, logs, data, out)
     if args.json:
-        print(json.dumps(results.to_jsonable(metrics), indent=2))
+        print(json.dumps(results.to_jsonable(next(iter(everything.values())) if len(runs) == 1 else everything),
+                         indent=2))
+    return 0
+
+
+def _analyze_run(args, files: list[Path], data: dict | None, out: Path | None) -> dict:
+    """Analyses the logs of one fio run (with its JSON, or None), prints the metrics (unless
+    ``--json``) and, with ``out``, writes a results folder there; returns the metrics."""
+    from .. import __version__, fio_logs, plots, report, results
+
+    if files[0].suffix == ".parquet":
+        series, metrics, grid = _analyze_stored_series(files[0], bs_bytes=args.bs, round_s=args.round_s)
+        job, source = None, f"{files[0].parent.name}/{files[0].name}"
     else:
+        series, metrics, grid = analyze_logs(files, interval_s=args.interval, bs_bytes=args.bs,
+                                              direction=args.direction, log_avg_msec=args.log_avg_msec,
+                                              round_s=args.round_s, fio_json=data)
+        job = fio_logs.parse_log_name(files[0])
+        source = f"fio:{job.job}" if job else f"fio:{files[0].name}"
+    what = (f"{args.label or source}: the stored series" if job is None and files[0].suffix == ".parquet" else
+            f"{args.label or source}: {len(files)} fio log{'s' if len(files) != 1 else ''}"
+            + (f" and the run's JSON ({job.job}.json)" if data is not None and job else ""))
+    if not args.json:
         print_metrics(metrics, what)
         for note in grid.notes:
             print(f"  note: {note}")
-    if not args.out:
-        return 0
-    rd = results.ResultsDir(args.out, overwrite=args.force)
+    if out is None:
+        return metrics
+    rd = results.ResultsDir(out, overwrite=args.force)
     summary: dict = {"test": "analyze", "target": source, "ssdlab_version": __version__}
     if args.label:
         summary["label"] = args.label
@@ -236,7 +349,7 @@ def cmd_analyze(args) -> int:
         "notes": grid.notes,
         "direction": args.direction or "all",
         "log_avg_msec": args.log_avg_msec,
-        "bs_bytes": args.bs,
+        "fio_json": str((files[0].parent / f"{job.job}.json").resolve()) if data is not None and job else None,
         **metrics,
         **results.run_metadata(sys.argv),
         "complete": True,
@@ -248,8 +361,8 @@ def cmd_analyze(args) -> int:
     report.write_report([rd.path], rd.path / report.REPORT_NAME)
     rd.finish()
     if not args.json:
-        print(f"  results in {args.out}/ (summary.json, series.parquet, consistency_*.png, report.html)")
-    return 0
+        print(f"  results in {out}/ (summary.json, series.parquet, consistency_*.png, report.html)")
+    return metrics
 
 
 # --------------------------------------------------------------------------- compare

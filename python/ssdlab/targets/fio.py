@@ -788,77 +788,34 @@ class FioTarget:
     def _group_series(self, step: WorkloadStep, stem: str, data: dict | None, totals: dict,
                       notes: list[str]) -> dict:
         """The summed series of a group's jobs' histogram logs, each job's final window added
-        from its JSON figures; ``{dir}_mbps`` from the direction's mean IO size."""
-        jobs = (data or {}).get("jobs") or []
-        end_s = totals.get("duration_s") or None
-        if step.duration_s and end_s and end_s >= step.duration_s:
-            end_s = step.duration_s
-        w = max(1, int(round(step.interval_s * 1000)))
-        grid = None
-        for n, path in enumerate(sorted(self.workdir.glob(f"{stem}_clat_hist.*.log"),
-                                        key=lambda p: int(p.name.split(".")[-2])), start=1):
-            job_notes: list[str] = []
-            try:
-                g = fio_logs.grid_from_hist(fio_logs.read_hist_log(path, job_notes), path, interval_s=step.interval_s,
-                                            window_ms=w, end_s=end_s, notes=job_notes)
-            except ValueError as e:
-                if "no histogram rows" not in str(e):
-                    raise FioError(f"{self.name}, {step.name!r}: cannot read fio's log: {e}") from None
-                g = fio_logs.Grid(interval_s=step.interval_s, window_ms=w)
-            jd = jobs[n - 1] if n <= len(jobs) else {}
-            for d in DIRECTIONS:
-                dd = jd.get(d) or {}
-                if dd.get("total_ios"):
-                    bins = {float(k): float(v) for k, v in ((dd.get("clat_ns") or {}).get("bins") or {}).items()}
-                    g.add_tail(d, dd["total_ios"], end_s or g.end_s, None, bins)
-            grid = fio_logs.merge_grids(grid, g)
-        if grid is None:
+        from its JSON figures (:func:`ssdlab.fio_logs.run_grid`); ``{dir}_mbps`` from the
+        direction's mean IO size."""
+        logs = sorted(self.workdir.glob(f"{stem}_clat_hist.*.log"), key=lambda p: int(p.name.split(".")[-2]))
+        if not logs:
             notes.append(f"fio wrote no histogram log {stem}_clat_hist.N.log")
             return _empty_series()
+        grid = self._run_grid(step, logs, data, totals)
         notes += grid.notes
-        series = grid.series(None)
-        mbps = np.zeros(len(series["t_s"]))
-        for d in DIRECTIONS:
-            n_ios = sum(int((j.get(d) or {}).get("total_ios", 0)) for j in jobs)
-            n_bytes = sum(int((j.get(d) or {}).get("io_bytes", 0)) for j in jobs)
-            if d in grid.ios and n_ios:
-                iops = series.get(f"{d}_iops", series["iops"] if len(grid.ios) == 1 else None)
-                series[f"{d}_iops"] = iops
-                series[f"{d}_mbps"] = iops * (n_bytes / n_ios) / 1e6
-                mbps = mbps + series[f"{d}_mbps"]
-        series["mbps"] = mbps
-        return series
+        return fio_logs.run_series(grid, data, per_direction=True)
 
     def _phase_series(self, job: JobSpec, stem: str, data: dict | None, totals: dict) -> tuple[dict, str | None]:
         """The phase's series from its histogram log and fio's JSON (for the final window fio
         does not log), and a note on what was added or missing."""
-        path = self.workdir / f"{stem}_clat_hist.1.log"
+        grid = self._run_grid(job, [self.workdir / f"{stem}_clat_hist.1.log"], data, totals)
+        return fio_logs.run_series(grid, data, per_direction=False, bs_bytes=job.bs_bytes), "; ".join(grid.notes) or None
+
+    def _run_grid(self, job: JobSpec | WorkloadStep, logs: list[Path], data: dict | None, totals: dict) -> "fio_logs.Grid":
+        """:func:`ssdlab.fio_logs.run_grid` of a phase or group: the series covers fio's run
+        time, capped by the job's duration (fio's runtime of a timed job overshoots by a few
+        ms; the IOs of those ms count in its last interval)."""
         end_s = totals.get("duration_s") or None
         if job.duration_s and end_s and end_s >= job.duration_s:
-            # fio's runtime of a timed job overshoots by a few ms: the series covers the job's
-            # duration, and the IOs of those ms count in its last interval
             end_s = job.duration_s
-        notes: list[str] = []
         try:
-            grid = fio_logs.grid_from_hist(fio_logs.read_hist_log(path, notes), path, interval_s=job.interval_s,
-                                           window_ms=_interval_ms(job), end_s=end_s, notes=notes)
-        except FileNotFoundError:
-            grid = fio_logs.Grid(interval_s=job.interval_s, window_ms=_interval_ms(job))
-            notes.append(f"fio wrote no log {path.name}")
+            return fio_logs.run_grid(logs, data, interval_s=job.interval_s,
+                                     window_ms=_interval_ms(job), end_s=end_s)
         except ValueError as e:
-            if "no histogram rows" not in str(e):
-                raise FioError(f"{self.name}, phase {job.name!r}: cannot read fio's log: {e}") from None
-            grid = fio_logs.Grid(interval_s=job.interval_s, window_ms=_interval_ms(job))
-            notes.append(f"fio's log {path.name} is empty (nothing completed in the first interval, or fio was "
-                         "killed before writing it)")
-        for d in DIRECTIONS:
-            jd = ((data or {}).get("jobs") or [{}])[0].get(d) or {}
-            if jd.get("total_ios"):
-                bins = {float(k): float(v) for k, v in ((jd.get("clat_ns") or {}).get("bins") or {}).items()}
-                note = grid.add_tail(d, jd["total_ios"], end_s or grid.end_s, job.bs_bytes, bins)
-                if note:
-                    notes.append(note)
-        return grid.series(job.bs_bytes), "; ".join(notes) or None
+            raise FioError(f"{self.name}, {job.name!r}: cannot read fio's log: {e}") from None
 
     # -- trace replay ----------------------------------------------------------------------
     #: Commands per fio run of a replay (fio holds a whole replay file in memory); see
