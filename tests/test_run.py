@@ -213,3 +213,51 @@ def test_compare_shows_reads_and_writes_of_runs(tmp_path):
     # a deeper queue: more IOPS, longer waits
     iops = [float(v.replace(",", "")) for v in rows["read IOPS mean"].split()[-2:]]
     assert iops[1] > iops[0]
+
+
+#: A job whose size ends it before its runtime (no time_based), then two jobs together: one
+#: timed, one ending by size first. fio ends each job at whichever comes first.
+EARLY_END_JOB = """\
+[global]
+ioengine=libaio
+direct=1
+bs=4k
+iodepth=16
+
+[sized]
+rw=randwrite
+size=24m
+runtime=60
+
+[timed]
+stonewall
+rw=randread
+size=24m
+runtime=2
+time_based
+
+[short]
+rw=randwrite
+size=8m
+runtime=60
+"""
+
+
+@pytest.mark.parametrize("target", ["sim", pytest.param("loop", marks=needs_loop)])
+def test_a_job_ended_by_its_size_lasts_as_long_as_it_ran(tmp_path, target):
+    """runtime without time_based caps a job that may end sooner (fio 3.33): the group lasts as
+    long as its IOs took, its IOPS are over that time, and no 0-IOPS intervals follow."""
+    args = set_args() if target == "sim" else ()
+    summary, series = _run(tmp_path, "sim:default" if target == "sim" else "loop:64M", *args,
+                           job=EARLY_END_JOB, name=target)
+    sized, together = summary["groups"]
+    ios = sized["directions"]["write"]["ios"]
+    assert ios == 24 * 2 ** 20 // 4096
+    assert sized["duration_s"] < 30, sized["duration_s"]
+    first = series["group"] == 1
+    assert (series["iops"][first][:-1] > 0).all(), series["iops"][first]
+    assert np.sum(series["iops"][first] * series["dt_s"][first]) == pytest.approx(ios, rel=1e-9)
+    assert sized["directions"]["write"]["iops_mean"] == pytest.approx(ios / sized["duration_s"], rel=0.02)
+    # the timed job sets the second group's length; the short job's 8 MiB are all there
+    assert 1.95 <= together["duration_s"] <= 2.2
+    assert together["directions"]["write"]["ios"] == 8 * 2 ** 20 // 4096

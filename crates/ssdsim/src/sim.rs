@@ -785,6 +785,10 @@ pub(crate) struct Host {
     units: u64,
     ios: u64,
     done: bool,
+    /// It ended at `end_ns` (its duration), not at a byte or IO count: the phase lasts its
+    /// whole duration. A job with a duration that runs out of bytes first ends there, as fio's
+    /// `runtime` without `time_based`.
+    timed_out: bool,
     pacing: Option<Box<Pacing>>,
     idle_gaps: u64,
     idle_ns: Ns,
@@ -816,6 +820,7 @@ impl Host {
             units: 0,
             ios: 0,
             done: false,
+            timed_out: false,
             pacing: None,
             idle_gaps: 0,
             idle_ns: 0,
@@ -1145,6 +1150,7 @@ impl Simulation {
                 }
                 if t >= lane.end_ns {
                     h.done = true;
+                    h.timed_out = true;
                     break;
                 }
                 (submit, cmd) = (t, c);
@@ -1314,6 +1320,7 @@ impl Simulation {
         }
         if submit >= h.end_ns.unwrap_or(Ns::MAX) {
             h.done = true;
+            h.timed_out = true;
             return;
         }
         j.next = Some((submit, cmd));
@@ -1435,6 +1442,13 @@ impl Simulation {
         // The phase's host takes the jobs' clocks and totals; each job reports its own.
         let mut reports = Vec::with_capacity(jobs.runs.len());
         h.done = jobs.runs.iter().all(|j| j.host.done);
+        // The phase lasts until its last job's end: a timed-out job's end of time, another's
+        // last completion.
+        let end_ns = jobs.runs.iter().map(|j| if j.host.timed_out { j.host.end_ns.unwrap_or(0) } else { j.host.max_completion }).max();
+        h.timed_out = jobs.runs.iter().any(|j| j.host.timed_out);
+        if let (true, Some(end)) = (h.timed_out, end_ns) {
+            h.duration_ns = Some(end.saturating_sub(h.start_ns));
+        }
         for j in jobs.runs {
             let jh = j.host;
             h.max_completion = h.max_completion.max(jh.max_completion);
@@ -1451,11 +1465,11 @@ impl Simulation {
     /// Closes a host's series into a report (its queue already drained for a replay) and
     /// moves the drive's clock to the last completion (a timed phase: at least its end).
     pub(crate) fn close_host(&mut self, h: Host) -> PhaseReport {
-        let Host { start_ns, duration_ns, max_completion, last_submit, done, mut series, ios: total_ios, idle_gaps, idle_ns, name, .. } = h;
+        let Host { start_ns, duration_ns, max_completion, last_submit, done, timed_out, mut series, ios: total_ios, idle_gaps, idle_ns, name, .. } = h;
         let s = &mut series;
         s.close_first(s.open.len());
         let interval_ns = s.interval_ns;
-        let end_ns = if done { duration_ns.map(|d| start_ns + d) } else { None };
+        let end_ns = if done && timed_out { duration_ns.map(|d| start_ns + d) } else { None };
         let duration_ns = end_ns.unwrap_or(max_completion.max(last_submit)) - start_ns;
         // A timed phase keeps exactly its duration (completions after the end are dropped);
         // a phase limited by bytes keeps every completion.

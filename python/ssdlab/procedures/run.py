@@ -194,6 +194,8 @@ def print_plan(target: Target, params: RunParams) -> None:
     if params.fill:
         print(f"# first: sequential fill of {_fill_job(target, params).span_bytes} bytes, 128 KiB at QD32")
     print(fiojob.format_job_file(workload))
+    for note in workload_notes(workload):
+        print(f"# note: {note}")
     if target.simulated:
         for opt in not_applicable(workload):
             print(f"# not applicable to the simulator: {opt}")
@@ -223,6 +225,7 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     steps = plan_groups(workload, target, params.interval_s)
     summary["groups_planned"] = len(steps)
     (rd / "job.fio").write_text(fiojob.format_job_file(workload))
+    summary["workload_notes"] = workload_notes(workload)
     if target.simulated:
         summary["not_applicable"] = not_applicable(workload)
         summary["simulator_notes"] = [n for g in steps for n in g.notes]
@@ -371,6 +374,12 @@ def _fmt(v, spec: str) -> str:
     return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
 
 
+def workload_notes(workload) -> list[str]:
+    """What fio would do with the jobs on a real target that their pattern does not say
+    (:attr:`ssdlab.workload.fiojob.Job.host_notes`), once per job section."""
+    return list(dict.fromkeys(n for j in workload.jobs if j.clone == 0 for n in j.host_notes))
+
+
 def show(s: dict) -> None:
     """Per group and direction: IOPS, MB/s, p99 latency; write amplification on the simulator."""
     print(f"{s['target']}  {s['workload_source']}")
@@ -386,6 +395,8 @@ def show(s: dict) -> None:
     if s.get("table_text"):
         print(s["table_text"])
     show_endurance(s.get("endurance"))
+    for note in s.get("workload_notes", []):
+        print(f"  note: {note}", file=sys.stderr)
     options = list(dict.fromkeys(n.split(": ", 1)[1].split(" (", 1)[0] for n in s.get("not_applicable", [])))
     if options:
         print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)

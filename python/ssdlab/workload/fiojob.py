@@ -318,6 +318,34 @@ class Job:
     host_options: tuple[HostOption, ...] = ()
     #: Where the job's section (or ``--name``) was written.
     where: Where | None = field(default=None, compare=False)
+    #: How fio submits the job's IOs: its ``ioengine`` (fio's default psync) and ``direct``
+    #: (fio's default 0, through the host's page cache). They do not change the pattern but
+    #: what reaches the drive: see :attr:`queue_depth` and :attr:`host_notes`.
+    ioengine: str = "psync"
+    direct: bool = False
+
+    @property
+    def queue_depth(self) -> int:
+        """IOs the job keeps outstanding: ``iodepth`` with an asynchronous engine; 1 with a
+        synchronous one (fio caps it: "both iodepth >= 1 and synchronous I/O engine are
+        selected, queue depth will be capped at 1")."""
+        return 1 if self.ioengine in SYNC_ENGINES else self.iodepth
+
+    @property
+    def host_notes(self) -> list[str]:
+        """What fio would do on a real target that the job's pattern does not say: a
+        synchronous engine's depth of 1, the page cache without ``direct=1``."""
+        notes = []
+        if self.queue_depth != self.iodepth:
+            notes.append(f"{self.name}: ioengine={self.ioengine}" + (" (fio's default)" if self.ioengine == "psync"
+                         else "") + f" is synchronous: one IO at a time, iodepth={self.iodepth} has no effect (fio "
+                         "caps the queue depth at 1); set ioengine=libaio or io_uring for a deeper queue")
+        if not self.direct:
+            notes.append(f"{self.name}: direct=0 (fio's default): on a real device fio goes through the host's page "
+                         "cache, so reads may come from memory and writes complete into it before the drive sees "
+                         "them, and a device target measures the cache, not the drive; the simulated drive sees "
+                         "every IO, as with direct=1. Set direct=1 to measure the drive")
+        return notes
 
     @property
     def directions(self) -> tuple[str, ...]:
@@ -909,6 +937,9 @@ def _load_table() -> dict[str, _Opt]:
 
 _OPTIONS = _load_table()
 
+#: Engines fio runs one IO at a time (FIO_SYNCIO): ``iodepth`` has no effect with them.
+SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "splice", "mmap", "pmemblk", "dev-dax",
+                          "libpmem"})
 #: I/O engines that read and write a block device or file (accepted, not applicable), and
 #: the engine options fio 3.33 gives them.
 _BLOCK_ENGINES: dict[str, tuple[str, ...]] = {
@@ -1002,7 +1033,7 @@ def _defaults() -> dict:
         "buffer_compress_percentage": 0, "buffer_compress_chunk": 512, "zero_buffers": False,
         "refill_buffers": False, "fsync": 0, "fdatasync": 0, "end_fsync": False, "fsync_on_close": False,
         "exitall": False, "exit_what": "group", "stonewall": False, "new_group": False, "kb_base": 1024,
-        "ioengine": "psync",
+        "ioengine": "psync", "direct": False,
     }
 
 
@@ -1524,6 +1555,8 @@ def _apply(st: _State, item: _Item) -> None:
         if canon == "ioengine":
             st.v["ioengine"] = _check_engine(_need(val))
         parsed = _check_value(opt, val, kb)
+        if canon in ("direct", "buffered"):
+            st.v["direct"] = bool(parsed) == (canon == "direct")
         if opt.cls == "host":
             reason = _REASONS[opt.detail]
         elif opt.cls == "soft":
@@ -1860,6 +1893,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         fsync_every_writes=v["fsync"], fdatasync_every_writes=v["fdatasync"], end_fsync=v["end_fsync"],
         fsync_on_close=v["fsync_on_close"], where=where,
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
+        ioengine=v["ioengine"], direct=v["direct"],
     )
 
 
@@ -2041,6 +2075,10 @@ def _job_lines(job: Job) -> list[str]:
     elif not job.randrepeat:
         out.append("randrepeat=0")
     out.append(f"iodepth={job.iodepth}")
+    out.append(f"; runs as: ioengine={job.ioengine}, {job.queue_depth} IO{'s' if job.queue_depth > 1 else ''} "
+               f"outstanding" + (f" (iodepth={job.iodepth} has no effect with a synchronous engine)"
+                                 if job.queue_depth != job.iodepth else "")
+               + (", direct=1" if job.direct else ", direct=0: through the host's page cache on a real target"))
     if job.size_pct is not None:
         out.append(f"size={job.size_pct}%")
     elif job.size_bytes is not None:

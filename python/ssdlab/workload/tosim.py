@@ -123,7 +123,7 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     _check_unit(job, "offset", offset)
     _check_unit(job, "size", length)
     dirs = job.directions
-    keys: dict = {"name": job.name, "qd": job.iodepth, "offset_bytes": offset, "span_bytes": length}
+    keys: dict = {"name": job.name, "qd": job.queue_depth, "offset_bytes": offset, "span_bytes": length}
     if "read" in dirs and "write" in dirs:
         keys["read_fraction"] = job.rwmix_read_pct / 100.0
     elif dirs == ("read",):
