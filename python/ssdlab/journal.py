@@ -187,7 +187,8 @@ class PhaseJournal:
             return
         if self.error is None:
             try:
-                self._write(json.dumps({"end": True, "complete": bool(complete), "rows": self.rows}) + "\n")
+                head = self._header({}) + "\n" if self.columns is None else ""  # a phase that measured nothing
+                self._write(head + json.dumps({"end": True, "complete": bool(complete), "rows": self.rows}) + "\n")
             except OSError as e:
                 self.error = f"{type(e).__name__}: {e}"
         self.closed = True
