@@ -170,6 +170,15 @@ def fio_error_lines(text: str) -> list[str]:
     return list(dict.fromkeys(out))  # fio repeats a refusal once per file or job
 
 
+def _write_job_file(path: Path, text: str) -> None:
+    """Writes a fio job file into the working folder; :class:`~ssdlab.results.ResultsWriteError`
+    naming it if that fails (a full disk...)."""
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise results.write_failed(path, e, len(text.encode())) from e
+
+
 def _fio_error_text(errno_: int) -> str:
     """fio's error code (an errno) as words."""
     return f"fio error {errno_} ({os.strerror(errno_) if 0 < errno_ < 200 else 'see its message'})"
@@ -638,7 +647,7 @@ class FioTarget:
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
         text = self.job_text(job, log_prefix=stem)
         jobfile = self.workdir / f"{stem}.fio"
-        jobfile.write_text(text)
+        _write_job_file(jobfile, text)
         if self.dry_run:
             return PhaseResult(job=job, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
@@ -686,7 +695,7 @@ class FioTarget:
         path = self.real_path if not self.dry_run else self.path
         text = tofio.group_text(workload, index, path, stem, max(1, int(round(step.interval_s * 1000))), head)
         jobfile = self.workdir / f"{stem}.fio"
-        jobfile.write_text(text)
+        _write_job_file(jobfile, text)
         if self.dry_run:
             return PhaseResult(job=step, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
@@ -914,10 +923,17 @@ class FioTarget:
                                     totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
                                     complete=False,
                                     notes=[f"interrupted by {why} while writing the replay file: nothing was replayed"])
-            except BaseException:
+            except BaseException as e:
                 writer.abort()
+                if isinstance(e, OSError) and e.errno in results.NO_ROOM_ERRNOS:  # no room for the replay file
+                    raise results.write_failed(e.filename or self.workdir / f"{stem}.blktrace", e) from e
                 raise
-            segments = writer.close()
+            try:
+                segments = writer.close()
+            except OSError as e:
+                if e.errno not in results.NO_ROOM_ERRNOS:
+                    raise
+                raise results.write_failed(e.filename or self.workdir / f"{stem}.blktrace", e) from e
             if drop_reason and writer.dropped_trims:
                 notes.append(f"{writer.dropped_trims:,} TRIM commands ({writer.dropped_trim_bytes:,} bytes) were not "
                              f"replayed: {drop_reason}")
@@ -926,7 +942,7 @@ class FioTarget:
                 old_file.unlink()
             for seg in segments:
                 seg.jobfile = self.workdir / f"{seg.stem}.fio"
-                seg.jobfile.write_text(self.replay_job_text(job, seg, len(segments), total))
+                _write_job_file(seg.jobfile, self.replay_job_text(job, seg, len(segments), total))
             if self.dry_run:
                 texts = [seg.jobfile.read_text() for seg in segments[:1]]
                 files = [str(s.jobfile) for s in segments]
