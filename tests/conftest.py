@@ -1,6 +1,7 @@
 """Shared fixtures. Tests use small simulated drives (a few GiB) so the suite stays fast."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -104,6 +105,20 @@ def require_loops(tools: tuple[str, ...] = ("fio",)) -> None:
     if problem:
         pytest.fail(f"cannot run on loop devices: {problem}. These tests need root, /dev/loop-control and "
                     f"{', '.join(tools)}; set SSDLAB_NO_LOOP=1 to skip them on a machine without loop devices.")
+
+
+@contextlib.contextmanager
+def mounted(args: list[str], where: Path):
+    """``mount ARGS WHERE`` (WHERE made if missing) for the block; unmounted after it
+    (lazily: a test that failed may still hold files open there). Fails if it cannot mount."""
+    where.mkdir(exist_ok=True)
+    r = subprocess.run(["mount", *args, str(where)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"cannot mount {' '.join(args)} at {where}: {r.stderr.strip()} (these tests need root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
 @pytest.fixture(scope="module")

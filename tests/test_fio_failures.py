@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import require_loops, signal_fio_of_phase
+from conftest import mounted, require_loops, signal_fio_of_phase
 from ssdlab import cli, results
 from ssdlab.targets import fio as fio_target
 
@@ -23,13 +23,8 @@ def small_fs(tmp_path):
     mnt.mkdir()
     subprocess.run(["truncate", "-s", "48M", str(img)], check=True)
     subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", str(img)], check=True, capture_output=True)
-    r = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a loop filesystem here: {r.stderr.strip()}")
-    try:
+    with mounted(["-o", "loop", str(img)], mnt):
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def _free_bytes(path) -> int:

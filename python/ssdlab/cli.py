@@ -116,10 +116,34 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _failed_run(rd, e: Exception) -> UserError:
+    """The error that ends a run in results folder ``rd`` that failed with ``e`` (a UserError,
+    or a disk full), once ``rd``'s INCOMPLETE marker says why (best effort: if even that
+    cannot be written, the error says so)."""
+    from . import results
+
+    if isinstance(e, OSError) and not isinstance(e, UserError):
+        e = results.write_failed(e.filename or rd.path, e)
+    if rd.incomplete is not None:  # the procedure marked it: a failed phase, then its results could not be written
+        return e if str(e) in rd.incomplete else UserError(f"{e}. The run had stopped before: {rd.incomplete}")
+    try:
+        rd.mark_incomplete(f"failed: {e}")
+    except OSError as me:
+        return UserError(f"{e}. Its INCOMPLETE marker could not be updated either ({me}): it still says the run is "
+                         "in progress, so `ssdlab report` and `ssdlab compare` will take the run for killed")
+    return e
+
+
 def run_procedure(args, module, params, printer) -> int:
     """Runs a test procedure ``module`` (with ``plan`` and ``run``) as the command line asked:
     ``--dry-run`` prints the plan; otherwise it runs into ``--out`` and prints a short result
-    with ``printer(summary)``. Option errors found by ``plan`` stop it before the drive is touched."""
+    with ``printer(summary)``. A run refused before it starts (an unusable ``--out``, the
+    target's safety gate, option errors found by ``plan``) writes nothing: the results folder
+    is made only once the target is open and the plan accepted (the fio target's working
+    folder ``OUT/fio``, made when it opens, is removed again if the run is refused). A
+    failure once it runs, a results file that cannot be written included, is one
+    :class:`~ssdlab.errors.UserError` and the folder's INCOMPLETE marker says what it was."""
+    from . import results
     from .procedures.common import print_plan
     from .results import ResultsDir
 
@@ -133,20 +157,24 @@ def run_procedure(args, module, params, printer) -> int:
         finally:
             target.close()
         return 0
-    rd = ResultsDir(args.out, overwrite=args.force)
-    target = open_cli_target(args, rd.path)
-    try:
+    results.check_results_dir(args.out, overwrite=args.force)
+    with results.remove_new_folders(Path(args.out) / "fio"):
+        target = open_cli_target(args, args.out)
         try:
             module.plan(target, params)
-        except UserError as e:
-            rd.mark_incomplete(f"not started: {e}")
+            rd = ResultsDir(args.out, overwrite=True)  # checked above, before the target made OUT/fio
+        except BaseException:
+            target.close()
             raise
-        try:
-            summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
-        except UserError as e:  # a failure the procedure did not mark (e.g. the target failed to purge)
-            if rd.incomplete is None:
-                rd.mark_incomplete(f"failed: {e}")
+    try:
+        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+    except (UserError, OSError) as e:  # the target failed, or a results file could not be written
+        if isinstance(e, OSError) and not isinstance(e, UserError) and e.errno not in results.NO_ROOM_ERRNOS:
             raise
+        err = _failed_run(rd, e)
+        if err is e:
+            raise
+        raise err from e
     finally:
         target.close()
     printer(summary)
@@ -218,6 +246,14 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:
+        from . import results
+
+        if e.errno not in results.NO_ROOM_ERRNOS:
+            raise
+        # a disk filled while writing something outside the results files' own writers
+        print(f"ssdlab: error: {results.write_failed(e.filename or '.', e)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -508,6 +508,8 @@ class Grid:
         was missing."""
         have = float(self.ios[direction].sum()) if direction in self.ios else 0.0
         missing = float(total_ios) - have
+        if missing >= 0.5:  # IOs completed: the job ran at least fio's 1 ms resolution
+            end_s = max(float(end_s), 1e-3)
         self.end_s = max(self.end_s, float(end_s))
         n = self.n
         if direction not in self.ios:

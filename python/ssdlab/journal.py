@@ -34,6 +34,7 @@ import math
 import os
 import re
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ _MAGIC = "ssdlab series journal"
 _VERSION = 1
 _PHASE_FILE = re.compile(r"^(\d{3,})-(.+)\.jsonl$")
 _lock = threading.Lock()
+#: Journal folders whose failure was reported on stderr (once each).
+_warned: set[Path] = set()
 
 
 def _safe(name: str) -> str:
@@ -88,7 +91,7 @@ class PhaseJournal:
     """The journal file of one phase: :meth:`append` rows (flushed and fsynced per call),
     :meth:`replace` all rows, :meth:`close` with the phase's outcome. Never raises on I/O
     errors after it was opened: a journal that cannot be written costs the run nothing
-    (``error`` says why it stopped)."""
+    (``error`` says why it stopped, and a warning on stderr)."""
 
     def __init__(self, folder: Path, phase: str, source: str) -> None:
         self.folder = Path(folder)
@@ -107,6 +110,19 @@ class PhaseJournal:
             self.path = self.folder / f"{n:03d}-{_safe(phase)}.jsonl"
             self.path.touch()
         self._dir_synced = False
+
+    def _failed(self, e: Exception) -> None:
+        """The journal stops here (``error`` says why); the first journal of a folder to fail
+        says so on stderr, naming the file (and, on a full disk, the free space)."""
+        from .results import write_failed
+
+        self.error = f"{type(e).__name__}: {e}"
+        if self.folder in _warned:
+            return
+        _warned.add(self.folder)
+        what = write_failed(self.path, e) if isinstance(e, OSError) else f"cannot write {self.path}: {e}"
+        print(f"ssdlab: warning: {what}. The run goes on without its journal: it writes its results when it "
+              "ends, but a crash before then loses what it measured since.", file=sys.stderr, flush=True)
 
     def _header(self, series: Mapping[str, np.ndarray]) -> str:
         self.columns = list(series)
@@ -152,7 +168,7 @@ class PhaseJournal:
             self._write("".join(line + "\n" for line in lines + rows), sync)
             self.rows += len(rows)
         except (OSError, TypeError, ValueError) as e:
-            self.error = f"{type(e).__name__}: {e}"
+            self._failed(e)
 
     def replace(self, series: Mapping[str, Any], source: str | None = None) -> None:
         """Replaces every row by those of ``series`` (atomically: a new file renamed over
@@ -175,7 +191,7 @@ class PhaseJournal:
             self._dir_synced = True
             self.rows = len(lines) - 1
         except (OSError, TypeError, ValueError) as e:
-            self.error = f"{type(e).__name__}: {e}"
+            self._failed(e)
             try:
                 tmp.unlink()
             except OSError:
@@ -187,9 +203,10 @@ class PhaseJournal:
             return
         if self.error is None:
             try:
-                self._write(json.dumps({"end": True, "complete": bool(complete), "rows": self.rows}) + "\n")
+                head = self._header({}) + "\n" if self.columns is None else ""  # a phase that measured nothing
+                self._write(head + json.dumps({"end": True, "complete": bool(complete), "rows": self.rows}) + "\n")
             except OSError as e:
-                self.error = f"{type(e).__name__}: {e}"
+                self._failed(e)
         self.closed = True
 
 

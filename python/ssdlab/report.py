@@ -1218,7 +1218,9 @@ def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathL
     """Write ``report.html`` for the results folders ``run_dirs`` to ``out_path``; returns it.
 
     One self-contained file (inline CSS, script and data; no network). Raises ValueError for
-    an empty list, FileNotFoundError for a folder without results. Written atomically.
+    an empty list, FileNotFoundError for a folder without results,
+    :class:`~ssdlab.results.ResultsWriteError` if the page cannot be written (a full disk...).
+    Written atomically.
     """
     dirs = [Path(p) for p in run_dirs]
     if not dirs:
@@ -1226,9 +1228,12 @@ def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathL
     runs = [load_run(d) for d in dirs]
     text = render_report(runs, title)
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise results.write_failed(out.parent, e) from e
     data = text.encode("utf-8")
-    return results.atomic_write(out, lambda f: f.write(data))
+    return results.atomic_write(out, lambda f: f.write(data), len(data))
 
 
 # --------------------------------------------------------------------------- inline assets

@@ -7,8 +7,9 @@ A run writes one folder (``--out``)::
     <phase>.csv             the same numbers for spreadsheets (header row, plain numbers)
     *.png / *.svg           plots (``ssdlab.plots``)
     INCOMPLETE              present while a run is in progress, and kept (with the reason)
-                            when it was interrupted; ``summary.json`` then says
-                            ``"complete": false``
+                            when it was interrupted or failed (a target's failure, a
+                            results file that could not be written); ``summary.json`` then
+                            says ``"complete": false``
     journal/                while a run goes on: the run's head and each phase's intervals
                             so far (:mod:`ssdlab.journal`), so that a run killed outright
                             (SIGKILL, power loss) leaves what it measured; deleted when the
@@ -20,10 +21,12 @@ final name (:func:`os.replace`), so Ctrl-C or a crash never leaves a half-writte
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import datetime as _dt
 import enum
+import errno
 import io
 import json
 import math
@@ -44,11 +47,19 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from .errors import UserError
+
 __all__ = [
     "SUMMARY_NAME",
     "INCOMPLETE_NAME",
     "ResultsDir",
     "ResultsDirError",
+    "ResultsWriteError",
+    "NO_ROOM_ERRNOS",
+    "free_bytes",
+    "write_failed",
+    "check_results_dir",
+    "remove_new_folders",
     "write_series",
     "read_series",
     "write_summary",
@@ -73,31 +84,97 @@ _PARQUET_COMPRESSION = "zstd" if pa.Codec.is_available("zstd") else "snappy"
 _TMP_SUFFIX = ".tmp"
 
 
+# --------------------------------------------------------------------------- write errors
+
+#: errno values that mean the filesystem has no room left.
+NO_ROOM_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class ResultsWriteError(UserError, OSError):
+    """A results file or folder could not be written (disk full, read-only, no permission...).
+    The message names the path and, for a full disk, the free space and roughly what the
+    write needed; ``errno`` and ``filename`` are the OS error's. Being an OSError too, it
+    passes through the ``except OSError`` of best-effort writers unchanged."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / (1 << 20):,.1f} MiB"
+
+
+def free_bytes(path: str | os.PathLike) -> int | None:
+    """Bytes this process can still write on the filesystem of ``path`` (or of its nearest
+    existing parent; root may use the reserved blocks too), None if unknown."""
+    p = Path(os.path.abspath(path))
+    try:
+        st = os.statvfs(next(q for q in (p, *p.parents) if q.exists()))
+    except OSError:
+        return None
+    return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+
+
+def write_failed(path: str | os.PathLike, error: OSError, needed_bytes: int | None = None,
+                 written_bytes: int = 0) -> ResultsWriteError:
+    """The error for ``path`` that could not be written (``error``, the OS's). For a full disk
+    the message says how much is free there and roughly what the write needed:
+    ``needed_bytes`` when known, else more than the ``written_bytes`` it got through."""
+    path = Path(path)
+    why = error.strerror or str(error)
+    msg = f"cannot write {path}: {why}"
+    if error.errno in NO_ROOM_ERRNOS:
+        free = free_bytes(path.parent)
+        need = (f"; it needs about {_mib(needed_bytes)}" if needed_bytes
+                else f"; it needs more than the {_mib(written_bytes)} written before the disk filled" if written_bytes
+                else "")
+        msg += (f" ({_mib(free) + ' free' if free is not None else 'free space unknown'} on the filesystem of "
+                f"{path.parent}{need}). Free space there, or give --out on another filesystem")
+    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        msg += ". Give --out a folder you can write to"
+    out = ResultsWriteError(msg)
+    out.errno, out.filename = error.errno, str(path)
+    return out
+
+
 # --------------------------------------------------------------------------- atomic writes
 
-def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> Path:
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any], needed_bytes: int | None = None) -> Path:
     """Call ``write(f)`` on a temporary binary file next to ``path``, then rename it to ``path``.
 
     The temporary file lives in the same folder (so the rename is atomic on POSIX and
     Windows) and is named ``.<name>.<random>.tmp``. On any exception -- including
-    KeyboardInterrupt -- the temporary file is removed and ``path`` is left untouched.
+    KeyboardInterrupt -- the temporary file is removed and ``path`` is left untouched. An
+    OSError of the filesystem (disk full, read-only...) becomes :class:`ResultsWriteError`
+    naming ``path`` (:func:`write_failed`; ``needed_bytes``: the file's size, if known).
     """
     path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=path.parent)
-    tmp = Path(tmp_name)
+    tmp: Path | None = None
+    written = 0
     try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=path.parent)
+        tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
+            try:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            finally:
+                try:
+                    written = f.tell()
+                except (OSError, ValueError):
+                    pass
         # mkstemp creates 0600; results are meant to be shared like any other file.
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+        if isinstance(e, OSError) and not isinstance(e, ResultsWriteError):
+            raise write_failed(path, e, needed_bytes, written) from e
         raise
     return path
 
@@ -120,7 +197,17 @@ _UMASK: int | None = None
 
 def _atomic_write_text(path: Path, text: str) -> Path:
     data = text.encode("utf-8")
-    return atomic_write(path, lambda f: f.write(data))
+    return atomic_write(path, lambda f: f.write(data), len(data))
+
+
+def _mkdir(path: Path) -> None:
+    """``path`` and its parents made if missing; :class:`ResultsWriteError` if that fails."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ResultsDirError(f"results folder {path} exists and is not a folder; choose another --out") from None
+    except OSError as e:
+        raise write_failed(path, e) from e
 
 
 # --------------------------------------------------------------------------- series
@@ -172,7 +259,7 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
     _check_name(name)
     cols = _check_series(name, series)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _mkdir(out)
     table = pa.table({c: pa.array(a) for c, a in cols.items()})
 
     parquet_path = atomic_write(
@@ -304,7 +391,7 @@ def write_summary(out_dir: str | os.PathLike, summary: Mapping[str, Any]) -> Pat
     replaced atomically.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _mkdir(out)
     data = to_jsonable(summary)
     if not isinstance(data, dict):
         raise TypeError(f"summary must be a dict, got {type(summary).__name__}")
@@ -367,11 +454,21 @@ def mark_incomplete(out_dir: str | os.PathLike, reason: str) -> Path:
 
     Writes the ``INCOMPLETE`` marker (reason and UTC time) and, if ``summary.json`` exists,
     sets ``"complete": false`` and ``"incomplete_reason"`` in it. Returns the marker path.
+    On a full disk, where no new file fits, the marker already there is overwritten in
+    place (the room it holds is enough: its reason is what readers go by) and the summary
+    is left as it is; :class:`ResultsWriteError` if even that fails.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _mkdir(out)
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    marker = _atomic_write_text(out / INCOMPLETE_NAME, f"{_INCOMPLETE_HEADER}: {reason}\nat {now}\n")
+    text = f"{_INCOMPLETE_HEADER}: {reason}\nat {now}\n"
+    marker = out / INCOMPLETE_NAME
+    try:
+        _atomic_write_text(marker, text)
+    except ResultsWriteError as e:
+        if e.errno not in NO_ROOM_ERRNOS or not _overwrite_in_place(marker, text.encode("utf-8")):
+            raise
+        return marker
     summary_path = out / SUMMARY_NAME
     if summary_path.exists():
         try:
@@ -381,8 +478,27 @@ def mark_incomplete(out_dir: str | os.PathLike, reason: str) -> Path:
         if isinstance(summary, dict):
             summary["complete"] = False
             summary["incomplete_reason"] = reason
-            write_summary(out, summary)
+            try:
+                write_summary(out, summary)
+            except ResultsWriteError as e:
+                if e.errno not in NO_ROOM_ERRNOS:
+                    raise  # on a full disk the marker written above is the record
     return marker
+
+
+def _overwrite_in_place(path: Path, data: bytes) -> bool:
+    """Overwrites the file ``path`` with ``data`` without a new file (not atomic): a file's
+    blocks are kept when it is rewritten, so this fits on a full disk when ``data`` is no
+    longer than the blocks the file holds. True if done."""
+    try:
+        with open(path, "r+b") as f:
+            f.write(data)
+            f.truncate()
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+    except OSError:
+        return False
 
 
 def incomplete_reason(out_dir: str | os.PathLike) -> str | None:
@@ -447,6 +563,42 @@ class ResultsDirError(FileExistsError):
     """The chosen results folder cannot be used (it holds other files)."""
 
 
+def check_results_dir(path: str | os.PathLike, *, overwrite: bool = False) -> None:
+    """Refuses (:class:`ResultsDirError`) a results folder :class:`ResultsDir` would refuse:
+    ``path`` is not a folder, or holds files that are not ssdlab results (unless
+    ``overwrite``). Creates nothing."""
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise ResultsDirError(f"results folder {path} exists and is not a folder; choose another --out")
+        if not overwrite and any(path.iterdir()) and not is_results_dir(path):
+            raise ResultsDirError(
+                f"results folder {path} is not empty and does not hold ssdlab results; "
+                "pass --force to write into it anyway, or choose another --out"
+            )
+
+
+@contextlib.contextmanager
+def remove_new_folders(path: str | os.PathLike):
+    """Inside, folders may be made at ``path`` and its parents; if the block raises, those
+    that did not exist before and are still empty are removed again (a folder that holds
+    anything is never touched), so a run refused before it starts leaves nothing behind."""
+    p = Path(os.path.abspath(path))
+    new = []
+    while not p.exists() and p != p.parent:
+        new.append(p)
+        p = p.parent
+    try:
+        yield
+    except BaseException:
+        for folder in new:  # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
 class ResultsDir:
     """One run's results folder.
 
@@ -468,17 +620,8 @@ class ResultsDir:
     def __init__(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
         self.path = Path(path)
         self._incomplete: str | None = None
-        if self.path.exists():
-            if not self.path.is_dir():
-                raise ResultsDirError(
-                    f"results folder {self.path} exists and is not a folder; choose another --out"
-                )
-            if not overwrite and any(self.path.iterdir()) and not is_results_dir(self.path):
-                raise ResultsDirError(
-                    f"results folder {self.path} is not empty and does not hold ssdlab results; "
-                    "pass --force to write into it anyway, or choose another --out"
-                )
-        self.path.mkdir(parents=True, exist_ok=True)
+        check_results_dir(self.path, overwrite=overwrite)
+        _mkdir(self.path)
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         from .journal import owner_line
 

@@ -111,7 +111,7 @@ def _run_dirs(paths) -> list[Path]:
 
 
 def cmd_report(args) -> int:
-    from .. import report
+    from .. import report, results
 
     dirs = _run_dirs(args.dirs)
     out = Path(args.out) if args.out else (dirs[0] / report.REPORT_NAME if len(dirs) == 1 else Path(report.REPORT_NAME))
@@ -122,6 +122,10 @@ def cmd_report(args) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
     print(f"report of {len(dirs)} run{'s' if len(dirs) != 1 else ''}: {path}")
+    for d in dirs:
+        reason = results.describe_incomplete(d)
+        if reason is not None:
+            print(f"{d}: incomplete: {reason}")
     return 0
 
 

@@ -66,9 +66,13 @@ def declared_summary(test: str, target: Target, params, argv: list[str] | None) 
 def write_report(rd: results.ResultsDir, summary: dict) -> None:
     """``report.html`` of the folder, from what is on disk (an interrupted run shows what was
     measured, marked incomplete). A report that cannot be built costs the run nothing: the
-    error goes to stderr and into the summary as ``report_error``."""
+    error goes to stderr and into the summary as ``report_error``. One that cannot be
+    written (a full disk...) is a failure of the run like any results file:
+    :class:`~ssdlab.results.ResultsWriteError` is raised."""
     try:
         report.write_report([rd.path], rd.path / report.REPORT_NAME)
+    except results.ResultsWriteError:
+        raise
     except Exception as e:  # noqa: BLE001 - the measurements are on disk already
         summary["report_error"] = f"{type(e).__name__}: {e}"
         rd.write_summary(summary)

@@ -155,6 +155,71 @@ def parse_fio_json(text: str) -> dict:
     raise error
 
 
+#: Words of a fio message line saying that fio failed or refused to run.
+_FIO_ERROR_WORDS = re.compile(r"abort|appears mounted|error|fail|cannot|can't|could not|unable|invalid|not supported|"
+                              r"does not support|doesn't support|no space|enospc|stopping|giving up|exiting|stuck|"
+                              r"hung|disappeared|not found|too (?:large|small|big)", re.I)
+#: fio lines with such words after which fio goes on (warnings), and fio's own word on a signal.
+_FIO_WARNINGS = re.compile(r"terminating on signal|fadvise hint failed|may overwrite blocks|running job without|"
+                           r"pre-read disabled|cache flush bypassed", re.I)
+
+
+def fio_error_lines(text: str) -> list[str]:
+    """The lines of fio's messages (``text``: what it printed to stderr, or before the JSON in
+    its output file) saying that it failed or refused to run: a line saying "Aborting" or
+    that the device "appears mounted" (fio then exits 0 without any IO), and each ``fio: ``
+    line with an error's words that is not one of fio's warnings."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or _FIO_WARNINGS.search(line):
+            continue
+        if "Aborting" in line or "appears mounted" in line or (line.startswith("fio: ") and _FIO_ERROR_WORDS.search(line)):
+            out.append(line)
+    return list(dict.fromkeys(out))  # fio repeats a refusal once per file or job
+
+
+def _write_job_file(path: Path, text: str) -> None:
+    """Writes a fio job file into the working folder; :class:`~ssdlab.results.ResultsWriteError`
+    naming it if that fails (a full disk...)."""
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise results.write_failed(path, e, len(text.encode())) from e
+
+
+def _fio_error_text(errno_: int) -> str:
+    """fio's error code (an errno) as words."""
+    return f"fio error {errno_} ({os.strerror(errno_) if 0 < errno_ < 200 else 'see its message'})"
+
+
+def _refusal(messages: str) -> str | None:
+    """Why a fio run that exited 0 failed all the same, from its ``messages``, or None."""
+    lines = fio_error_lines(messages)
+    if not lines:
+        return None
+    return "it refused to run" if any("Aborting" in ln or "appears mounted" in ln for ln in lines) \
+        else "it reported an error"
+
+
+def _fio_messages(err_path: Path, out_json: Path | None = None) -> str:
+    """What fio printed: its stderr file, then what precedes its first JSON report in its
+    output file (fio writes some messages there). Empty if neither can be read."""
+    parts = []
+    for path, head_only in ((err_path, False), (out_json, True)):
+        if path is None:
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        if head_only:
+            m = re.search(r'\{\s*"fio version"', text)
+            text = text[:m.start()] if m else text
+        parts.append(text.strip())
+    return "\n".join(p for p in parts if p)
+
+
 def _status_reports(text: str) -> tuple[list[dict], int]:
     """The whole fio status reports (``--status-interval``) in ``text`` and how many
     characters they and what precedes them take (the rest may be a report still being
@@ -309,6 +374,8 @@ def _summarize(data: dict) -> tuple[dict, dict, int]:
         tot["duration_s"] = max(tot["duration_s"], float(j.get("job_runtime", 0)) / 1000.0)
         for ddir, key in (("read", "host_read_bytes"), ("write", "host_write_bytes"), ("trim", "host_trim_bytes")):
             d = j.get(ddir) or {}
+            # a job done within a ms has job_runtime 0 where its direction's runtime says 1 [ms]
+            tot["duration_s"] = max(tot["duration_s"], float(d.get("runtime", 0) or 0) / 1000.0)
             tot[key] += int(d.get("io_bytes", 0))
             n = int(d.get("total_ios", 0))
             tot["ios"] += n
@@ -675,7 +742,7 @@ class FioTarget:
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
         text = self.job_text(job, log_prefix=stem)
         jobfile = self.workdir / f"{stem}.fio"
-        jobfile.write_text(text)
+        _write_job_file(jobfile, text)
         if self.dry_run:
             return PhaseResult(job=job, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
@@ -696,7 +763,7 @@ class FioTarget:
                 failure = log_note
         error = None
         if failure is not None:
-            error = self._fail_msg(job, jobfile, err_path, rc, failure)
+            error = self._fail_msg(job, jobfile, err_path, rc, failure, run.out_json)
             notes.insert(0, f"failed: {error}")
         if not data:
             ios = float(np.sum(series["iops"] * series["dt_s"]))
@@ -725,7 +792,7 @@ class FioTarget:
         path = self.real_path if not self.dry_run else self.path
         text = tofio.group_text(workload, index, path, stem, max(1, int(round(step.interval_s * 1000))), head)
         jobfile = self.workdir / f"{stem}.fio"
-        jobfile.write_text(text)
+        _write_job_file(jobfile, text)
         if self.dry_run:
             return PhaseResult(job=step, series=_empty_series(), totals={}, complete=False,
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
@@ -747,7 +814,7 @@ class FioTarget:
         series = self._group_series(step, stem, data, totals, notes)
         error = None
         if failure is not None:
-            error = self._fail_msg(step, jobfile, run.err_path, run.rc, failure)
+            error = self._fail_msg(step, jobfile, run.err_path, run.rc, failure, run.out_json)
             notes.insert(0, f"failed: {error}")
         totals.update(_direction_totals(data))
         complete = run.interrupted is None and error is None
@@ -782,7 +849,11 @@ class FioTarget:
                 run.failure = f"no JSON summary ({e})"
         run.totals, run.latency_us, ferr = _summarize(run.data) if run.data else ({}, {}, 0)
         if not interrupted and run.failure is None and (rc != 0 or ferr):
-            run.failure = f"fio error {ferr} ({os.strerror(ferr) if 0 < ferr < 200 else 'see its message'})" if ferr else ""
+            run.failure = _fio_error_text(ferr) if ferr else ""
+        if not interrupted and run.failure is None:
+            run.failure = _refusal(_fio_messages(err_path, out_json))
+        if not interrupted and run.failure is None and not run.totals.get("ios"):
+            run.failure = "it completed no IO"
         return run
 
     def _group_series(self, step: WorkloadStep, stem: str, data: dict | None, totals: dict,
@@ -909,10 +980,17 @@ class FioTarget:
                                     totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
                                     complete=False,
                                     notes=[f"interrupted by {why} while writing the replay file: nothing was replayed"])
-            except BaseException:
+            except BaseException as e:
                 writer.abort()
+                if isinstance(e, OSError) and e.errno in results.NO_ROOM_ERRNOS:  # no room for the replay file
+                    raise results.write_failed(e.filename or self.workdir / f"{stem}.blktrace", e) from e
                 raise
-            segments = writer.close()
+            try:
+                segments = writer.close()
+            except OSError as e:
+                if e.errno not in results.NO_ROOM_ERRNOS:
+                    raise
+                raise results.write_failed(e.filename or self.workdir / f"{stem}.blktrace", e) from e
             if drop_reason and writer.dropped_trims:
                 notes.append(f"{writer.dropped_trims:,} TRIM commands ({writer.dropped_trim_bytes:,} bytes) were not "
                              f"replayed: {drop_reason}")
@@ -921,7 +999,7 @@ class FioTarget:
                 old_file.unlink()
             for seg in segments:
                 seg.jobfile = self.workdir / f"{seg.stem}.fio"
-                seg.jobfile.write_text(self.replay_job_text(job, seg, len(segments), total))
+                _write_job_file(seg.jobfile, self.replay_job_text(job, seg, len(segments), total))
             if self.dry_run:
                 texts = [seg.jobfile.read_text() for seg in segments[:1]]
                 files = [str(s.jobfile) for s in segments]
@@ -1033,7 +1111,12 @@ class FioTarget:
         fio = _rp.fio_counts(data)
         if not interrupted and (rc != 0 or (fio and fio["error"])):
             raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc,
-                                          f"fio error {fio['error']}" if fio and fio["error"] else ""))
+                                          _fio_error_text(fio["error"]) if fio and fio["error"] else "", out_json))
+        refusal = None if interrupted else _refusal(_fio_messages(err_path, out_json))
+        if refusal:
+            raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, refusal, out_json))
+        if not interrupted and seg.counts[:3].sum() and not fio["counts"][:3].sum():
+            raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, "it completed no IO", out_json))
         if not interrupted and seg.counts[:3].sum() and not (self.workdir / f"{seg.stem}_clat.1.log").exists():
             raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, f"no completion log {seg.stem}_clat.1.log"))
         return fio
@@ -1075,16 +1158,14 @@ class FioTarget:
 
         return status
 
-    def _fail_msg(self, job, jobfile, err_path, rc, extra) -> str:
-        """One message for a failed fio run: target, phase, how fio ended, fio's own error line,
-        a hint, and the job file to rerun by hand."""
-        try:
-            err = err_path.read_text(errors="replace").strip()
-        except OSError:
-            err = ""
+    def _fail_msg(self, job, jobfile, err_path, rc, extra, out_json: Path | None = None) -> str:
+        """One message for a failed fio run: target, phase, how fio ended, fio's own error line
+        (from its stderr ``err_path`` and what precedes the JSON in ``out_json``), a hint, and
+        the job file to rerun by hand."""
+        err = _fio_messages(err_path, out_json)
         lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
-        errors = [ln for ln in lines if "error" in ln.lower() or ln.startswith("fio:")]
-        said = (errors or lines[-1:] or ["fio printed no message"])[0]
+        errors = fio_error_lines(err) or [ln for ln in lines if "error" in ln.lower() or ln.startswith("fio:")]
+        said = (errors or lines[-1:] or ["fio printed no message"])[0].rstrip(".")
         if len(said) > 300:
             said = said[:297] + "..."
         more = f" (+{len(errors) - 1} more error lines in {err_path})" if len(errors) > 1 else ""
@@ -1100,6 +1181,8 @@ class FioTarget:
             hint = " Run as root."
         elif "no space" in low or "error 28" in low:
             hint = " The filesystem under the target (or under a loop device's backing file) is full: free space."
+        elif "appears mounted" in low:
+            hint = f" Unmount {self.path} (and every partition of it) first: fio does not write to a mounted device."
         return (f"fio failed on {self.name} in phase {job.name!r} ({how}{', ' + extra if extra else ''}): {said}{more}."
                 f"{hint} Job file: {jobfile}; rerun it by hand with `cd {self.workdir} && fio {jobfile.name}`.")
 
