@@ -27,8 +27,25 @@ MiB = 1 << 20
 
 @pytest.fixture
 def mounted_loop(tmp_path):
-    """A 64 MiB loop device (``/dev/loopN``) holding an ext4 filesystem mounted at tmp_path/mnt."""
-    require_loops(("fio", "losetup", "mkfs.ext4", "mount", "umount"))
+    """A 64 MiB loop device (``/dev/loopN``) that the mount table lists as mounted at
+    tmp_path/mnt: a tmpfs whose source is named after the device. fio reads the mount table
+    and refuses it; the kernel does not claim the device, so the run can hold it and reach
+    fio once --destroy-data overrides the mount (a real mount is refused before fio runs:
+    the device cannot be held, see test_a_really_mounted_device_cannot_be_held)."""
+    require_loops(("fio", "losetup", "mount", "umount"))
+    img = tmp_path / "dev.img"
+    with open(img, "wb") as f:
+        f.truncate(64 * MiB)
+    dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        with mounted(["-t", "tmpfs", dev], tmp_path / "mnt"):
+            yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def test_a_really_mounted_device_cannot_be_held(tmp_path):
+    require_loops(("losetup", "mkfs.ext4", "mount", "umount"))
     img = tmp_path / "dev.img"
     with open(img, "wb") as f:
         f.truncate(64 * MiB)
@@ -36,7 +53,12 @@ def mounted_loop(tmp_path):
     try:
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
         with mounted([dev], tmp_path / "mnt"):
-            yield dev
+            out = tmp_path / "out"
+            proc = run_cli("consistency", "--target", dev, "--destroy-data", dev, "--purge", "none", "--duration", "1",
+                           "--out", str(out), "--no-progress", check=False)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr
+            assert f"refusing to write to {dev}: it cannot be held exclusively for the run" in proc.stderr
+            assert not out.exists()
     finally:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
 
