@@ -101,10 +101,44 @@ def test_known_onset_after_fob_plateau_and_decay():
 
 
 def test_pure_snia_rule_calls_the_fob_plateau_steady():
-    # Why analyze_iops skips the FOB phase: 5 flat rounds at 80K satisfy the SNIA rule.
-    res = analyze_iops(fob_decay_flat(), ss_skip_fob=False)
-    assert res["steady_state_onset_s"] == 0.0
-    assert res["steady_state_rounds"] == 5
+    # Why the level must hold to the end: 5 flat rounds at 80K satisfy the SNIA rule alone.
+    ss = steady_state_window(fob_decay_flat(), hold=False)
+    assert ss.onset_s == 0.0 and ss.last_round == 4
+    # held to the end, the plateau is no steady state, even without skipping the FOB phase
+    assert analyze_iops(fob_decay_flat(), ss_skip_fob=False)["steady_state_onset_s"] == 600.0
+
+
+@pytest.mark.parametrize("shape", ["step", "dip"])
+def test_a_level_that_moves_after_a_flat_stretch_is_never_steady(shape):
+    """Hand-made drifts of the kind a real drive shows (the default drive's 300 s medians went
+    3.7K -> 6.3K -> 5.4K): each flat stretch passes the SNIA window alone, the run does not."""
+    rng = np.random.default_rng(5)
+    t = np.arange(N, dtype=float)
+    level = {"step": np.where(t < 900, 3_750.0, 6_300.0),
+             "dip": np.where((t >= 1200) & (t < 1500), 4_000.0, 5_400.0)}[shape]
+    x = level * (1 + rng.uniform(-0.05, 0.05, N))
+    assert steady_state_window(x, hold=False) is not None  # the SNIA window alone passes somewhere
+    res = analyze_iops(x)
+    assert res["steady_state_onset_s"] is None or res["steady_state_onset_s"] >= {
+        "step": 900, "dip": 1500}[shape], res["steady_state_onset_s"]
+
+
+def test_stationary_noise_is_steady_early():
+    """Holding the level to the end costs noise nothing: with or without it, the onset is the
+    first window the SNIA rule accepts (a noisy first window may fail it, as before)."""
+    for seed in range(20):
+        x = np.random.default_rng(seed).uniform(5_000, 20_000, N)
+        ss = steady_state_window(x, hold=False)
+        assert analyze_iops(x, ss_skip_fob=False)["steady_state_onset_s"] == ss.onset_s <= 300, seed
+
+
+def test_write_amplification_that_drifts_keeps_the_drive_from_steady_state():
+    x = np.full(N, 10_000.0)
+    host = x * 4096
+    wa = np.where(np.arange(N) < 1000, 3.0, 4.5)  # IOPS flat, the drive's WA still climbing
+    assert analyze_iops(x)["steady_state_onset_s"] == 0.0
+    assert analyze_iops(x, host_bytes=host, nand_bytes=host * wa)["steady_state_onset_s"] == 1020.0
+    assert analyze_iops(x, host_bytes=host, nand_bytes=host * 3.0)["steady_state_onset_s"] == 0.0
 
 
 @pytest.mark.parametrize("ramp", [np.linspace(1_000, 100_000, N), np.linspace(100_000, 1_000, N)],

@@ -21,8 +21,15 @@ Metrics and their exact definitions (:func:`analyze_iops` returns them all):
   first interval that is below ``fob_drop_fraction`` (50%) of ``fob_iops`` *and* after which
   a strict majority of the next ``max(5, ceil(1% of the run))`` intervals (itself included)
   are below it too. ``None`` when the series never leaves the FOB level.
-* Steady state, see :func:`steady_state_window`: the SNIA SSS PTS rule on rounds of
-  ``round_s`` seconds. By default the search starts at the first round that begins at or
+* Steady state, see :func:`steady_state_window`: the SNIA SSS PTS rule (5-round window,
+  range of the round means <= 20 % of their mean, least-squares excursion <= 10 %) on rounds
+  of ``round_s`` seconds (60 s: long enough to average a drive's GC bursts), applied to
+  IOPS and, where the series has host and NAND bytes, to each round's write amplification.
+  The drive must *stay* steady: the onset is the start of the first window that meets the
+  rule and after which the level holds to the end of the run (the means of every later
+  5-round window within 20 % of each other, the least-squares excursion over the rest within
+  10 %), so a run whose level drifts or steps after a flat stretch has no steady state
+  ("not reached"); stationary noise averages out and passes. By default the search starts at the first round that begins at or
   after the end of the FOB phase (``ss_skip_fob``): a long FOB plateau (500 s on a Plextor
   M5M) is flat enough to pass the SNIA test although it is the opposite of steady state;
   SNIA avoids it by preconditioning, a torture test records it on purpose.
@@ -58,7 +65,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -264,6 +271,39 @@ def round_means(iops: Any, interval_s: float = 1.0, round_s: float = 60.0) -> np
         return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
 
+def _holds(rounds: np.ndarray, window_rounds: int, range_limit: float, slope_limit: float) -> bool:
+    """Whether the level stays put over ``rounds`` (a steady-state window's first round to
+    the end of the run): the means of every ``window_rounds`` consecutive rounds lie within
+    ``range_limit`` x their overall mean of each other, and the least-squares line through all
+    the rounds moves less than ``slope_limit`` x that mean from end to end. Stationary noise
+    passes (window means average it out); a level that drifts or steps after a flat stretch
+    does not."""
+    v = rounds[np.isfinite(rounds)]
+    if v.size < window_rounds:
+        return False
+    mean = float(v.mean())
+    if mean <= 0:
+        return False
+    means = np.lib.stride_tricks.sliding_window_view(v, window_rounds).mean(axis=1)
+    xc = np.arange(v.size, dtype=np.float64) - (v.size - 1) / 2.0
+    excursion = abs(float((v * xc).sum() / (xc * xc).sum())) * (v.size - 1)
+    tol = 1 + 1e-12
+    return bool(means.max() - means.min() <= range_limit * mean * tol and excursion <= slope_limit * mean * tol)
+
+
+def steady_state_rule(round_s: float, with_wa: bool) -> str:
+    """The steady-state rule a run was judged by, in words (for its summary and report)."""
+    return (f"SNIA rule (5 rounds of {round_s:g} s: range <= 20 % of the mean, least-squares excursion <= "
+            f"10 %) on IOPS{' and write amplification' if with_wa else ''}, and the level holding to the end")
+
+
+def round_sums(values: Any, per_round: int) -> np.ndarray:
+    """Sums of each full round of ``per_round`` intervals (a trailing partial round is dropped)."""
+    v = np.asarray(values, dtype=np.float64)
+    r = v.size // per_round
+    return v[: r * per_round].reshape(r, per_round).sum(axis=1) if r else np.zeros(0)
+
+
 @dataclass(frozen=True)
 class SteadyState:
     """The first window of rounds that meets the SNIA steady-state rule.
@@ -292,16 +332,23 @@ def steady_state_window(
     range_limit: float = 0.20,
     slope_limit: float = 0.10,
     start_s: float = 0.0,
+    also: Sequence[np.ndarray] = (),
+    hold: bool = True,
 ) -> SteadyState | None:
     """SNIA SSS PTS steady state on rounds of ``round_s`` seconds.
 
-    Split the series into rounds, take each round's mean IOPS, and return the first window
-    of ``window_rounds`` consecutive rounds, starting at or after ``start_s`` (rounds start
-    at multiples of ``round_s``), where (max - min of the round means) <= ``range_limit`` *
+    Split the series into rounds, take each round's mean IOPS; a window of ``window_rounds``
+    consecutive rounds, starting at or after ``start_s`` (rounds start at multiples of
+    ``round_s``), meets the rule when (max - min of the round means) <= ``range_limit`` *
     window mean and the excursion of the least-squares line through them,
-    |slope| * (window_rounds - 1), is <= ``slope_limit`` * window mean. The window mean must
-    be > 0 (a dead drive is not "steady"). ``None`` if no window qualifies, including when
-    the series holds fewer than ``window_rounds`` full rounds.
+    |slope| * (window_rounds - 1), is <= ``slope_limit`` * window mean, and the window mean
+    is > 0 (a dead drive is not "steady"). ``also``: other per-round series (e.g. each
+    round's write amplification) that must meet the same rule in the same window. Returns
+    the first window that meets it and, with ``hold`` (the default), from which the level
+    stays put to the end of the run (:func:`_holds`: the means of every later window within
+    ``range_limit`` of each other, the excursion over the rest within ``slope_limit``);
+    ``None`` if there is none, including when the series holds fewer than ``window_rounds``
+    full rounds.
     """
     if window_rounds < 2:
         raise ValueError(f"window_rounds must be >= 2 (a slope needs two rounds), got {window_rounds}")
@@ -312,20 +359,30 @@ def steady_state_window(
     w = window_rounds
     if means.size - r0 < w:
         return None
-    win = np.lib.stride_tricks.sliding_window_view(means[r0:], w)
-    avg = win.mean(axis=1)
-    rng = win.max(axis=1) - win.min(axis=1)
-    xc = np.arange(w, dtype=np.float64) - (w - 1) / 2.0
-    slope = (win * xc).sum(axis=1) / float((xc * xc).sum())
-    exc = np.abs(slope) * (w - 1)
-    tol = 1 + 1e-12
-    with np.errstate(invalid="ignore"):
-        ok = (
-            np.isfinite(avg)
-            & (avg > 0)
-            & (rng <= range_limit * avg * tol)
-            & (exc <= slope_limit * avg * tol)
-        )
+
+    def rule(rounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        win = np.lib.stride_tricks.sliding_window_view(rounds[r0:], w)
+        avg = win.mean(axis=1)
+        rng = win.max(axis=1) - win.min(axis=1)
+        xc = np.arange(w, dtype=np.float64) - (w - 1) / 2.0
+        slope = (win * xc).sum(axis=1) / float((xc * xc).sum())
+        exc = np.abs(slope) * (w - 1)
+        tol = 1 + 1e-12
+        with np.errstate(invalid="ignore"):
+            ok = (np.isfinite(avg) & (avg > 0) & (rng <= range_limit * avg * tol)
+                  & (exc <= slope_limit * avg * tol))
+        return ok, avg, rng, exc, slope
+
+    ok, avg, rng, exc, slope = rule(means)
+    for other in also:
+        other = np.asarray(other, dtype=np.float64)[: means.size]
+        if other.size < means.size:
+            other = np.concatenate([other, np.full(means.size - other.size, np.nan)])
+        ok &= rule(other)[0]
+    if hold:
+        series = [means] + [np.asarray(o, dtype=np.float64)[: means.size] for o in also]
+        for j in np.flatnonzero(ok):
+            ok[j] = all(_holds(v[r0 + j:], w, range_limit, slope_limit) for v in series)
     hits = np.flatnonzero(ok)
     if hits.size == 0:
         return None
@@ -596,8 +653,13 @@ def analyze_iops(
     fob_drop_fraction: float = 0.5,
     modes_min_ratio: float = 3.0,
     modes_min_share: float = 0.02,
+    host_bytes: Any = None,
+    nand_bytes: Any = None,
 ) -> dict[str, float | int | bool | None]:
     """All metrics of one IOPS series (one value per ``interval_s`` seconds), as a flat dict.
+    ``host_bytes`` and ``nand_bytes`` (per interval, where the target counts them): steady
+    state also needs each round's write amplification to meet the rule (see
+    :func:`steady_state_rule`).
 
     See the module docstring for every definition. Keys (units in the names):
 
@@ -648,6 +710,11 @@ def analyze_iops(
     out["fob_iops"] = fob.level_iops
     out["fob_duration_s"] = fob.duration_s
 
+    also = []
+    if host_bytes is not None and nand_bytes is not None:
+        host, nand = (round_sums(v, k_round) for v in (host_bytes, nand_bytes))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            also.append(np.where(host > 0, nand / host, np.nan))
     ss = steady_state_window(
         x,
         interval_s,
@@ -656,6 +723,7 @@ def analyze_iops(
         range_limit=range_limit,
         slope_limit=slope_limit,
         start_s=(fob.duration_s or 0.0) if ss_skip_fob else 0.0,
+        also=also,
     )
     out["rounds_total"] = int(n // k_round)
     if ss is None:

@@ -306,8 +306,9 @@ def consistency_figures(
     figs: dict[str, Figure] = {}
     views = {
         "log": ((0.0, run_end), True, "whole run, log scale"),
-        "steady_log": ((zoom_start_s, run_end), True, f"steady state from t={zoom_start_s:g} s, log scale"),
-        "steady_linear": ((zoom_start_s, run_end), False, f"steady state from t={zoom_start_s:g} s, linear scale"),
+        "steady_log": ((zoom_start_s, run_end), True, f"from t={zoom_start_s:g} s (the reviews' zoom), log scale"),
+        "steady_linear": ((zoom_start_s, run_end), False,
+                          f"from t={zoom_start_s:g} s (the reviews' zoom), linear scale"),
     }
     with matplotlib.rc_context(_RC):
         for view, (window, logy, subtitle) in views.items():

@@ -1089,7 +1089,7 @@ def _quick_facts(r: dict) -> str:
                              ("write_amplification", "WA", "")):
         v = s.get(key)
         if key == "steady_state_onset_s" and v is None and "steady_state_onset_s" in s:
-            parts.append("no steady state detected")
+            parts.append("steady state not reached")
             continue
         if v is not None:
             parts.append(f"{label} {format_value(v)}{unit}")

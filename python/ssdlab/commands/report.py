@@ -289,8 +289,9 @@ def print_metrics(m: dict, what: str) -> None:
           f"consistency score {_fmt(m['consistency_score'], '.2f')}")
     print(f"  zero-IOPS seconds {_fmt(m['zero_iops_seconds'], 'g')}  longest stall {_fmt(m['longest_stall_s'], 'g')} s")
     print(f"  fresh-out-of-box {_fmt(m['fob_iops'])} IOPS for {_fmt(m['fob_duration_s'], 'g')} s  "
-          f"steady state from {_fmt(m['steady_state_onset_s'], 'g')} s "
-          f"(mean {_fmt(m['steady_state_iops_mean'])} IOPS)")
+          + ("steady state not reached" if m["steady_state_onset_s"] is None else
+             f"steady state from {_fmt(m['steady_state_onset_s'], 'g')} s "
+             f"(mean {_fmt(m['steady_state_iops_mean'])} IOPS)"))
     if m.get("bimodal"):
         print(f"  bimodal: high mode {_fmt(m['high_mode_iops'])} IOPS {m['high_mode_share'] * 100:.1f}% of the time, "
               f"low mode {_fmt(m['low_mode_iops'])} IOPS; bursts {_fmt(m['burst_mean_s'], '.3g')} s "

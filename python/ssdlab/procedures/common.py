@@ -195,6 +195,7 @@ def endurance(summary: dict, capacity_bytes: int, measured: str = "whole random-
                                         profile.get("rated_pe_cycles"), geometry.get("physical_bytes"))
     out["write_amplification_basis"] = (
         f"steady state from {summary['steady_state_onset_s']:.0f} s" if steady is not None
+        else f"{measured}; no steady state was reached" if wa is not None and "steady_state_onset_s" in summary
         else measured if wa is not None else None)
     return out
 

@@ -110,8 +110,10 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     series = result.series
     rd.write_series("series", series)
     metrics = analysis.analyze_iops(series["iops"], result.job.interval_s, round_s=params.round_s,
-                                    bs_bytes=params.bs_bytes)
+                                    bs_bytes=params.bs_bytes, host_bytes=series.get("host_write_bytes"),
+                                    nand_bytes=series.get("nand_write_bytes"))
     summary.update(metrics)
+    summary["steady_state_rule"] = analysis.steady_state_rule(params.round_s, "nand_write_bytes" in series)
     summary["duration_s"] = result.totals["duration_s"]
     summary["host_write_bytes"] = result.totals["host_write_bytes"]
     summary["nand_write_bytes"] = result.totals.get("nand_write_bytes")
@@ -155,10 +157,12 @@ def show(s: dict) -> None:
     stall = ",.0f" if interval >= 1 else ",.1f"
     print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'], stall)}  longest stall "
           f"{_fmt(s['longest_stall_s'], stall)} s  "
-          f"steady state from {_fmt(s['steady_state_onset_s'])} s")
+          + ("steady state not reached" if s['steady_state_onset_s'] is None
+             else f"steady state from {_fmt(s['steady_state_onset_s'])} s"))
     if s.get("write_amplification") is not None:
-        print(f"  write amplification {s['write_amplification']:.2f} (steady state "
-              f"{_fmt(s.get('steady_state_write_amplification'), '.2f')})")
+        steady = s.get("steady_state_write_amplification")
+        print(f"  write amplification {s['write_amplification']:.2f}"
+              + (f" (steady state {steady:.2f})" if steady is not None else " (over the whole phase)"))
     show_endurance(s.get("endurance"))
 
 TEST = Test(
