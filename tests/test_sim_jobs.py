@@ -37,8 +37,8 @@ def test_job_totals_add_up_to_the_phase(reader_alone_and_shared):
     t = r.totals
     assert [j["name"] for j in t["jobs"]] == ["reader", "writer"]
     reader, writer = t["jobs"]
-    assert set(reader) == {"name", "read_ios", "read_bytes", "read_latency_us"}
-    assert set(writer) == {"name", "write_ios", "write_bytes", "write_latency_us"}
+    assert set(reader) == {"name", "queue_depth", "read_ios", "read_bytes", "read_latency_us"}
+    assert set(writer) == {"name", "queue_depth", "write_ios", "write_bytes", "write_latency_us"}
     assert reader["read_ios"] == t["read_ios"] and writer["write_ios"] == t["write_ios"]
     assert reader["read_bytes"] + writer.get("read_bytes", 0) == t["host_read_bytes"]
     assert writer["write_bytes"] == t["host_write_bytes"] == 4096 * t["write_ios"]

@@ -27,9 +27,12 @@
 //!   distribution, the random offsets of a direction visit every block (in units of its
 //!   `ba`) exactly once per pass over the span, in a seeded pseudo-random order that changes
 //!   every pass ([`RandomMap`]: a permutation in O(1) memory, as fio's
-//!   `random_generator=lfsr`, not a bitmap like fio's axmap). Approximations: a block size
-//!   larger than the block may cover blocks the pass visits later (fio would shrink the IO
-//!   to the free blocks), and sequential IOs of a mixed direction do not mark the map.
+//!   `random_generator=lfsr`). With several block sizes the pass is fio's axmap
+//!   ([`FreeMap`], one bit per block): a drawn block already done gives the next free one
+//!   (wrapping), and an IO is cut short at the first block the pass has done (fio's
+//!   `mark_random_map`), so each block is written once per pass and the pass moves exactly
+//!   the span's bytes; the job's directions share the map, as fio's one map per file.
+//!   Approximation: sequential IOs of a mixed direction do not mark the map.
 //!   Without it (the default, fio's `norandommap`) offsets are drawn with replacement: one
 //!   pass of single-block IOs leaves about 1/e of the blocks untouched.
 //! - **Block size** per IO from the direction's `bssplit` weights (fio's `bssplit`); a size
@@ -437,7 +440,11 @@ impl Plan {
             // Random offsets leave room for the smallest size (with the default alignment:
             // span / smallest blocks).
             let blocks = (span_units - smallest) / ba + 1;
-            let dist = if w.random_map { Dist::Map(RandomMap::new(blocks)) } else { Dist::new(&w.distribution, blocks, rng)? };
+            let dist = match (w.random_map, sizes.len() > 1) {
+                (true, true) => Dist::Free(FreeMap::new(blocks)),
+                (true, false) => Dist::Map(RandomMap::new(blocks)),
+                (false, _) => Dist::new(&w.distribution, blocks, rng)?,
+            };
             let single_size = if sizes.len() == 1 { sizes[0] } else { 0 };
             dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, smallest, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
         }
@@ -459,6 +466,16 @@ impl Plan {
         };
         let singles: Vec<usize> = (0..3).filter(|&i| shares[i] > 0.0).collect();
         let single = (singles.len() == 1).then(|| singles[0] as u8);
+        // fio's random map is one per file: directions that both keep one share the first's
+        // (when they count blocks alike).
+        let free: Vec<usize> = (0..3).filter(|&i| matches!(dirs[i].dist, Dist::Free(_))).collect();
+        if let [owner, rest @ ..] = free.as_slice() {
+            for &i in rest {
+                if (dirs[i].blocks, dirs[i].ba) == (dirs[*owner].blocks, dirs[*owner].ba) {
+                    dirs[i].dist = Dist::Shared(*owner as u8);
+                }
+            }
+        }
         let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors);
         let pacing = Pacing::new(w)?;
         Ok(Plan {
@@ -604,7 +621,8 @@ pub(crate) struct Generator {
 impl Generator {
     fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3], sectors: bool) -> Self {
         let uniform = single.map(|d| &dirs[d as usize]).and_then(|g| {
-            (!sectors && g.single_size != 0 && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform)).then_some((g.kind, g.blocks, g.ba))
+            (!sectors && g.single_size != 0 && g.ba == g.single_size && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform))
+                .then_some((g.kind, g.blocks, g.ba))
         });
         Generator { start_unit, span_units, single, cut, dirs, uniform, sectors }
     }
@@ -637,7 +655,7 @@ impl Generator {
             }
         };
         let span = self.span_units;
-        let g = &mut self.dirs[d];
+        let g = &self.dirs[d];
         let random = if g.random_fraction >= 1.0 {
             true
         } else if g.random_fraction <= 0.0 {
@@ -646,19 +664,31 @@ impl Generator {
             rng.unit_f64() < g.random_fraction
         };
         let (offset, units) = if random {
-            let b = match g.dist {
-                Dist::Uniform => rng.below(g.blocks),
-                _ => g.dist.draw_skewed(rng, g.blocks),
+            let (blocks, ba) = (g.blocks, g.ba);
+            // the direction's own distribution, or the random map it shares with another
+            let owner = match g.dist {
+                Dist::Shared(o) => o as usize,
+                _ => d,
             };
-            let offset = b * g.ba;
-            (offset, g.size_fitting(rng, span - offset))
+            let b = match &mut self.dirs[owner].dist {
+                Dist::Uniform => rng.below(blocks),
+                dist => dist.draw_skewed(rng, blocks),
+            };
+            let offset = b * ba;
+            let units = self.dirs[d].size_fitting(rng, span - offset);
+            match &mut self.dirs[owner].dist {
+                Dist::Free(m) => (offset, units.min(m.take(b, units.div_ceil(ba)) * ba)),
+                _ => (offset, units),
+            }
         } else {
+            let g = &mut self.dirs[d];
             let units = g.size(rng);
             if g.cursor + units > span {
                 g.cursor = 0;
             }
             (g.cursor, units)
         };
+        let g = &mut self.dirs[d];
         g.cursor = offset + units;
         Command { kind: g.kind, unit: self.start_unit + offset, units }
     }
@@ -739,6 +769,73 @@ enum Dist {
     Zoned { index: Box<[u16; 100]>, zones: Vec<(u64, u64)> },
     /// Uniform without replacement within a pass (fio's random map).
     Map(RandomMap),
+    /// fio's random map with several block sizes: a bitmap of the blocks done this pass.
+    Free(FreeMap),
+    /// The [`Dist::Free`] map of another direction (its index): fio keeps one random map per
+    /// file, which the job's reads and writes share.
+    Shared(u8),
+}
+
+/// fio's axmap for a pass with several block sizes: one bit per block (in units of `ba`,
+/// the smallest size), set once an IO covered it. A draw is uniform over `0..n`, moved to
+/// the next free block (wrapping) when the drawn one is done; [`FreeMap::take`] marks an
+/// IO's blocks up to the first done one. A new pass starts once every block is done.
+/// Memory: `n` / 8 bytes.
+pub(crate) struct FreeMap {
+    n: u64,
+    done: Vec<u64>,
+    left: u64,
+}
+
+impl FreeMap {
+    fn new(n: u64) -> Self {
+        FreeMap { n, done: vec![0; n.div_ceil(64) as usize], left: n }
+    }
+
+    #[inline]
+    fn is_done(&self, b: u64) -> bool {
+        self.done[(b / 64) as usize] >> (b % 64) & 1 == 1
+    }
+
+    /// A free block: uniform, or the next free one after a done block (wrapping).
+    fn draw(&mut self, rng: &mut Rng) -> u64 {
+        if self.left == 0 {
+            self.done.iter_mut().for_each(|w| *w = 0);
+            self.left = self.n;
+        }
+        let b = rng.below(self.n);
+        if !self.is_done(b) {
+            return b;
+        }
+        let words = self.done.len();
+        let first = (b / 64) as usize;
+        for k in 0..=words {
+            let i = (first + k) % words;
+            let mut free = !self.done[i];
+            if k == 0 {
+                free &= !0u64 << (b % 64); // at or after b in its own word
+            }
+            if i == words - 1 && self.n % 64 != 0 {
+                free &= (1u64 << (self.n % 64)) - 1;
+            }
+            if free != 0 {
+                return i as u64 * 64 + free.trailing_zeros() as u64;
+            }
+        }
+        unreachable!("a pass with blocks left has a free block")
+    }
+
+    /// Marks up to `nr` blocks from `b` (a free block) as done, stopping at the first done
+    /// one or the end; returns how many were marked (at least 1).
+    fn take(&mut self, b: u64, nr: u64) -> u64 {
+        let mut k = 0;
+        while k < nr && b + k < self.n && !self.is_done(b + k) {
+            self.done[((b + k) / 64) as usize] |= 1 << ((b + k) % 64);
+            k += 1;
+        }
+        self.left -= k;
+        k.max(1)
+    }
 }
 
 /// fio's random map without its bitmap: the block indices `0..n` in a pseudo-random order,
@@ -879,6 +976,8 @@ impl Dist {
         match self {
             Dist::Uniform => rng.below(n),
             Dist::Map(m) => m.draw(rng),
+            Dist::Free(m) => m.draw(rng),
+            Dist::Shared(_) => unreachable!("a shared map is drawn through its owner"),
             &mut Dist::Zipf { theta, zetan, alpha, eta, off } => {
                 let u = rng.unit_f64();
                 let z = u * zetan;
@@ -1016,6 +1115,40 @@ mod tests {
         let order: Vec<u64> = (0..1000).map(|_| m.draw(&mut rng)).collect();
         let mean_gap = order.windows(2).map(|w| w[0].abs_diff(w[1])).sum::<u64>() as f64 / 999.0;
         assert!((mean_gap / (1 << 20) as f64 - 1.0 / 3.0).abs() < 0.05, "mean gap {mean_gap}");
+    }
+
+    /// fio's random map with several sizes: a pass covers every block exactly once, IOs cut
+    /// short at blocks already done (so the pass moves exactly the span), reads and writes
+    /// sharing the map; IOs shrink as the pass fills.
+    #[test]
+    fn a_pass_with_several_sizes_covers_each_block_once_cutting_ios_short() {
+        let span = 4096u64;
+        let mut w = Workload { read_fraction: 0.5, random_map: true, span_bytes: Some(4096 * span), ..Workload::default() };
+        for mix in [&mut w.read, &mut w.write] {
+            mix.bssplit = vec![BlockSize { bs_bytes: 4096, weight: 30 }, BlockSize { bs_bytes: 65536, weight: 70 }];
+        }
+        let mut rng = Rng::new(11);
+        let mut p = Plan::of_workload(&w, &geo(), &mut rng).unwrap();
+        for pass in 0..2 {
+            let mut seen = vec![false; span as usize];
+            let (mut units, mut first_half, mut n_first, mut second_half, mut n_second) = (0u64, 0u64, 0u64, 0u64, 0u64);
+            while units < span {
+                let c = p.gen.next(&mut rng);
+                for u in c.unit..c.unit + c.units {
+                    assert!(!std::mem::replace(&mut seen[u as usize], true), "pass {pass}: unit {u} twice");
+                }
+                if units < span / 2 {
+                    (first_half, n_first) = (first_half + c.units, n_first + 1);
+                } else {
+                    (second_half, n_second) = (second_half + c.units, n_second + 1);
+                }
+                units += c.units;
+            }
+            assert_eq!(units, span, "the pass moves exactly the span");
+            assert!(seen.iter().all(|&s| s));
+            let (early, late) = (first_half as f64 / n_first as f64, second_half as f64 / n_second as f64);
+            assert!(early > 1.5 * late, "pass {pass}: IOs do not shrink as the map fills ({early:.2} -> {late:.2})");
+        }
     }
 
     #[test]

@@ -151,6 +151,17 @@ fn block_size_splits_come_in_their_weights_and_sizes_off_the_sector_grid_are_ref
     assert!(!sim.phase_running());
 }
 
+/// An offset alignment (`ba`) larger than the block size aligns the offsets and keeps the
+/// IOs' size: a plain random pattern's lean source must not take `ba` for the size.
+#[test]
+fn a_larger_alignment_keeps_the_block_size() {
+    let mut sim = Simulation::new(&small(&[], 1.5), 1).unwrap();
+    let mut w = Workload { io_bytes: Some(8 << 20), ..randwrite() };
+    w.write.ba_bytes = Some(8192);
+    let r = sim.run_workload(&w).unwrap();
+    assert_eq!((r.total_ios, r.host_write_bytes), (2048, 8 << 20), "4 KiB IOs, 8 MiB");
+}
+
 /// Mapped units of the span after one span's worth of 4 KiB writes on a fresh drive.
 fn coverage(random_fraction: f64) -> f64 {
     let cfg = small(&[], 1.5);

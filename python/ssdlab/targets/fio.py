@@ -1477,7 +1477,7 @@ def _direction_totals(data: dict | None) -> dict:
     per_job = []
     summed: dict[str, dict[float, float]] = {}
     for j in (data or {}).get("jobs") or []:
-        row: dict = {"name": j.get("jobname")}
+        row: dict = {"name": j.get("jobname"), "queue_depth": _queue_depth(j.get("iodepth_level"))}
         for d in DIRECTIONS:
             dd = j.get(d) or {}
             n = int(dd.get("total_ios", 0) or 0)
@@ -1496,6 +1496,15 @@ def _direction_totals(data: dict | None) -> dict:
         out[f"{d}_latency_us"] = fio_logs.bins_percentiles_us(bins)
     out["jobs"] = per_job
     return out
+
+
+def _queue_depth(levels: dict | None) -> int | None:
+    """The queue depth a fio job mostly ran at: the bucket of fio's ``iodepth_level`` (percent
+    of the time at 1, 2, 4, 8, 16, 32, >=64 IOs in flight) holding the most time."""
+    if not levels:
+        return None
+    share = {int(k.lstrip(">=")): float(v) for k, v in levels.items() if k.lstrip(">=").isdigit()}
+    return max(share, key=lambda k: (share[k], k)) if any(share.values()) else None
 
 
 def _replay_totals(counts: np.ndarray, nbytes: np.ndarray, duration_s: float) -> dict:

@@ -292,7 +292,7 @@ class SimTarget:
         totals["idle_gaps"] = int(raw["idle_gaps"])
         totals["idle_s"] = float(raw["idle_s"])
         job_specs = phase.params.get("jobs") or [phase.params]
-        totals["jobs"] = [_job_totals(job, _shares(spec)) for job, spec in zip(raw["jobs"], job_specs)]
+        totals["jobs"] = [_job_totals(job, spec) for job, spec in zip(raw["jobs"], job_specs)]
         return PhaseResult(job=phase, series=series, totals=totals, latency_us=latency_us)
 
     def _idle(self, job: JobSpec) -> PhaseResult:
@@ -318,10 +318,12 @@ class SimTarget:
         return PhaseResult(job=job, series=series, totals=totals)
 
 
-def _job_totals(job: dict, shares: dict[str, float]) -> dict:
-    """One job's totals from ``finish_phase``'s ``jobs``: its name and, per direction it ran
-    or has a share in, ``{dir}_ios``, ``{dir}_bytes``, ``{dir}_latency_us``."""
-    out: dict = {"name": job["name"]}
+def _job_totals(job: dict, spec: Mapping[str, object]) -> dict:
+    """One job's totals from ``finish_phase``'s ``jobs`` and its workload keys ``spec``: its
+    name, ``queue_depth`` (IOs it kept outstanding at most) and, per direction it ran or has a
+    share in, ``{dir}_ios``, ``{dir}_bytes``, ``{dir}_latency_us``."""
+    out: dict = {"name": job["name"], "queue_depth": int(spec["qd"]) if spec.get("qd") else None}
+    shares = _shares(spec)
     for direction in DIRECTIONS:
         d = job["directions"][direction]
         if not d["total_ios"] and not shares[direction]:

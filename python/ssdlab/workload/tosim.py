@@ -186,9 +186,6 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     if job.random and not job.norandommap and dist.kind == "random":
         # fio's random map: every block of the region once per pass, in random order
         keys["random_map"] = True
-        if any(len(_bs_weights(job, i)) > 1 for i, d in enumerate(DIRECTIONS) if d in dirs):
-            notes.append(f"{job.name}: with several block sizes, fio shortens an IO that would overlap blocks "
-                         "already used in the pass; the simulator keeps its size")
     # End conditions, as fio: time_based runs for runtime; otherwise the region (or io_size)
     # times loops, cut short by runtime or number_ios.
     if job.time_based and job.runtime_us:
