@@ -7,6 +7,13 @@ spans in percent of the target's capacity.
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m ssdlab.cli`: stop handlers first, then the imports below
+    import sys
+
+    from ssdlab.entry import main as _entry
+
+    sys.exit(_entry())
+
 import argparse
 import functools
 import importlib
@@ -187,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    # SIGTERM behaves like Ctrl-C: stop, keep what was measured, mark it incomplete.
+    # SIGTERM and SIGHUP behave like Ctrl-C: stop, keep what was measured, mark it incomplete
+    # (a request held since the entry point started is raised here).
     stop.install()
     try:
         status = args.func(args)
@@ -207,6 +215,3 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
 
-
-if __name__ == "__main__":
-    sys.exit(main())
