@@ -48,7 +48,7 @@ def test_dry_run_prints_fio_jobs_and_creates_nothing(tmp_path):
                    env=env)
     assert "rw=randwrite" in proc.stdout and "iodepth=32" in proc.stdout and "direct=1" in proc.stdout
     assert not (tmp_path / "d").exists()
-    assert not loops_backed_in(scratch)
+    assert not loops_backed_in(scratch) and not list(scratch.iterdir())  # not even an empty temporary folder
 
 
 def test_gate_refuses_a_device_with_a_filesystem_unless_named_in_destroy_flag(tmp_path):
