@@ -21,8 +21,18 @@ demo: setup
 
 test: setup test-rust test-python test-fuzz
 
+# Each Rust test gets a time limit: cargo-nextest kills one that runs past .config/nextest.toml's
+# limit (nextest runs no doctests: cargo test runs those). Without nextest, cargo test runs
+# under `timeout`, which limits the whole run to RUST_TEST_S seconds.
+RUST_CRATES := -p ssdrng -p ssdsim -p ssdtrace
+RUST_TEST_S ?= 3600
+
 test-rust:
-	cargo test --release -p ssdrng -p ssdsim -p ssdtrace
+	@if cargo nextest --version >/dev/null 2>&1; then \
+		set -x; cargo nextest run --release $(RUST_CRATES) && timeout $(RUST_TEST_S) cargo test --release --doc $(RUST_CRATES); \
+	else \
+		set -x; timeout $(RUST_TEST_S) cargo test --release $(RUST_CRATES); \
+	fi
 
 test-python:
 	$(PY) -m pytest -q -p no:cacheprovider tests

@@ -40,8 +40,10 @@ fi
 stamp=.venv/.ssdlab-deps
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest selenium dask distributed
+    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest pytest-timeout selenium dask distributed
     touch "$stamp"
 fi
+# cargo-nextest (`make test-rust` then gives each Rust test a time limit) is not installed here:
+# building it takes minutes. `cargo install cargo-nextest --locked` adds it.
 # Build the native module and install the package (editable: python/ is used in place).
 .venv/bin/maturin develop --release -q >/dev/null

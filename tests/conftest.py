@@ -121,6 +121,23 @@ def mounted(args: list[str], where: Path):
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+def loops_backed_in(directory) -> dict[str, str]:
+    """The loop devices attached over a file in ``directory`` (/dev/loopN -> the backing
+    file's path; ssdlab unlinks its backing files, which still count): what a test that made
+    its loop devices there left behind, whatever other programs attach or detach meanwhile."""
+    from ssdlab.targets.loop import _loop_backing_files
+
+    inside = os.path.realpath(directory) + os.sep
+    return {dev: f for dev, f in _loop_backing_files().items() if f.startswith(inside)}
+
+
+def loops_backed_by(path) -> list[str]:
+    """The loop devices attached over file ``path`` (unlinked or not)."""
+    from ssdlab.targets.loop import _loop_backing_files
+
+    return [dev for dev, f in _loop_backing_files().items() if f == os.fspath(path)]
+
+
 @pytest.fixture(scope="module")
 def loops_ok():
     """Loop devices and fio are usable (see :func:`require_loops`)."""

@@ -7,7 +7,6 @@ FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import textwrap
@@ -20,8 +19,7 @@ from ssdlab.targets.base import OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, ReplayJob,
 from ssdlab.targets.fio import FioTarget, LoopTarget
 from ssdlab.targets.fio_replay import (BLKTRACE_DTYPE, Segment, SegmentWriter, WindowAccumulator, check_chunk,
                                        read_blktrace, segment_completions)
-from conftest import interrupt_fio_child
-from ssdlab.targets.loop import _loop_backing_files
+from conftest import interrupt_fio_child, loops_backed_by, loops_backed_in
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -215,7 +213,7 @@ def test_replay_data_lands_and_trim_deallocates(loops_ok, tmp_path):
             "writes": len(a) + len(b) + len(c), "trims": 8, "reads": 16, "flushes": 3}
         assert r.totals["host_read_bytes"] == 4 * MiB and r.totals["trim_bytes"] == 8 * MiB
         subprocess.run(["sync"], check=True)
-        with open(t.loop.backing_file, "rb") as f:
+        with open(t.loop.backing_fd_path, "rb") as f:
             region_a = np.frombuffer(f.read(4 * MiB), dtype=np.uint8).reshape(-1, 4096)
             f.seek(8 * MiB)
             region_b = np.frombuffer(f.read(8 * MiB), dtype=np.uint8)
@@ -257,9 +255,10 @@ def test_replay_on_file_leaves_trims_out(need_fio, tmp_path):
 
 
 def test_replay_dry_run_writes_files_and_runs_nothing(tmp_path):
-    before = _loop_backing_files()
+    loops = tmp_path / "loops"
+    loops.mkdir()
     op, off, ln = mixed_commands(1500, 60 * MiB, seed=4)
-    t = LoopTarget("64M", tmp_path, dry_run=True)
+    t = LoopTarget("64M", tmp_path, dry_run=True, directory=loops)
     r = t.replay(ReplayJob("dry", qd=8, window_commands=100), chunked(op, off, ln, 400))
     assert not r.complete and r.notes[0] == "dry run: nothing was run" and r.totals == {}
     assert len(r.series["commands"]) == 0
@@ -272,7 +271,7 @@ def test_replay_dry_run_writes_files_and_runs_nothing(tmp_path):
     for k in range(3):
         np.testing.assert_array_equal(back[k], (op, off, ln)[k])
     assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.log"))  # fio never ran
-    assert _loop_backing_files() == before  # no loop device was made
+    assert not loops_backed_in(loops) and not list(loops.iterdir())  # no loop device was made
     t.close()
 
 
@@ -319,4 +318,4 @@ def test_replay_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
     assert (tmp_path / "wd" / "001_long.p001_clat.1.log").exists()  # fio wrote its log on exit
     assert not (tmp_path / "wd" / "001_long.p010.json").exists()  # later runs never started
     assert any("of 10 fio runs" in x for x in res["notes"]), res["notes"]
-    assert not os.path.exists(backing)  # the loop device was cleaned up
+    assert not loops_backed_by(backing)  # the loop device was detached

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -17,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import hist_row, interrupt_fio_child
+from conftest import PYTHON_DIR, hist_row, interrupt_fio_child, loops_backed_by, loops_backed_in
 from ssdlab.targets.base import JobSpec, PhaseResult
 from ssdlab import fio_logs
 from ssdlab.targets.fio import FioError, FioTarget, LoopTarget, open_target, parse_fio_json
-from ssdlab.targets.loop import LoopDevice, _loop_backing_files, format_size, parse_size
+from ssdlab.targets.loop import LoopDevice, format_size, parse_size
 from ssdlab.targets.safety import UnsafeTargetError
 
 MiB = 1 << 20
@@ -75,12 +76,52 @@ def test_bad_target_names(tmp_path):
         FioTarget("file:/dev/loop0", tmp_path, size_bytes=MiB)
 
 
+# ============================================================================ loop devices
+
+
+@pytest.mark.parametrize("attach", ["LOOP_CONFIGURE", "LOOP_SET_FD"])
+def test_a_loop_device_s_backing_file_has_no_name(loops_ok, tmp_path, monkeypatch, attach):
+    """The backing file is unlinked at once (its directory stays empty; the kernel shows it
+    '(deleted)'); autoclear and direct I/O are on; close detaches it. LOOP_SET_FD, then the
+    flags, on kernels without LOOP_CONFIGURE (< 5.8)."""
+    if attach == "LOOP_SET_FD":
+        monkeypatch.setattr("ssdlab.targets.loop._LOOP_CONFIGURE", 0x4CFF)  # no such ioctl
+    with LoopDevice(parse_size("8MiB"), directory=tmp_path) as lo:
+        assert not list(tmp_path.iterdir())
+        assert loops_backed_in(tmp_path) == {lo.path: lo.backing_file}
+        assert lo.info()["autoclear"] and lo.info()["dio"] and not lo.warnings
+        with open(lo.path, "r+b", buffering=0) as dev:
+            dev.write(bytes(range(256)) * 4096)  # 1 MiB
+            os.fsync(dev.fileno())
+        assert lo.allocated_bytes() >= MiB
+        assert Path(lo.backing_fd_path).read_bytes()[:MiB] == bytes(range(256)) * 4096
+    assert not loops_backed_in(tmp_path) and lo.allocated_bytes() == 0
+
+
+def test_a_killed_process_leaves_no_loop_device_and_no_file(loops_ok, tmp_path):
+    """SIGKILL (no cleanup code runs): the kernel detaches the device (autoclear) and frees
+    the file (no name)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom ssdlab.targets.loop import LoopDevice, parse_size\n"
+         "lo = LoopDevice(parse_size('8MiB'), directory=sys.argv[1]).create()\nprint(lo.path, flush=True)\n"
+         "time.sleep(60)\n", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": PYTHON_DIR})
+    try:
+        dev = child.stdout.readline().strip()
+        assert loops_backed_in(tmp_path).keys() == {dev}
+    finally:
+        child.kill()
+        child.wait()
+    assert not loops_backed_in(tmp_path) and not list(tmp_path.iterdir())
+
+
 # ============================================================================ dry run
 
 
 def test_dry_run_job_file_has_the_review_options(tmp_path):
-    t = LoopTarget("1GiB", tmp_path, dry_run=True)
-    before = _loop_backing_files()
+    loops = tmp_path / "loops"
+    loops.mkdir()
+    t = LoopTarget("1GiB", tmp_path, dry_run=True, directory=loops)
     job = JobSpec("torture", "randwrite", bs_bytes=4096, qd=32, duration_s=2000, interval_s=1.0)
     r = t.run_phase(job)
     assert isinstance(r, PhaseResult) and not r.complete and len(r.series["t_s"]) == 0
@@ -96,7 +137,7 @@ def test_dry_run_job_file_has_the_review_options(tmp_path):
     purge = t.purge()
     assert purge["method"] == "blkdiscard" and purge["dry_run"]
     assert "all 1,073,741,824 bytes of /dev/loopN" in purge["command"] and "--force" not in purge["command"]
-    assert _loop_backing_files() == before  # no loop device was made
+    assert not loops_backed_in(loops) and not list(loops.iterdir())  # no loop device was made
     assert not list(tmp_path.glob("*.json"))  # fio never ran
     with pytest.raises(ValueError, match="does not fit"):
         t.job_text(JobSpec("big", "write", span_bytes=2 << 30))
@@ -105,8 +146,8 @@ def test_dry_run_job_file_has_the_review_options(tmp_path):
 def test_dry_run_touches_nothing_and_reports_refusal(loops_ok, tmp_path):
     with LoopDevice(parse_size("16MiB")) as lo:
         subprocess.run(["mkfs.ext4", "-q", "-F", lo.path], check=True, capture_output=True)
-        digest = hashlib.sha256(Path(lo.backing_file).read_bytes()).hexdigest()
-        blocks = os.stat(lo.backing_file).st_blocks
+        digest = hashlib.sha256(Path(lo.backing_fd_path).read_bytes()).hexdigest()
+        blocks = lo.allocated_bytes()
         t = FioTarget(lo.path, tmp_path, dry_run=True)  # an unsafe device: dry-run reports, does not raise
         assert t.refused and "ext4" in t.refused and "refused" in t.describe()
         r = t.run_phase(JobSpec("torture", "randwrite", duration_s=5))
@@ -114,8 +155,8 @@ def test_dry_run_touches_nothing_and_reports_refusal(loops_ok, tmp_path):
         assert f"filename={lo.path}" in r.notes[-1]
         t.purge()
         t.run_phase(JobSpec("trim", "trim", bs_bytes=MiB))
-        assert hashlib.sha256(Path(lo.backing_file).read_bytes()).hexdigest() == digest
-        assert os.stat(lo.backing_file).st_blocks == blocks
+        assert hashlib.sha256(Path(lo.backing_fd_path).read_bytes()).hexdigest() == digest
+        assert lo.allocated_bytes() == blocks
         assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.log"))
 
 
@@ -163,9 +204,9 @@ def test_consistency_like_run_on_loop(loops_ok, tmp_path):
             assert (tmp_path / f).exists(), f
         d = t.describe()
         assert d["kind"] == "loop" and d["fio_version"].startswith("fio-") and d["ioengine"] in ("io_uring", "libaio")
-        dev, backing = t.path, t.loop.backing_file
-    assert not os.path.exists(backing)
-    assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout
+        backing = t.loop.backing_file
+        assert loops_backed_by(backing) == [t.path]
+    assert not loops_backed_by(backing)  # detached
 
 
 def test_trim_deallocates_on_loop(loops_ok, tmp_path):
@@ -251,8 +292,7 @@ def test_interrupt_keeps_partial_results(loops_ok, tmp_path, sig):
     assert any("interrupted" in n for n in res["notes"])
     assert stop_s < 15  # fio stopped, it did not run its 60 s
     assert (tmp_path / "wd" / "001_torture_clat_hist.1.log").exists()  # fio wrote its log on exit
-    assert not os.path.exists(backing)  # the loop device was cleaned up
-    assert dev not in subprocess.run(["losetup", "--list"], capture_output=True, text=True).stdout
+    assert not loops_backed_by(backing)  # the loop device was detached
 
 
 def test_timed_phase_series_covers_the_job_duration(tmp_path):

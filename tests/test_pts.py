@@ -81,6 +81,7 @@ def test_cbw_is_the_jesd219_mix():
 
 
 # ---------------------------------------------------------------------------- the suite
+@pytest.mark.timeout(600)  # ~60 s on 2 busy cores
 def test_whole_suite_on_a_small_simulated_drive(tmp_path):
     out = tmp_path / "pts"
     proc = run_cli("pts", "--out", str(out), *set_args(), *SHORT)
@@ -171,6 +172,7 @@ def test_tp_agrees_with_sweep(tmp_path):
 
 
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+@pytest.mark.timeout(600)  # ~65 s on 2 busy cores
 def test_pts_on_a_loop_device_end_to_end(tmp_path, loops_ok):
     out = tmp_path / "loop"
     run_cli("pts", "--target", "loop:256M", "--test", "tp,wsat", "--round-s", "1", "--max-rounds", "5",

@@ -6,25 +6,29 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from ssdlab.results import read_series
 
-from conftest import run_cli
+from conftest import loops_backed_in, run_cli
 
 pytestmark = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 
 
-def _loops() -> set[str]:
-    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=True).stdout
-    return {line.split(":")[0] for line in out.splitlines()}
+def _scratch(tmp_path) -> tuple[Path, dict]:
+    """A directory of the run's own for its loop devices' backing files and temporary files,
+    and the environment that points the command there."""
+    d = tmp_path / "scratch"
+    d.mkdir()
+    return d, {"SSDLAB_LOOP_DIR": str(d), "TMPDIR": str(d)}
 
 
 def test_consistency_on_a_loop_device_end_to_end(tmp_path):
-    before = _loops()
+    scratch, env = _scratch(tmp_path)
     out = tmp_path / "loop"
-    run_cli("consistency", "--target", "loop:128M", "--duration", "3", "--out", str(out), "--no-progress")
+    run_cli("consistency", "--target", "loop:128M", "--duration", "3", "--out", str(out), "--no-progress", env=env)
     s = json.loads((out / "summary.json").read_text())
     assert s["target"] == "loop:128M" and s["complete"] is True
     assert s["purge"]["method"] == "blkdiscard"
@@ -34,15 +38,17 @@ def test_consistency_on_a_loop_device_end_to_end(tmp_path):
     assert s["write_amplification"] is None  # a loop device has no NAND counters
     kept = {p.name for p in (out / "fio").iterdir()}
     assert any(n.endswith(".fio") for n in kept) and any(n.endswith(".json") for n in kept)
-    assert _loops() == before, "the loop device must be removed after the run"
+    assert not loops_backed_in(scratch), "the loop device must be removed after the run"
+    assert not list(scratch.iterdir())
 
 
 def test_dry_run_prints_fio_jobs_and_creates_nothing(tmp_path):
-    before = _loops()
-    proc = run_cli("consistency", "--target", "loop:64M", "--duration", "3", "--out", str(tmp_path / "d"), "--dry-run")
+    scratch, env = _scratch(tmp_path)
+    proc = run_cli("consistency", "--target", "loop:64M", "--duration", "3", "--out", str(tmp_path / "d"), "--dry-run",
+                   env=env)
     assert "rw=randwrite" in proc.stdout and "iodepth=32" in proc.stdout and "direct=1" in proc.stdout
     assert not (tmp_path / "d").exists()
-    assert _loops() == before
+    assert not loops_backed_in(scratch) and not list(scratch.iterdir())  # not even an empty temporary folder
 
 
 def test_gate_refuses_a_device_with_a_filesystem_unless_named_in_destroy_flag(tmp_path):

@@ -164,10 +164,18 @@ def test_file_gate(tmp_path, loops_ok):
         check_file("/dev/null")
     with pytest.raises(UnsafeTargetError, match="does not exist"):
         check_file(str(tmp_path / "nodir" / "x.img"))
-    # a file that backs a loop device is refused unless named in the destroy flag
-    with LoopDevice(parse_size("8MiB")) as lo:
+    # a file that backs a loop device is refused unless named in the destroy flag (attached by
+    # hand: ssdlab's own loop devices unlink their backing files, so no path names those)
+    img = tmp_path / "backing.img"
+    img.write_bytes(b"\0" * (1 << 20))
+    dev = subprocess.run(["losetup", "--find", "--show", str(img)], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    try:
         with pytest.raises(UnsafeTargetError) as ei:
-            check_file(lo.backing_file)
-        assert f"backs loop device {lo.path}" in str(ei.value)
-        assert f"--destroy-data {lo.backing_file}" in str(ei.value)
-        assert check_file(lo.backing_file, destroy=lo.backing_file) is None
+            check_file(str(img))
+        assert f"backs loop device {dev}" in str(ei.value)
+        assert f"--destroy-data {img}" in str(ei.value)
+        assert check_file(str(img), destroy=str(img)) is None
+    finally:
+        subprocess.run(["losetup", "--detach", dev], capture_output=True)
+    assert check_file(str(img)) is None

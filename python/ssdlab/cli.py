@@ -7,6 +7,13 @@ spans in percent of the target's capacity.
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m ssdlab.cli`: stop handlers first, then the imports below
+    import sys
+
+    from ssdlab.entry import main as _entry
+
+    sys.exit(_entry())
+
 import argparse
 import functools
 import importlib
@@ -227,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    # SIGTERM behaves like Ctrl-C: stop, keep what was measured, mark it incomplete.
+    # SIGTERM and SIGHUP behave like Ctrl-C: stop, keep what was measured, mark it incomplete
+    # (a request held since the entry point started is raised here).
     stop.install()
     try:
         status = args.func(args)
@@ -255,6 +263,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ssdlab: error: {results.write_failed(e.filename or '.', e)}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main())

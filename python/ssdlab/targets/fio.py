@@ -70,7 +70,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .. import fio_logs, results
+from .. import fio_logs, results, stop
 from ..errors import UserError
 from ..journal import FIO_STATUS_S
 from . import fio_replay as _rp
@@ -108,26 +108,51 @@ class FioError(UserError):
 
 
 class _Terminate(BaseException):
-    """Raised in the main thread by our SIGTERM handler while a phase runs."""
+    """Raised in the main thread by our SIGTERM and SIGHUP handler while a phase runs;
+    ``str()`` is the signal's name."""
+
+    stop_request = True  # dropped quietly where it cannot be raised (ssdlab.stop)
+
+    def __str__(self) -> str:
+        return signal.Signals(self.args[0]).name if self.args else "SIGTERM"
 
 
 @contextlib.contextmanager
 def _sigterm_raises():
-    """While inside, SIGTERM raises :class:`_Terminate` in the main thread (so a phase can stop
-    fio cleanly and keep its logs, as on Ctrl-C); the previous handler is restored on exit.
-    Outside the main thread (signals cannot be handled there) it does nothing."""
+    """While inside, SIGTERM and SIGHUP raise :class:`_Terminate` in the main thread (so a
+    phase can stop fio cleanly and keep its logs, as on Ctrl-C); the previous handlers are
+    restored on exit. Yields the list of the signals that came, so that one whose
+    _Terminate was swallowed (raised inside a finalizer) can be raised again. Outside the
+    main thread (signals cannot be handled there) it does nothing."""
+    came: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield came
         return
 
     def _on_term(signum, frame):
-        raise _Terminate()
+        came.append(signum)
+        if not stop.hold(signum):
+            raise _Terminate(signum)
 
-    old = signal.signal(signal.SIGTERM, _on_term)
+    _on_term.holds = True
+    old = {}
     try:
-        yield
+        with stop.held():  # both handlers change, or neither
+            old = {signum: signal.signal(signum, _on_term) for signum in (signal.SIGTERM, signal.SIGHUP)}
+        yield came
     finally:
-        signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+        with stop.held():
+            for signum, handler in old.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _raise_again(terminated: list[int]) -> None:
+    """Raises again a stop request whose exception a finalizer or a weakref callback
+    swallowed: Ctrl-C (:func:`ssdlab.stop.check`), or a signal in ``terminated`` (what
+    :func:`_sigterm_raises` yields)."""
+    stop.check()
+    if terminated:
+        raise _Terminate(terminated[0])
 
 
 # ============================================================================ log parsing
@@ -403,11 +428,54 @@ def _fio_escape(path: str) -> str:
     return path.replace(":", "\\:")
 
 
-def _set_pdeathsig() -> None:  # runs in the child before exec
+def _die_with_us(sig: int = signal.SIGTERM):
+    """A ``preexec_fn`` by which the child gets ``sig`` when this process ends, however it
+    ends (PR_SET_PDEATHSIG), and exits at once if this process is already gone."""
+    parent = os.getpid()
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None
+
+    def preexec() -> None:  # runs in the child before exec
+        if prctl is not None:
+            prctl(1, sig)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+def _run_briefly(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+    """Runs a short fio command (``--version``, a probe) and returns its output. fio is
+    killed with this process (SIGKILL: there is nothing to keep), and killed and reaped
+    here when a stop request or the timeout interrupts it."""
+    proc = None
+    try:
+        with stop.held():
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True, preexec_fn=_die_with_us(signal.SIGKILL))
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        if proc is not None:
+            with stop.held():
+                proc.kill()
+                proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _kill_fio(proc: subprocess.Popen) -> None:
+    """SIGKILLs fio and its job processes: they run in sessions of their own, and a job
+    process whose fio was killed would wait for it forever."""
+    jobs = []
+    for children in glob.glob(f"/proc/{proc.pid}/task/*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            jobs += [int(pid) for pid in Path(children).read_text().split()]
+    for pid in jobs:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.kill()
 
 
 def _find_fio(fio: str) -> str:
@@ -420,7 +488,7 @@ def _find_fio(fio: str) -> str:
 def fio_version(fio: str = "fio") -> str:
     exe = _find_fio(fio)
     if exe not in _VERSION_CACHE:
-        r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        r = _run_briefly([exe, "--version"], timeout_s=30)
         _VERSION_CACHE[exe] = r.stdout.strip() or r.stderr.strip()
     return _VERSION_CACHE[exe]
 
@@ -436,11 +504,13 @@ def probe_ioengine(filename: str, fio: str = "fio") -> str:
         return _ENGINE_CACHE[exe]
     errors = []
     for eng in _ENGINES:
+        # --thread: one process, so killing fio ends its job too (a job process whose fio
+        # was killed waits for it forever)
         cmd = [exe, "--name=ssdlab-probe", f"--filename={_fio_escape(filename)}", f"--ioengine={eng}",
-               "--rw=read", "--bs=4k", "--size=4k", "--iodepth=1", "--direct=1", "--readonly",
+               "--rw=read", "--bs=4k", "--size=4k", "--iodepth=1", "--direct=1", "--readonly", "--thread",
                "--output-format=json"]
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            r = _run_briefly(cmd, timeout_s=60)
             ok = r.returncode == 0 and all(int(j.get("error", 0)) == 0 for j in parse_fio_json(r.stdout).get("jobs", []))
         except (ValueError, subprocess.SubprocessError, OSError) as e:
             ok, r = False, None
@@ -492,6 +562,8 @@ class FioTarget:
     gate_overridden: tuple[str, ...] = ()
     #: The exclusive descriptor of the device while the target is open (real block devices).
     _held_fd: int | None = None
+    #: A dry run's temporary workdir, removed by :meth:`close`.
+    _scratch: Path | None = None
     #: Why the claim could not be taken again after a phase that let it go (the run stops).
     _claim_lost: str | None = None
 
@@ -518,13 +590,28 @@ class FioTarget:
             self.path = name
             self._init_block(destroy, tempfile.gettempdir() if workdir is None else workdir)
         try:
-            if workdir is None:
-                workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
-            self.workdir = Path(workdir).resolve()
-            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._set_workdir(workdir)
         except BaseException:
             self.close()
             raise
+
+    @property
+    def workdir(self) -> Path:
+        """Where job files, logs and fio's JSON go. A dry run given none makes a temporary one
+        when it first needs it, and :meth:`close` removes it."""
+        if self._workdir is None:
+            with stop.held():
+                self._workdir = self._scratch = Path(tempfile.mkdtemp(prefix="ssdlab-fio-")).resolve()
+        return self._workdir
+
+    def _set_workdir(self, workdir: str | os.PathLike | None) -> None:
+        self._workdir: Path | None = None
+        self._scratch: Path | None = None  # a dry run's temporary workdir
+        if workdir is None and not self.dry_run:
+            workdir = tempfile.mkdtemp(prefix="ssdlab-fio-")
+        if workdir is not None:
+            self._workdir = Path(workdir).resolve()
+            self._workdir.mkdir(parents=True, exist_ok=True)
 
     # -- setup -----------------------------------------------------------------------
     def _init_block(self, destroy: str | None, out_path: str | os.PathLike) -> None:
@@ -975,7 +1062,7 @@ class FioTarget:
                         progress(0.0, f"{job.name}: writing the replay file, {writer.seen:,} commands")
             except (KeyboardInterrupt, _Terminate) as e:
                 writer.abort()
-                why = "Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM"
+                why = "Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else str(e)
                 return ReplayResult(job=job, series=_rp.WindowAccumulator(job.window_commands).series(),
                                     totals=_replay_totals(np.zeros(4, np.int64), np.zeros(4, np.int64), 0.0),
                                     complete=False,
@@ -1050,7 +1137,7 @@ class FioTarget:
                     fio = None
                 runs.append((seg, interrupted or error, launch_ms, fio))
             except (KeyboardInterrupt, _Terminate) as e:  # between fio runs
-                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM")
+                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else str(e))
             if interrupted or error:
                 break
         for k, (seg, seg_interrupted, launch_ms, fio) in enumerate(runs):
@@ -1060,7 +1147,7 @@ class FioTarget:
                 log = self._replay_log(job, seg, seg_interrupted, notes)
                 t_ms, b, c, nb, start_ms, end_ms, tail = _rp.segment_completions(seg, log, fio, launch_ms)
             except (KeyboardInterrupt, _Terminate) as e:
-                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else "SIGTERM")
+                interrupted = interrupted or ("Ctrl-C (SIGINT)" if isinstance(e, KeyboardInterrupt) else str(e))
                 notes.append(f"interrupted while reading fio's logs: runs {k + 1}..{len(runs)} are not counted")
                 break
             if t0_ms is None:
@@ -1254,16 +1341,17 @@ class FioTarget:
         t0 = time.monotonic()
         if status is None:
             status = self._phase_status(job)
-        with _sigterm_raises():
+        with _sigterm_raises() as terminated:
             try:
-                with open(err_path, "w") as err:
+                with open(err_path, "w") as err, stop.held():  # no fio this process does not know of
                     proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                                            start_new_session=True, preexec_fn=_set_pdeathsig)
+                                            start_new_session=True, preexec_fn=_die_with_us())
                 while True:
                     try:
                         rc = proc.wait(timeout=0.5)
                         break
                     except subprocess.TimeoutExpired:
+                        _raise_again(terminated)
                         if poll is not None:
                             poll()
                         if progress is not None:
@@ -1271,8 +1359,8 @@ class FioTarget:
                             progress(frac, text)
             except KeyboardInterrupt:
                 interrupted = "Ctrl-C (SIGINT)"
-            except _Terminate:
-                interrupted = "SIGTERM"
+            except _Terminate as e:
+                interrupted = str(e)
             if interrupted is not None:
                 if proc is None:
                     return interrupted, -1, notes
@@ -1296,11 +1384,13 @@ class FioTarget:
                 if time.monotonic() > deadline and step < 2:
                     step = 2
                     notes.append(f"fio did not stop within {grace_s:.0f} s; killed it (its logs may be lost)")
-                    proc.kill()
+                    _kill_fio(proc)
             except (KeyboardInterrupt, _Terminate):
                 step = min(step + 1, 2)
                 if ladder[step] == signal.SIGKILL:
                     notes.append("interrupted again while fio was stopping; killed it (its logs may be lost)")
+                    _kill_fio(proc)
+                    continue
                 try:
                     proc.send_signal(ladder[step])
                 except ProcessLookupError:
@@ -1312,19 +1402,20 @@ class FioTarget:
             raise ValueError(f"job {job.name!r}: an idle phase needs duration_s")
         interrupted = None
         t0 = time.monotonic()
-        with _sigterm_raises():
+        with _sigterm_raises() as terminated:
             try:
                 while True:
                     el = time.monotonic() - t0
                     if el >= job.duration_s:
                         break
                     time.sleep(min(0.5, job.duration_s - el))
+                    _raise_again(terminated)
                     if progress is not None:
                         progress(min(1.0, (time.monotonic() - t0) / job.duration_s), f"{job.name}: idle")
             except KeyboardInterrupt:
                 interrupted = "Ctrl-C (SIGINT)"
-            except _Terminate:
-                interrupted = "SIGTERM"
+            except _Terminate as e:
+                interrupted = str(e)
         el = min(time.monotonic() - t0, job.duration_s)
         n = int(np.ceil(el / job.interval_s - 1e-9)) if el > 0 else 0
         t = np.arange(n, dtype=np.float64) * job.interval_s
@@ -1454,10 +1545,15 @@ class FioTarget:
         return read_counters(self.real_path)
 
     def close(self) -> None:
-        """Lets go of the device held since the start (job files and logs stay in ``workdir``)."""
-        fd, self._held_fd = self._held_fd, None
-        if fd is not None:
-            os.close(fd)
+        """Lets go of the device held since the start and removes a dry run's temporary
+        workdir (job files and logs stay in ``workdir``)."""
+        with stop.held():
+            fd, self._held_fd = self._held_fd, None
+            if fd is not None:
+                os.close(fd)
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
 
     def __enter__(self):
         return self
@@ -1545,8 +1641,7 @@ class LoopTarget(FioTarget):
             self.purge_method = purge_method
             self.kind, self.path, self.real_path, self.kernel_name = "block", "/dev/loopN", "/dev/loopN", None
             self.capacity_bytes = size_bytes
-            self.workdir = Path(workdir or tempfile.mkdtemp(prefix="ssdlab-fio-")).resolve()
-            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._set_workdir(workdir)
             return
         self.loop.create()
         try:
@@ -1564,7 +1659,7 @@ class LoopTarget(FioTarget):
         return d
 
     def close(self) -> None:
-        """Let go of the loop device, detach it and delete its backing file."""
+        """Let go of the loop device, then detach it (the kernel frees its backing file)."""
         try:
             super().close()
         finally:

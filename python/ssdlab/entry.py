@@ -1,0 +1,25 @@
+"""The ``ssdlab`` command's entry point (the console script, and ``python -m ssdlab.cli``).
+
+Importing and reading the command line (:mod:`ssdlab.cli`: the tests, numpy, matplotlib, the
+simulator) takes about a second. This module imports nothing heavy, so Ctrl-C, SIGTERM and
+SIGHUP are handled (:mod:`ssdlab.stop`) from the first milliseconds: a stop request during
+that second ends the command quietly with exit status 130 once the command line is read,
+like one during a run.
+"""
+from __future__ import annotations
+
+from . import stop
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command line (:func:`ssdlab.cli.main`) and returns its exit status: 130 when
+    a stop request ends it."""
+    stop.install(starting=True)
+    try:
+        from . import cli
+
+        return cli.main(argv)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        stop.finish()
