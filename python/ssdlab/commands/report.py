@@ -393,16 +393,38 @@ def _labels(keys) -> list[tuple[str, str, str]]:
     return out
 
 
-def compare_rows(summaries: list[dict]) -> list[tuple[str, str, str, list]]:
-    """(key, label, unit, values) for every compare metric some run has."""
-    from .. import report
+#: Rows every run has a value for, before each test's own figures.
+COMMON_KEYS = ("span_pct", "duration_s")
 
-    rows = []
-    for key, label, unit in _labels(COMPARE_KEYS):
-        vals = [report._get(s, key) for s in summaries]
-        if any(v is not None for v in vals):
-            rows.append((key, label, unit, vals))
-    return rows
+
+def compare_rows(summaries: list[dict], dirs: list | None = None) -> list[tuple[str, str, str, list]]:
+    """(key, label, unit, values) for every compare row some run has: the common ones, then
+    each run's test's headline figures (its declaration's ``headline``; a test without one,
+    such as ``analyze``, the consistency metrics of :data:`COMPARE_KEYS`), in the order they
+    first appear. A run without a figure shows n/a in that row."""
+    from .. import report
+    from ..procedures.declare import by_summary_name
+
+    tests = by_summary_name()
+    by_label = {(label, unit): key for key, label, unit in report.MAIN_METRICS}
+    rows: dict[tuple[str, str], list] = {}
+    keys: dict[tuple[str, str], str] = {}
+    per_run = []
+    for i, s in enumerate(summaries):
+        t = tests.get(s.get("test"))
+        if t is not None and t.headline is not None:
+            own = [(by_label.get((label, unit), f"{s.get('test')}:{label}"), label + report.unit_suffix(label, unit),
+                    unit, v) for label, unit, v in t.headline(s, dirs[i] if dirs else None)]
+        else:
+            own = [(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMPARE_KEYS[2:])]
+        per_run.append([(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMMON_KEYS)] + own)
+    for i, own in enumerate(per_run):
+        for key, label, unit, v in own:
+            row = rows.setdefault((label, unit), [None] * len(summaries))
+            keys.setdefault((label, unit), key)
+            row[i] = v
+    return [(keys[(label, unit)], label, unit, vals) for (label, unit), vals in rows.items()
+            if any(v is not None for v in vals)]
 
 
 def text_table(header: list[list[str]], rows: list[list[str]]) -> str:
@@ -441,7 +463,7 @@ def cmd_compare(args) -> int:
     while len(set(labels)) < len(labels):  # same folder names too: number them
         labels = [f"{lab} #{i + 1}" for i, lab in enumerate(labels)]
     summaries = [r["summary"] for r in runs]
-    rows = compare_rows(summaries)
+    rows = compare_rows(summaries, [r["dir"] for r in runs])
     header = [["metric"] + [str(r["drive"]) for r in runs],
               [""] + [str(r["variant"]) for r in runs],
               ["folder"] + [r["dir"].name + (" (incomplete)" if r["summary"].get("complete") is False else "")
@@ -458,15 +480,15 @@ def cmd_compare(args) -> int:
         return 0
 
     rd = results.ResultsDir(args.out, overwrite=args.force)
-    keys = [k for k, *_ in rows]
+    keys = [key for key, *_ in rows]
 
     def write_csv(f):
         text = io.StringIO()
         w = csv.writer(text, lineterminator="\n")
         w.writerow(["run", "folder", "test", "target"] + keys)
-        for lab, r in zip(labels, runs):
+        for i, (lab, r) in enumerate(zip(labels, runs)):
             s = r["summary"]
-            vals = [report._get(s, k) for k in keys]
+            vals = [row[3][i] for row in rows]
             w.writerow([lab, str(r["dir"]), s.get("test", ""), s.get("target", "")]
                        + ["" if v is None else repr(float(v)) if isinstance(v, float) else v for v in vals])
         f.write(text.getvalue().encode("utf-8"))

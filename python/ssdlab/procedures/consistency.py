@@ -165,6 +165,18 @@ def show(s: dict) -> None:
               + (f" (steady state {steady:.2f})" if steady is not None else " (over the whole phase)"))
     show_endurance(s.get("endurance"))
 
+#: The consistency test's headline figures (summary keys; labels and units as the report's).
+HEADLINE_KEYS = ("iops_mean", "iops_median", "iops_p1", "zero_iops_seconds", "fob_iops", "steady_state_onset_s",
+                 "steady_state_iops_mean", "write_amplification")
+
+
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """IOPS level and spread, stalls, fresh-out-of-box and steady state, write amplification,
+    labelled as the report's main metrics (so that ``analyze`` runs share the rows)."""
+    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
+    return [(*known[k], s.get(k)) for k in HEADLINE_KEYS]
+
+
 TEST = Test(
     name="consistency",
     help="performance consistency: fill, then 4 KiB random writes at QD32, IOPS every second",
@@ -172,4 +184,4 @@ TEST = Test(
                 "then random writes at the queue depth over the span for the duration, logging IOPS and latency "
                 "every second. Writes summary.json, series.parquet/.csv, the three review scatter plots (log whole "
                 "run; log and linear steady-state zoom), the latency plot and report.html.",
-    params=ConsistencyParams, plan=plan, run=run, show=show)
+    params=ConsistencyParams, plan=plan, run=run, show=show, headline=headline)

@@ -24,6 +24,7 @@ import importlib
 import math
 import pkgutil
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any, Callable
 
 from ..errors import UserError
@@ -265,12 +266,26 @@ class Test:
     #: The command this test is a subcommand of (``trace`` for ``ssdlab trace run``), which
     #: builds it from this declaration; None: a command of its own.
     parent: str | None = None
+    #: ``headline(summary, folder) -> [(label, unit, value), ...]``: the figures that say
+    #: what the run found, for ``ssdlab compare`` (units as :func:`ssdlab.report.format_value`
+    #: takes them: "IOPS", "MB/s", "s", "%", "GB", "share"...); None: none beyond the common ones.
+    headline: Callable[[dict, Any], list[tuple[str, str, Any]]] | None = None
+
+    @property
+    def summary_name(self) -> str:
+        """The ``test`` field of this test's summaries (``trace`` for ``ssdlab trace run``)."""
+        return self.parent or self.name
 
 
-def tests(only: str | None = None, parent: str | None = None) -> list[Test]:
+def by_summary_name() -> dict[str, Test]:
+    """Every declared test (subcommands included) by the ``test`` field of its summaries."""
+    return {t.summary_name: t for t in tests(parent=...)}
+
+
+def tests(only: str | None = None, parent: str | None | EllipsisType = None) -> list[Test]:
     """Every test declared by a module of :mod:`ssdlab.procedures` (a module-level ``TEST``), or
     only the one of module ``only``; the commands of their own, or the subcommands of command
-    ``parent``."""
+    ``parent`` (``...``: all of them)."""
     from .. import procedures
 
     found = []
@@ -279,6 +294,6 @@ def tests(only: str | None = None, parent: str | None = None) -> list[Test]:
             continue
         mod = importlib.import_module(f"{procedures.__name__}.{info.name}")
         t = getattr(mod, "TEST", None)
-        if isinstance(t, Test) and t.parent == parent:
+        if isinstance(t, Test) and (parent is ... or t.parent == parent):
             found.append(t)
     return sorted(found, key=lambda t: t.name)

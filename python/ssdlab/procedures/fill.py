@@ -225,8 +225,22 @@ def show(s: dict) -> None:
               f"({s['cache_after_pause_pct']:.0f} % of the cache)")
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """The fill's findings for ``ssdlab compare``: cache size and speed, the rate after it,
+    the average, and what an idle pause gave back."""
+    after = s.get("after_cache_mbps") or []
+    return [("write cache", "GB", _gb(s.get("cache_bytes"))), ("in-cache write", "MB/s", s.get("cache_mbps")),
+            ("after the cache", "MB/s", after[0] if after else None),
+            ("whole-drive fill average", "MB/s", s.get("fill_mbps_mean")), ("fill time", "s", s.get("fill_s")),
+            ("cache back after the pause", "GB", _gb(s.get("cache_after_pause_bytes")))]
+
+
+def _gb(n_bytes: float | None) -> float | None:
+    return None if n_bytes is None else n_bytes / 1e9
+
+
 TEST = Test(
     name="fill",
     help="whole-drive fill: sequential writes until full, MB/s vs GB written, write-cache size and phases",
     description=__doc__.replace("%", "%%"),
-    params=FillParams, plan=plan, run=run, show=show)
+    params=FillParams, plan=plan, run=run, show=show, headline=headline)

@@ -319,8 +319,21 @@ def show(s: dict) -> None:
         print(f"  {p['resume']}")
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """The PTS figures a reader looks for first: 4 KiB random read, write and 65/35 IOPS of
+    the IOPS test's matrix and WSAT's fresh and final IOPS (the tests that ran)."""
+    res = (s.get("pts") or {}).get("results") or {}
+    m = (res.get("iops") or {}).get("matrix") or {}
+    w = res.get("wsat") or {}
+    out = [("PTS IOPS: 4 KiB random read", "IOPS", m.get("r100w0_4096")),
+           ("PTS IOPS: 4 KiB random write", "IOPS", m.get("r0w100_4096")),
+           ("PTS IOPS: 4 KiB 65/35 read/write", "IOPS", m.get("r65w35_4096")),
+           ("PTS WSAT fresh", "IOPS", w.get("fob_iops")), ("PTS WSAT final", "IOPS", w.get("final_iops"))]
+    return [row for row in out if row[2] is not None]
+
+
 TEST = Test(
     name="pts",
     help="SNIA PTS 2.0.2: IOPS, TP, LAT, WSAT, HIR, XSR, CBW/ECW, DIRTH with purge, preconditioning and steady state",
     description=__doc__,
-    params=PtsParams, plan=plan, run=run, show=show, print_plan=print_plan)
+    params=PtsParams, plan=plan, run=run, show=show, headline=headline, print_plan=print_plan)

@@ -298,6 +298,15 @@ def show(s: dict) -> None:
               + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """The write pass's mean MB/s at each stage (clean, after torture, idle, TRIM), and the
+    first zones after torture."""
+    stages = [("clean", "clean"), ("after torture", "after_torture"), ("after idle", "after_idle"),
+              ("after TRIM", "after_trim")]
+    return ([(f"write pass {label}", "MB/s", s.get(f"{key}_write_mbps")) for label, key in stages]
+            + [("write pass after torture, first zones", "MB/s", s.get("after_torture_write_mbps_first_zones"))])
+
+
 TEST = Test(
     name="recovery",
     help="TRIM and idle recovery (Plextor M3 sequence): sweeps clean / after torture / idle / TRIM",
@@ -310,4 +319,4 @@ TEST = Test(
                 "stage and direction), fill/torture series, the overlay plots recovery_write/recovery_read (MB/s vs "
                 "position, one line per stage), recovery_stages and report.html. Sizes: bytes or 4KiB, 128KiB, "
                 "64MiB, 8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
-    params=RecoveryParams, plan=plan, run=run, show=show)
+    params=RecoveryParams, plan=plan, run=run, show=show, headline=headline)

@@ -403,6 +403,28 @@ def show(s: dict) -> None:
           "(one folder per part, summary.json, report.html)")
 
 
+def parts_headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """Each part's headline figures for ``ssdlab compare``, labelled with the part (read from
+    its own folder)."""
+    from ..results import read_summary
+    from .declare import by_summary_name
+
+    if folder is None:
+        return []
+    tests = by_summary_name()
+    out: list[tuple[str, str, object]] = []
+    for e in s.get("parts") or []:
+        part = Path(folder) / (e.get("dir") or "")
+        try:
+            ps = read_summary(part)
+        except (OSError, ValueError):
+            continue
+        t = tests.get(ps.get("test"))
+        if t is not None and t.headline is not None:
+            out += [(f"{e.get('name') or part.name}: {label}", unit, v) for label, unit, v in t.headline(ps, part)]
+    return out
+
+
 TEST = Test(
     name="review",
     help="the whole suite on one target: consistency (default and 25% spare), recovery (LBA sweeps), used vs new; "
@@ -417,4 +439,4 @@ TEST = Test(
                 "plus --duration; recovery two fills, 2 x --torture-min, --idle-min and four sweeps; used a fill, "
                 "the dirty writes and 3 x --used-duration (hours in all; --quick shortens the timed phases). On "
                 "the simulator (simulated time): minutes.",
-    params=ReviewParams, plan=plan, run=run, show=show, print_plan=print_plan)
+    params=ReviewParams, plan=plan, run=run, show=show, headline=parts_headline, print_plan=print_plan)

@@ -402,6 +402,18 @@ def show(s: dict) -> None:
         print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """Per group and direction: IOPS and MB/s; on the simulator the write amplification."""
+    out: list[tuple[str, str, object]] = []
+    for i, g in enumerate(s.get("groups") or [], start=1):
+        name = f"group {i} {g.get('name')}"
+        for d, f in (g.get("directions") or {}).items():
+            out += [(f"{name} {d} IOPS", "IOPS", f.get("iops_mean")), (f"{name} {d} MB/s", "MB/s", f.get("mbps_mean"))]
+        if g.get("write_amplification") is not None:
+            out.append((f"{name} write amplification", "", g["write_amplification"]))
+    return out
+
+
 TEST = Test(
     name="run",
     help="run a workload written in fio's language (job file, built-in workload or fio options) on any target",
@@ -417,4 +429,4 @@ TEST = Test(
         "direction IOPS, MB/s, latency per interval), job.fio (the workload as understood), summary.json (per "
         "group and direction; on the simulator write amplification and endurance), plots and report.html. "
         "Sizes and times in fio's units (4k = 4096 bytes; runtime in s)."),
-    params=RunParams, plan=plan, run=run, show=show, passthrough="fio_args", early=early, print_plan=print_plan)
+    params=RunParams, plan=plan, run=run, show=show, headline=headline, passthrough="fio_args", early=early, print_plan=print_plan)

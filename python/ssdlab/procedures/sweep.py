@@ -361,6 +361,12 @@ def show(s: dict) -> None:
                   f"max {_mb(s[f'{d}_mbps_max'])}")
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """The sweep's write and read MB/s across the span (mean, lowest, highest zone)."""
+    return [(f"{d} {stat} over the zones", "MB/s", s.get(f"{d}_mbps_{stat}"))
+            for d in ("write", "read") for stat in ("mean", "min", "max")]
+
+
 TEST = Test(
     name="sweep",
     # ``ssdlab sweep GRID.toml`` (a grid of simulations) is added to this subcommand by
@@ -373,4 +379,4 @@ TEST = Test(
                 "(average/min/max MB/s per direction), sweep.parquet/.csv (zone, position_pct, offset_bytes, "
                 "write_mbps, read_mbps), sweep.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, 8G "
                 "(K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
-    params=SweepParams, plan=plan, run=run, show=show)
+    params=SweepParams, plan=plan, run=run, show=show, headline=headline)

@@ -529,6 +529,17 @@ def show(s: dict) -> None:
               f"{r['mbps_mean'] or 0:>8.1f} {wa:>6} {r['duration_s']:>10,.1f}")
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """Per variant (QD, with or without TRIM): mean IOPS, lowest window, write amplification."""
+    out: list[tuple[str, str, object]] = []
+    for v in s.get("variants") or []:
+        name = v.get("variant", "?")
+        out += [(f"{name} IOPS mean", "IOPS", v.get("iops_mean")),
+                (f"{name} lowest window", "IOPS", v.get("window_iops_min")),
+                (f"{name} write amplification", "", v.get("write_amplification"))]
+    return out
+
+
 TEST = Test(
     name="run",
     parent="trace",
@@ -542,4 +553,4 @@ TEST = Test(
                 "aligned to 4 KiB (start down, end up). Writes per variant and pass a series (window: commands, "
                 "t_s, iops, mbps), a table, trace_qdN.png/.svg and report.html. FILE may be jedec-like: the "
                 "JEDEC-client-like generator scaled to the span (no file; --write-bytes per pass).",
-    params=TraceRunParams, plan=plan, run=run, show=show, print_plan=print_plan)
+    params=TraceRunParams, plan=plan, run=run, show=show, headline=headline, print_plan=print_plan)

@@ -203,6 +203,13 @@ def show(s: dict) -> None:
               + ("" if pct is None else f"  {pct:5.1f} % of new"))
 
 
+def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
+    """4 KiB random-write IOPS new, used and used after TRIM, and the used states vs new."""
+    return [("random writes new", "IOPS", s.get("new_iops")), ("random writes used", "IOPS", s.get("used_iops")),
+            ("random writes used, after TRIM", "IOPS", s.get("trimmed_iops")),
+            ("used vs new", "%", s.get("used_vs_new_pct")), ("after TRIM vs new", "%", s.get("trimmed_vs_new_pct"))]
+
+
 TEST = Test(
     name="used",
     help="4 KiB random write MB/s and IOPS: new / used / used after TRIM",
@@ -212,4 +219,4 @@ TEST = Test(
                 "(new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series per state (new, "
                 "used, trimmed), the bar table used.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, "
                 "8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
-    params=UsedParams, plan=plan, run=run, show=show)
+    params=UsedParams, plan=plan, run=run, show=show, headline=headline)
