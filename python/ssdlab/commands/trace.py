@@ -124,7 +124,7 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
                 "closed-loop). Same seed, same trace. Example for the Tom's Hardware setup: "
                 "--capacity 256GB --write-bytes 800GB.")
     p.add_argument("--capacity", type=number(size, 4096, MAX_SIZE_BYTES, unit="bytes"), required=True, metavar="SIZE", help="drive capacity = span written and trimmed (bytes)")
-    p.add_argument("--write-bytes", type=size, required=True, metavar="SIZE",
+    p.add_argument("--write-bytes", type=number(size, 4096, MAX_SIZE_BYTES, unit="bytes"), required=True, metavar="SIZE",
                    help=f"total bytes written, a multiple of --align (e.g. 3 x capacity; at most {MAX_SPANS} x capacity)")
     p.add_argument("--seed", type=declare.seed, default=1, help="random seed (default: %(default)s)")
     p.add_argument("--random-fraction", type=number(float, 0, 1), default=0.75, metavar="F",
