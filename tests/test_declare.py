@@ -163,3 +163,13 @@ def test_an_optional_number_is_parsed_as_a_number_and_range_checked():
         parser.parse_args(["--minutes", "0"])
     with pytest.raises(UserError, match=r"^--minutes 0: must be > 0 min"):
         declare.check(P(minutes=0.0))
+
+
+def test_overall_help_shows_each_tests_help_as_written(capsys):
+    """A help holding '%' (review's "25% spare") is text, not an argparse format."""
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for test in declare.tests():
+        assert " ".join(test.help.split()) in text, test.name
+    assert "option_strings" not in text

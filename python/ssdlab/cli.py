@@ -88,8 +88,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     for test in _declared_tests(argv):
-        t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG,
-                           allow_abbrev=not test.passthrough)
+        t = sub.add_parser(test.name, help=test.help.replace("%", "%%"), description=test.description,
+                           epilog=EPILOG, allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
         declare.add_arguments(t, test.params)
         t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)
