@@ -102,3 +102,19 @@ def test_a_profile_nested_too_deep_names_file_line_and_key(tmp_path, value):
     proc = run_cli("grid", str(grid), "--dry-run", check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "grid.toml:3: key `set`: values nested 5000 deep" in proc.stderr
+
+
+def test_an_operation_time_is_at_most_a_tenth_of_a_second(tmp_path):
+    """A controller time of 1e30 µs per command made the simulator allocate ~900 GB for the
+    series of the fill (the process aborted); every key in µs is at most MAX_OPERATION_US."""
+    assert profiles.MAX_OPERATION_US == 100_000
+    for key in ("controller_cmd_us", "t_prog_us", "t_erase_us", "map_miss_us"):
+        with pytest.raises(ProfileError, match=rf"^--set {key}=1e30: profile key `{key}`: 1e30 µs is longer than"):
+            profiles.load_profile("default", [f"{key}=1e30"])
+        bad = tmp_path / "slow.toml"
+        bad.write_text(f'name = "slow"\n{key} = 100001.0\n')
+        with pytest.raises(ProfileError, match=rf"slow\.toml:2: profile key `{key}`"):
+            profiles.load_profile(str(bad))
+        profiles.load_profile("default", [f"{key}=100000"])
+    for name in profiles.builtin_names():  # the built-in profiles are well within it
+        profiles.load_profile(name)
