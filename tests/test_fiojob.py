@@ -973,3 +973,17 @@ def test_command_line_values_are_taken_as_given(need_fio):
     assert parse_job_text("[x]\nsize=${SZ}\n", environ={"SZ": "4k"}).jobs[0].size_bytes == 4096
     with pytest.raises(WorkloadError, match="abbreviated option 'runt': fio would take it for runtime"):
         parse_command_line(["--name=x", "--runt=10"])
+
+
+@pytest.mark.parametrize("line", ["bs=512m", "bs=4k,1g", "ba=1t", "bsrange=4k-512m", "bssplit=4k/50:1g/50",
+                                  "iodepth=65536", "iodepth=4294967295"])
+def test_values_beyond_ssdlabs_limits_are_refused_at_their_line(line):
+    """Block sizes above MAX_BS_BYTES and an iodepth above MAX_IODEPTH: fio would need that
+    many buffers (or the simulator that many commands) in memory; refused when the job is
+    parsed, so --print-job refuses them as a run does."""
+    key = line.partition("=")[0]
+    assert F.MAX_IODEPTH == 65535
+    message = _error(f"[j]\nrw=randwrite\n{line}\n")
+    assert message.startswith(f"job.fio:3: {line}: "), message
+    assert ("at most 65535" if key == "iodepth" else "block sizes are at most 256m (268435456 bytes)") in message
+    parse_job_text("[j]\nrw=randwrite\nbs=256m\niodepth=65535\n")  # the limits themselves are taken

@@ -48,12 +48,18 @@ def test_bad_profile_file_errors_name_the_file_line_and_key(tmp_path):
         profiles.load_profile(str(bad_toml))
     typo = tmp_path / "typo.toml"
     typo.write_text('pages_per_blok = 64\n')
-    with pytest.raises(ProfileError, match=r"typo\.toml.*`pages_per_blok`.*did you mean `pages_per_block`"):
+    with pytest.raises(ProfileError, match=r"typo\.toml:1: .*`pages_per_blok`.*did you mean `pages_per_block`"):
         profiles.load_profile(str(typo))
     nested = tmp_path / "nested.toml"
-    nested.write_text('[gc]\npolicy = "greedy"\n')
-    with pytest.raises(ProfileError, match=r"nested\.toml.*`gc`.*flat"):
+    nested.write_text('name = "x"\n[gc]\npolicy = "greedy"\n')
+    with pytest.raises(ProfileError, match=r"nested\.toml:2: key `gc`.*flat"):
         profiles.load_profile(str(nested))
+    for line, match in (("t_prog_us = nan", "expected a finite number"), ("channels = -1", "non-negative"),
+                        ("gc_idle_free_blocks = 99999", "impossible")):  # checked alone, and against the others
+        bad = tmp_path / "values.toml"
+        bad.write_text(f'name = "x"\n\n{line}\n')
+        with pytest.raises(ProfileError, match=rf"values\.toml:3: .*`{line.split()[0]}`.*{match}"):
+            profiles.load_profile(str(bad))
     with pytest.raises(ProfileError, match=r"unknown profile 'nosuch'.*default"):
         profiles.load_profile("nosuch")
 
@@ -78,3 +84,37 @@ def test_cli_reports_bad_key_without_traceback(tmp_path):
     proc = run_cli("consistency", "--set", "chanels=2", "--out", str(tmp_path / "r"), check=False)
     assert proc.returncode == 2
     assert "chanels" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["[" * 5000 + "]" * 5000, "{x=" * 5000 + "1" + "}" * 5000])
+def test_a_profile_nested_too_deep_names_file_line_and_key(tmp_path, value):
+    """Python's TOML reader recurses once per level of nesting: 5000 levels would overflow its
+    stack (RecursionError); the error names the file, the line and the key instead."""
+    deep = tmp_path / "deep.toml"
+    deep.write_text(f'name = "deep"\n\ndeep_key = {value}\n')
+    with pytest.raises(ProfileError, match=r"deep\.toml:3: key `deep_key`: values nested 5000 deep"):
+        profiles.load_profile(str(deep))
+    proc = run_cli("consistency", "--target", f"sim:{deep}", "--dry-run", "--out", str(tmp_path / "r"), check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "deep.toml:3: key `deep_key`" in proc.stderr
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'[grid]\ntest = "consistency"\nset = {value}\n')
+    proc = run_cli("grid", str(grid), "--dry-run", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "grid.toml:3: key `set`: values nested 5000 deep" in proc.stderr
+
+
+def test_an_operation_time_is_at_most_a_tenth_of_a_second(tmp_path):
+    """A controller time of 1e30 µs per command made the simulator allocate ~900 GB for the
+    series of the fill (the process aborted); every key in µs is at most MAX_OPERATION_US."""
+    assert profiles.MAX_OPERATION_US == 100_000
+    for key in ("controller_cmd_us", "t_prog_us", "t_erase_us", "map_miss_us"):
+        with pytest.raises(ProfileError, match=rf"^--set {key}=1e30: profile key `{key}`: 1e30 µs is longer than"):
+            profiles.load_profile("default", [f"{key}=1e30"])
+        bad = tmp_path / "slow.toml"
+        bad.write_text(f'name = "slow"\n{key} = 100001.0\n')
+        with pytest.raises(ProfileError, match=rf"slow\.toml:2: profile key `{key}`"):
+            profiles.load_profile(str(bad))
+        profiles.load_profile("default", [f"{key}=100000"])
+    for name in profiles.builtin_names():  # the built-in profiles are well within it
+        profiles.load_profile(name)

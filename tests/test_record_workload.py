@@ -168,9 +168,13 @@ def test_span_check_refuses_a_layout_that_does_not_fit():
     ({"passes": 0}, "passes"),
 ])
 def test_bad_parameters_are_named(kw, field):
-    with pytest.raises(UserError, match=field):
+    """By the option that sets them (``--records`` for record_bytes)."""
+    from ssdlab.procedures.declare import declared
+
+    flag = next(p.flag for f, p in declared(record.RecordParams) if f.name == field)
+    with pytest.raises(UserError, match=f"record workload: {flag}: "):
         record.totals(_small(**kw))
-    with pytest.raises(UserError, match=field):
+    with pytest.raises(UserError, match=f"record workload: {flag}: "):
         record.commands(_small(**kw), SPAN)
 
 

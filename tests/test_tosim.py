@@ -92,10 +92,26 @@ def test_end_conditions_follow_fio():
 
 def test_refusals_name_option_and_line():
     text = "[x]\nrw=read\n[j]\nrw=randwrite\nbs=4k\nwait_for=x\n"
-    with pytest.raises(fiojob.WorkloadError, match=r"<job file>:3: job 'j', option wait_for"):
+    with pytest.raises(fiojob.WorkloadError, match=r"<job file>:6: job 'j', option wait_for"):
         tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
     with pytest.raises(fiojob.WorkloadError, match="size"):
         tosim.sim_job(_job("rw=randwrite\noffset=60m\nsize=8m"), CAPACITY)
+
+
+@pytest.mark.parametrize("options,line,key,why", [
+    ("rw=randwrite\noffset=63m\nbs=2m", 4, "bs", "larger than the job's 1048576-byte region"),
+    ("rw=randwrite\noffset=63m\nbssplit=4k/50:2m/50", 4, "bssplit", "larger than the job's"),
+    ("rw=write\nio_size=1000001", 3, "io_size", "not a multiple of 512"),
+    ("rw=write\nsize=8m\nloops=100000", 4, "loops", "more than 100 times the"),
+    ("rw=write\nruntime=2000000\ntime_based", 3, "runtime", "a series holds at most 1,000,000"),
+    ("rw=randwrite\niodepth=65535\nnumjobs=17", 3, "iodepth", "at most 1048576"),
+])
+def test_what_the_simulator_cannot_hold_is_refused_at_its_line(options, line, key, why):
+    """Values fio takes but the simulator cannot run in bounded memory or time: an error at
+    the line that set the option, naming it."""
+    text = "[j]\n" + options + "\n"
+    with pytest.raises(fiojob.WorkloadError, match=rf"^<job file>:{line}: job 'j', option {key}: .*{why}"):
+        tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
 
 
 @needs_fio

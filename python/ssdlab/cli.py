@@ -40,7 +40,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
                         "`ssdlab profiles --keys` lists keys and units")
-    p.add_argument("--seed", type=int, default=1, help="random seed; same seed, same simulated results (default: %(default)s)")
+    p.add_argument("--seed", type=declare.seed, default=1, metavar="N",
+                   help="random seed in [0, 2^63-1]; same seed, same simulated results (default: %(default)s)")
     p.add_argument("--out", required=out_required, metavar="DIR",
                    help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
@@ -106,8 +107,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     for test in _declared_tests(argv):
-        t = sub.add_parser(test.name, help=test.help, description=test.description, epilog=EPILOG,
-                           allow_abbrev=not test.passthrough)
+        t = sub.add_parser(test.name, help=test.help.replace("%", "%%"), description=test.description,
+                           epilog=EPILOG, allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
         declare.add_arguments(t, test.params)
         t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)

@@ -212,6 +212,10 @@ def load_grid(path: str | os.PathLike) -> GridSpec:
         raise UserError(f"{p}: is a folder, not a grid file") from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{p}: not valid TOML: {e}") from None
+    except RecursionError:
+        from .profiles import too_deep
+
+        raise UserError(too_deep(p)) from None
     return parse_grid(data, p)
 
 

@@ -8,6 +8,8 @@ a path to a ``.toml`` file. Keys a profile leaves out take the simulator's defau
 """
 from __future__ import annotations
 
+import functools
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,11 @@ from . import _native
 from .errors import ProfileError
 
 BUILTIN_DIR = Path(__file__).parent / "profiles"
+#: Longest time one operation of the drive may take [µs]: the profile keys in µs (NAND
+#: reads, programs, erases, controller time per command, TRIM command, map miss). 0.1 s is
+#: 15x the slowest program of the built-in profiles; a longer one makes a phase last days of
+#: simulated time, and its series (one row per interval) grow with it until memory runs out.
+MAX_OPERATION_US = 100_000.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,8 @@ def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
+    except RecursionError:
+        raise ProfileError(f"{too_deep(path)}; profiles are flat key = value tables") from None
     except FileNotFoundError:
         raise ProfileError(
             f"{path}: no such profile file; built-in profiles are {', '.join(builtin_names())}"
@@ -70,6 +79,58 @@ def _read_toml(path: Path) -> dict:
                            "TOML files are UTF-8") from None
     except OSError as e:
         raise ProfileError(f"{path}: cannot read the profile: {e.strerror or e}") from None
+
+
+_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_.\-]+|\"[^\"]*\"|'[^']*')\s*=")
+
+
+_TABLE_LINE = re.compile(r"\s*\[+\s*([A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')")
+
+
+def _key_lines(path: Path) -> dict[str, int]:
+    """The line of each top-level key of a TOML file (where it is first written; a table
+    header or a dotted key counts for its first part), for messages."""
+    lines: dict[str, int] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        m = _KEY_LINE.match(line) or _TABLE_LINE.match(line)
+        if m:
+            lines.setdefault(m.group(1).strip("\"'").split(".")[0], lineno)
+    return lines
+
+
+def too_deep(path: Path) -> str:
+    """Where a TOML file nests arrays or inline tables too deeply for Python's TOML reader
+    (it recurses once per level and runs out of stack at about a thousand): "PATH:LINE: key
+    `KEY`: values nested N deep, too deep to read" for the deepest value."""
+    depth, deepest, start = 0, (0, 0, ""), (0, "")
+    quote = ""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if depth == 0:
+            m = _KEY_LINE.match(line)
+            start = (lineno, m.group(1) if m else "")
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if quote:
+                if c == "\\" and quote == '"':
+                    i += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "\"'":
+                quote = c
+            elif c == "#":
+                break
+            elif c in "[{" and (depth or "=" in line[:i]):
+                depth += 1
+                if depth > deepest[0]:
+                    deepest = (depth, *start)
+            elif c in "]}" and depth:
+                depth -= 1
+            i += 1
+        quote = ""  # a string does not go on past its line (multi-line strings hold no brackets that count)
+    levels, lineno, key = deepest
+    return f"{path}:{lineno}: key `{key}`: values nested {levels} deep, too deep to read"
 
 
 def _text(value) -> str:
@@ -105,16 +166,22 @@ def load_profile(spec: str = "default", overrides: list[str] | tuple[str, ...] =
     """
     path, source = _locate(spec)
     data = _read_toml(path)
+    lines = _key_lines(path)
+
+    def at(key: str) -> str:
+        return f"{path}:{lines[key]}" if key in lines else str(path)
+
     pairs: list[tuple[str, str]] = []
     for key, value in data.items():
         if isinstance(value, (dict, list)):
-            raise ProfileError(f"{path}: key `{key}`: profiles are flat key = value tables; got a {type(value).__name__}")
-        _check(f"{path}", key, _text(value))
+            raise ProfileError(f"{at(key)}: key `{key}`: profiles are flat key = value tables; got a {type(value).__name__}")
+        _check(at(key), key, _text(value))
         pairs.append((key, _text(value)))
     try:
         _native.resolve_profile(pairs)
     except _native.ProfileError as e:
-        raise ProfileError(f"{path}: {e.args[0]}") from None
+        named = re.search(r"`([^`]+)`", e.args[0])
+        raise ProfileError(f"{at(named.group(1)) if named else path}: {e.args[0]}") from None
     for text in overrides:
         key, value = parse_override(text)
         _check(f"--set {text}", key, value)
@@ -134,3 +201,12 @@ def _check(where: str, key: str, value: str) -> None:
         _native.check_value(key, value)
     except _native.ProfileError as e:
         raise ProfileError(f"{where}: {e.args[0]}") from None
+    if key in _operation_keys() and float(value) > MAX_OPERATION_US:
+        raise ProfileError(f"{where}: profile key `{key}`: {value} µs is longer than {MAX_OPERATION_US:,.0f} µs "
+                           "(0.1 s), the longest one operation of a simulated drive may take")
+
+
+@functools.cache
+def _operation_keys() -> frozenset[str]:
+    """The profile keys in µs: times of one operation (see :data:`MAX_OPERATION_US`)."""
+    return frozenset(name for name, _, doc in keys() if "[µs]" in doc)

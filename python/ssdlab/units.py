@@ -4,11 +4,20 @@ overrides (the simulator's profile parser reads the same, see ``ssdsim::config::
 ``K``, ``M``, ``G``, ``T`` are powers of 1000 (a 256G drive holds 256 x 10**9 bytes, as drive
 makers count) and ``KiB``, ``MiB``, ``GiB``, ``TiB`` powers of 1024 (4KiB = 4096 bytes); a
 trailing ``B`` is optional and case does not matter; a fraction is allowed when the result is
-a whole number of bytes (``1.5KiB``).
+a whole number of bytes (``1.5KiB``); at most :data:`MAX_SIZE_BYTES`.
 """
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+
+#: Largest size anything takes [bytes]: 2**63 - 1 (8 EiB), what fio (strtoll) and a signed
+#: 64-bit offset hold.
+MAX_SIZE_BYTES = 2**63 - 1
+#: Largest I/O request a test or a job sends [bytes]: 256 MiB. A kernel splits requests
+#: above its max_sectors_kb (at most a few MiB) anyway, and fio keeps iodepth of them in
+#: memory.
+MAX_BS_BYTES = 256 * 2**20
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", re.IGNORECASE)
 _MULT = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
@@ -21,12 +30,19 @@ def parse_size(text: str | int) -> int:
         return text
     m = _SIZE.fullmatch(str(text))
     if not m:
-        raise ValueError(f"{text!r} is not a size: use bytes or 4KiB, 128KiB, 1MiB, 8G (K/M/G/T powers of 1000, "
+        raise ValueError(f"{_cut(str(text))!r} is not a size: use bytes or 4KiB, 128KiB, 1MiB, 8G (K/M/G/T powers of 1000, "
                          "KiB/MiB/GiB/TiB powers of 1024)")
-    value = float(m.group(1)) * _MULT[(m.group(2) or "").upper().rstrip("B")]
-    if value != int(value):
+    value = Decimal(m.group(1)) * _MULT[(m.group(2) or "").upper().rstrip("B")]
+    if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of bytes")
+    if value > MAX_SIZE_BYTES:
+        raise ValueError(f"{_cut(str(text))!r} is more than {MAX_SIZE_BYTES} bytes (8 EiB), the largest size there is")
     return int(value)
+
+
+def _cut(text: str, keep: int = 24) -> str:
+    """``text``, shortened to ``keep`` characters and '...' when longer."""
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 def format_size(n: int) -> str:

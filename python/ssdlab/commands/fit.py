@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..procedures.declare import number
+from ..procedures.declare import number, seed
 
 DESCRIPTION = """\
 Search simulator profile keys for the simulated drive whose series best match measured
@@ -82,7 +82,7 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
     p.add_argument("--evals", type=number(int, low=1, high=100_000), default=100, metavar="N",
                    help="simulation budget: candidate drives simulated (default: %(default)s; must be in "
                         "[1, 100000]). Candidates the simulator refuses and repeats cost nothing")
-    p.add_argument("--seed", type=int, default=1,
+    p.add_argument("--seed", type=seed, default=1,
                    help="seed of the search and of every simulation: same seed, same fit (default: %(default)s)")
     p.add_argument("--scale", type=number(float, low=0, high=1, low_open=True), default=1.0, metavar="F",
                    help="simulate consistency and fill results on a drive F times the measured capacity (consistency "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
+from ..procedures.declare import number
 
 GRID_FORMAT = """\
 GRID.toml:
@@ -42,26 +43,6 @@ on a local process pool (default), or on a dask.distributed cluster with --sched
 Writes one table (grid.parquet, grid.csv), summary.json and comparison plots."""
 
 
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be >= 1")
-    return n
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be > 0")
-    return v
-
-
 def add_grid_arguments(parser: argparse.ArgumentParser, *, grid_nargs: str | None = None) -> None:
     """Adds the grid options to ``parser``: GRID.toml (dest ``grid``; ``grid_nargs="?"`` makes
     it optional), --out, --workers, --scheduler, --connect-timeout, --force, --no-progress,
@@ -80,15 +61,15 @@ def add_grid_arguments(parser: argparse.ArgumentParser, *, grid_nargs: str | Non
     add("--out", metavar="DIR", default=None,
         help="results folder (default: ./NAME-results for NAME.toml); with --scheduler it must be on storage "
              "the dask workers share, at the same path")
-    add("--workers", type=_positive_int, default=None, metavar="N",
+    add("--workers", type=number(int, 1, 4096), default=None, metavar="N",
         help="local worker processes (default: the CPU count; 1 runs the points one after another in this "
              "process). Each simulated drive needs memory in proportion to its capacity: fewer workers for big "
-             "drives; must be >= 1). Ignored with --scheduler")
+             "drives; must be in [1, 4096]). Ignored with --scheduler")
     add("--scheduler", metavar="tcp://HOST:PORT", default=None,
         help="run the points on this dask.distributed scheduler's workers instead of local processes "
              "(pip install 'ssdlab[cluster]')")
-    add("--connect-timeout", type=_positive_float, default=10.0, metavar="S",
-        help="seconds to wait for the scheduler and its first worker (default: %(default)g s; must be > 0 s)")
+    add("--connect-timeout", type=number(float, 0, 3600, low_open=True, unit="s"), default=10.0, metavar="S",
+        help="seconds to wait for the scheduler and its first worker (default: %(default)g s; must be in (0, 3600] s)")
     add("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     add("--no-progress", dest="progress", action="store_false", default=None,
         help="no progress bar (shown when stderr is a terminal)")

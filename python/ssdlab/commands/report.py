@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..procedures.declare import number, size
+from ..units import MAX_BS_BYTES
 
 if TYPE_CHECKING:
     from .. import fio_logs
@@ -69,7 +70,7 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - no target h
     a.add_argument("--interval", type=number(float, 0, 86400, low_open=True, unit="s"), default=None, metavar="S",
                    help="series interval in seconds, at least the logs' own window (default: the logs' window, "
                         "detected from their time stamps; 1 s for per-IO logs)")
-    a.add_argument("--bs", type=size, default=None, metavar="SIZE",
+    a.add_argument("--bs", type=number(size, 1, MAX_BS_BYTES, unit="bytes"), default=None, metavar="SIZE",
                    help="block size of the IOs, for MB/s (default: the run's mean IO size from its fio JSON "
                         "PREFIX.json beside the logs, else 4KiB = 4096 bytes)")
     a.add_argument("--direction", choices=["read", "write", "trim"], default=None,

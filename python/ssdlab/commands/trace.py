@@ -20,9 +20,9 @@ import json
 import sys
 
 from .. import traces
-from ..errors import UserError
 from ..procedures import declare
-from ..procedures.declare import size
+from ..procedures.declare import MAX_SPANS, at_most, number, size
+from ..units import MAX_BS_BYTES, MAX_SIZE_BYTES
 
 UNITS = """units: offsets and sizes are bytes (SIZE arguments accept 4096, 4KiB, 1MiB, 256GiB; K/M/G/T are
 powers of 1000, KiB/MiB/GiB/TiB powers of 1024); times are ns. Sector-based formats (blkparse,
@@ -37,16 +37,6 @@ def _epilog() -> str:
     for name, desc in traces.formats().items():
         lines += textwrap.wrap(desc, width=100, initial_indent=f"  {name:<9} ", subsequent_indent=" " * 12)
     return "\n".join(lines) + "\n\nDocs: README.md"
-
-
-def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return v
 
 
 def _parser(sub, name: str, help: str, description: str) -> argparse.ArgumentParser:
@@ -133,17 +123,17 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
                 "span (disjoint ranges, so exactly that share of distinct bytes). No reads, no times (replay "
                 "closed-loop). Same seed, same trace. Example for the Tom's Hardware setup: "
                 "--capacity 256GB --write-bytes 800GB.")
-    p.add_argument("--capacity", type=size, required=True, metavar="SIZE", help="drive capacity = span written and trimmed (bytes)")
-    p.add_argument("--write-bytes", type=size, required=True, metavar="SIZE",
-                   help="total bytes written, a multiple of --align (e.g. 3 x capacity)")
-    p.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
-    p.add_argument("--random-fraction", type=_fraction, default=0.75, metavar="F",
+    p.add_argument("--capacity", type=number(size, 4096, MAX_SIZE_BYTES, unit="bytes"), required=True, metavar="SIZE", help="drive capacity = span written and trimmed (bytes)")
+    p.add_argument("--write-bytes", type=number(size, 4096, MAX_SIZE_BYTES, unit="bytes"), required=True, metavar="SIZE",
+                   help=f"total bytes written, a multiple of --align (e.g. 3 x capacity; at most {MAX_SPANS} x capacity)")
+    p.add_argument("--seed", type=declare.seed, default=1, help="random seed (default: %(default)s)")
+    p.add_argument("--random-fraction", type=number(float, 0, 1), default=0.75, metavar="F",
                    help="share of the written bytes that are random writes (default: %(default)s)")
-    p.add_argument("--trim-fraction", type=_fraction, default=0.13, metavar="F",
+    p.add_argument("--trim-fraction", type=number(float, 0, 1), default=0.13, metavar="F",
                    help="share of the span freed by TRIMs (default: %(default)s)")
     p.add_argument("--flush-every", type=declare.number(float, 0, 1e12), default=32.0, metavar="N",
                    help="mean writes per flush; 0 = no flushes (default: %(default)s)")
-    p.add_argument("--align", type=size, default=4096, metavar="SIZE",
+    p.add_argument("--align", type=number(size, 512, MAX_BS_BYTES, unit="bytes"), default=4096, metavar="SIZE",
                    help="alignment of offsets and sizes, a power of two >= 512 bytes (default: 4096)")
     p.add_argument("--skew", choices=["uniform", "jedec"], default="uniform",
                    help="random-write placement: uniform, or jedec = 50%% in the first 5%% of the span, 30%% in the "
@@ -158,8 +148,7 @@ def _add_generate(sub, add_target_args) -> None:  # noqa: ARG001 - no target
 
 
 def cmd_generate(args) -> int:
-    if args.interarrival_ns < 0:
-        raise UserError(f"--interarrival-ns {args.interarrival_ns}: must be >= 0")
+    at_most("--write-bytes", args.write_bytes, MAX_SPANS * args.capacity, f"{MAX_SPANS} times --capacity")
     s = traces.generate(args.out, args.capacity, args.write_bytes, to=args.to, seed=args.seed,
                         random_fraction=args.random_fraction, trim_fraction=args.trim_fraction,
                         flush_every_writes=args.flush_every, align_bytes=args.align, skew=args.skew,

@@ -16,7 +16,8 @@ import numpy as np
 from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
-from .declare import Test, param, size
+from ..units import MAX_BS_BYTES
+from .declare import MAX_DURATION_S, MAX_QD, Test, at_most, param, size
 from .common import (FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, endurance, failure_of, mark_stopped,
                      raise_stopped, run_phase, show_endurance, span_bytes)
 
@@ -27,10 +28,11 @@ class ConsistencyParams:
                             "spare area, as the reviewers did", unit="%", low=0, high=100, low_open=True,
                             metavar="PCT")
     duration_s: float = param(2000.0, "--duration", "random-write time (simulated time on sim: targets)",
-                              unit="s", low=0, low_open=True, metavar="S")
-    qd: int = param(32, "--qd", "queue depth of the random writes", low=1, metavar="N")
+                              unit="s", low=0, low_open=True, high=MAX_DURATION_S, series_interval="interval_s",
+                              metavar="S")
+    qd: int = param(32, "--qd", "queue depth of the random writes", low=1, high=MAX_QD, metavar="N")
     bs_bytes: int = param(4096, "--bs", "random-write block size, e.g. 4KiB", unit="bytes", parse=size, low=4096,
-                          multiple_of=4096, metavar="SIZE")
+                          high=MAX_BS_BYTES, multiple_of=4096, metavar="SIZE")
     interval_s: float = param(1.0, "--interval", "IOPS interval of the random writes (the reviewers log every "
                               "second; 0.1 resolves short bursts)", unit="s", low=0.001, high=60, metavar="S")
     seed: int = param(1, None, "random seed")
@@ -50,6 +52,7 @@ def steady_state_write_amplification(series: dict, onset_s: float | None) -> flo
 def plan(target: Target, params: ConsistencyParams) -> list[JobSpec]:
     """The phases: sequential fill of the span, then random writes for the duration."""
     span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    at_most("--bs", params.bs_bytes, span, "the span under test")
     return [
         JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed),
         JobSpec("randwrite", "randwrite", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,

@@ -33,6 +33,23 @@ from ..units import parse_size
 #: Dataclass field metadata key holding a field's :class:`Param`.
 _KEY = "ssdlab.param"
 
+#: Largest seed: the simulator takes unsigned 64-bit seeds and fio reads ``randseed`` with
+#: strtoll, so seeds are whole numbers in [0, 2**63 - 1] (a test derives a second seed as
+#: seed + 1, which still fits the simulator).
+SEED_MAX = 2**63 - 1
+#: Most intervals one series may hold (duration / interval): a run keeps about 1 KB of
+#: memory per interval while it writes its results (series, Parquet, CSV, plots), so 1 GB.
+#: A longer duration needs a longer interval.
+MAX_SERIES_POINTS = 1_000_000
+#: Longest timed phase an option asks for [s]: one week.
+MAX_DURATION_S = 7 * 86400.0
+#: Deepest queue an option asks for [commands]: Linux's NVMe driver queues 1023 commands
+#: per queue by default, SATA NCQ 32.
+MAX_QD = 1024
+#: Most a phase sized in bytes transfers, in spans (the part of the drive under test): 100.
+#: Beyond it a run takes days on the simulator.
+MAX_SPANS = 100
+
 
 @dataclass(frozen=True)
 class Param:
@@ -63,24 +80,37 @@ class Param:
     positional: bool = False
     #: A switch (``--list``): True when given.
     switch: bool = False
+    #: For a duration (unit ``s`` or ``min``) that fills a series: the name of the field
+    #: holding the series interval [s]; duration / interval is at most
+    #: :data:`MAX_SERIES_POINTS`.
+    series_interval: str | None = None
 
     def range_text(self) -> str:
         """"> 0", "in (0, 100]", ">= 1", "" for none."""
         lo, hi = self.low, self.high
         if lo is not None and hi is not None:
-            return f"in {'(' if self.low_open else '['}{lo:g}, {hi:g}{')' if self.high_open else ']'}"
+            return f"in {'(' if self.low_open else '['}{_num(lo)}, {_num(hi)}{')' if self.high_open else ']'}"
         if lo is not None:
-            return f"{'>' if self.low_open else '>='} {lo:g}"
+            return f"{'>' if self.low_open else '>='} {_num(lo)}"
         if hi is not None:
-            return f"{'<' if self.high_open else '<='} {hi:g}"
+            return f"{'<' if self.high_open else '<='} {_num(hi)}"
         return ""
+
+
+def _num(v) -> str:
+    """A number as messages and ``--help`` show it: whole numbers exactly (a very long one
+    cut, with its count of digits), others as ``:g``."""
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e16):
+        text = str(int(v))
+        return text if len(text) <= 20 else f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
+    return f"{v:g}"
 
 
 def param(default: Any, flag: str | None, help: str, **kw) -> Any:
     """A declared parameter: a dataclass field with ``default`` whose :class:`Param` is built
     from ``flag``, ``help`` and the keywords (``unit``, ``low``, ``high``, ``low_open``,
     ``multiple_of``, ``choices``, ``parse``, ``metavar``, ``off_switch``, ``default_text``,
-    ``positional``, ``switch``). A
+    ``positional``, ``switch``, ``series_interval``). A
     ``parse`` may return a dict: the option then sets those fields (one option for a choice
     between two fields, e.g. bytes or a multiple of the span)."""
     return dataclasses.field(default=default, metadata={_KEY: Param(flag, help, **kw)})
@@ -106,8 +136,9 @@ def size(text: str) -> int:
 def number(kind: type = float, low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False, unit: str = "") -> Callable[[str], Any]:
     """An argparse ``type`` for a command's numeric option outside a declared test: parses
-    ``kind`` and checks the range, so a bad value is an error naming the option (argparse
-    prefixes ``argument --flag:``) before anything is read or run."""
+    ``kind`` (int, float, or :func:`size` for bytes) and checks the range, so a bad value is an
+    error naming the option (argparse prefixes ``argument --flag:``) before anything is read
+    or run. The callable's ``param`` holds the range (a :class:`Param`)."""
     rng = Param(None, "", unit=unit, low=low, high=high, low_open=low_open, high_open=high_open)
 
     def parse(text: str):
@@ -116,13 +147,26 @@ def number(kind: type = float, low: float | None = None, high: float | None = No
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if kind is int else 'a number'}") \
                 from None
-        bad = _out_of_range(rng, v)
+        bad = _problem(rng, v)
         if bad:
             raise argparse.ArgumentTypeError(bad)
         return v
 
     parse.__name__ = kind.__name__
+    parse.param = rng
     return parse
+
+
+#: ``--seed`` of every command: a whole number in [0, :data:`SEED_MAX`].
+seed = number(int, 0, SEED_MAX)
+
+
+def at_most(flag: str, value_bytes: int, limit_bytes: int, what: str) -> None:
+    """A size option against what the target allows (known once the target is open):
+    :class:`UserError` "FLAG V bytes: more than WHAT (L bytes)" when ``value_bytes`` >
+    ``limit_bytes``."""
+    if value_bytes > limit_bytes:
+        raise UserError(f"{flag} {_num(value_bytes)} bytes: more than {what} ({_num(limit_bytes)} bytes)")
 
 
 def declared(params_cls) -> list[tuple[dataclasses.Field, Param]]:
@@ -134,7 +178,7 @@ def _unit_text(p: Param, value: Any) -> str:
     if p.unit == "bytes" and isinstance(value, int) and value >= 1024 and value % 1024 == 0:
         k = value // 1024
         return f"{value} bytes = {k // 1024} MiB" if k % 1024 == 0 else f"{value} bytes = {k} KiB"
-    return f"{value:g}{_unit(p)}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    return f"{_num(value)}{_unit(p)}" if _is_number(value) else str(value)
 
 
 def _metavar(p: Param) -> str | None:
@@ -172,7 +216,7 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
                                 type=p.parse or str, metavar=p.flag, help=p.help.replace("%", "%%"))
             continue
         parse = p.parse or _parse_of(f)
-        ranged = {"action": _Checked, "param": p} if parse in (int, float) and p.range_text() else {}
+        ranged = {"action": _Checked, "param": p} if p.range_text() or p.multiple_of else {}
         extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")
@@ -184,42 +228,59 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
 
 
 class _Checked(argparse.Action):
-    """Stores a declared number after its range check, so a value out of range is an error
-    naming the option as :func:`check` words it, before any file is read or run."""
+    """Stores a declared number (also a size) after its range check, so a value out of range
+    is an error naming the option as :func:`check` words it, before any file is read or run."""
 
     def __init__(self, *args, param: Param, **kw):
         super().__init__(*args, **kw)
         self.param = param
 
     def __call__(self, parser, namespace, values, option_string=None):
-        bad = _out_of_range(self.param, values)
+        bad = _problem(self.param, values)
         if bad:
             parser.error(f"{option_string} {bad}")
         setattr(namespace, self.dest, values)
 
 
-def _out_of_range(p: Param, v) -> str | None:
-    """"V: must be in [lo, hi] unit" when ``v`` is outside ``p``'s range, else None."""
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _problem(p: Param, v) -> str | None:
+    """"V: must be in [lo, hi] unit" (or "a whole multiple of N") when the number ``v`` is
+    not finite, outside ``p``'s range or not a multiple it must be; None when it is fine or
+    not a number. Whole numbers of any size compare exactly."""
+    if not _is_number(v):
+        return None
     lo, hi = p.low, p.high
-    if not math.isfinite(v) or (lo is not None and (v <= lo if p.low_open else v < lo)) or (
+    if (isinstance(v, float) and not math.isfinite(v)) or (lo is not None and (v <= lo if p.low_open else v < lo)) or (
             hi is not None and (v >= hi if p.high_open else v > hi)):
-        return f"{v:g}: must be {p.range_text()}{_unit(p)}"
+        return f"{_num(v)}: must be {p.range_text()}{_unit(p)}"
+    if p.multiple_of and v % p.multiple_of:
+        return f"{_num(v)}: must be a whole multiple of {p.multiple_of}{_unit(p)}"
     return None
 
 
 def check(params) -> None:
     """Range checks of every declared parameter: :class:`UserError` naming the option, the
-    value and the allowed range."""
-    for f, p in declared(type(params)):
-        v = getattr(params, f.name)
-        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
-            continue
-        name = p.flag or f.name
-        bad = _out_of_range(p, v)
+    value and the allowed range; a duration that fills a series (``series_interval``) is
+    also checked against :data:`MAX_SERIES_POINTS`."""
+    fields = declared(type(params))
+    for f, p in fields:
+        bad = _problem(p, getattr(params, f.name))
         if bad:
-            raise UserError(f"{name} {bad}")
-        if p.multiple_of and v % p.multiple_of:
-            raise UserError(f"{name} {v:g}: must be a whole multiple of {p.multiple_of}{_unit(p)}")
+            raise UserError(f"{p.flag or f.name} {bad}")
+    for f, p in fields:
+        v = getattr(params, f.name)
+        name = p.flag or f.name
+        if p.series_interval and _is_number(v):
+            interval_s = getattr(params, p.series_interval)
+            points = v * (60 if p.unit == "min" else 1) / interval_s
+            if points > MAX_SERIES_POINTS:
+                flag = next(q.flag for g, q in fields if g.name == p.series_interval)
+                raise UserError(f"{name} {_num(v)} {p.unit} at {flag} {_num(interval_s)} s is {points:,.0f} intervals; "
+                                f"a series holds at most {MAX_SERIES_POINTS:,} (about 1 KB of memory each): "
+                                f"use a longer {flag} or a shorter {name}")
 
 
 def from_args(params_cls, args: argparse.Namespace, **given):

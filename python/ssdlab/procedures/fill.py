@@ -17,7 +17,8 @@ import numpy as np
 from .. import plots, results
 from ..targets.base import JobSpec, Target
 from .common import Interrupted, declared_summary, end_run, failure_of, run_phase, span_bytes
-from .declare import Test, param, size
+from ..units import MAX_BS_BYTES
+from .declare import MAX_QD, Test, param, size
 
 #: A split into two phases is kept when their mean rates differ by at least this fraction.
 MIN_RATE_CHANGE = 0.15
@@ -28,12 +29,12 @@ class FillParams:
     span_pct: float = param(100.0, "--span", "percent of the capacity to fill", unit="%", low=0, high=100,
                             low_open=True, metavar="PCT")
     bs_bytes: int = param(1 << 20, "--bs", "sequential write size", unit="bytes", parse=size, low=4096,
-                          multiple_of=4096)
+                          high=MAX_BS_BYTES, multiple_of=4096)
     qd: int = param(1, "--qd", "queue depth (1: one stream, as TechPowerUp; AnandTech uses 128 KiB at QD32)",
-                    low=1, high=1024)
+                    low=1, high=MAX_QD)
     interval_s: float = param(0.5, "--interval", "throughput interval", unit="s", low=0.001, high=60)
     pause_s: float = param(60.0, "--pause", "idle time after the fill, before the second burst (0: no burst)",
-                           unit="s", low=0, high=86400)
+                           unit="s", low=0, high=86400, series_interval="interval_s")
     burst_pct: float = param(10.0, "--burst", "bytes of the second burst, in percent of the span, written from "
                              "its start", unit="%", low=0, high=100)
     min_phase_pct: float = param(1.0, "--min-phase", "shortest phase the change-point detection keeps, in "

@@ -30,7 +30,8 @@ from ..pts.journal import Journal
 from ..targets.base import JobSpec, Target
 from ..workload import fiojob
 from .common import declared_summary, end_run
-from .declare import Test, param, size
+from ..units import MAX_BS_BYTES
+from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
 
 
 def _test_list(text: str) -> tuple[str, ...]:
@@ -66,23 +67,25 @@ class PtsParams:
     threads: int = param(0, "--threads", "threads of the random tests instead of the variant's (0: the "
                          "variant's); the report states the change", low=0, high=256)
     qd: int = param(0, "--qd", "queue depth per thread instead of the variant's (0: the variant's)", low=0,
-                    high=1024)
-    wsat_max_s: float = param(spec.WSAT_MAX_S, "--wsat-max-s", "WSAT time limit", unit="s", low=0, low_open=True)
+                    high=MAX_QD)
+    wsat_max_s: float = param(spec.WSAT_MAX_S, "--wsat-max-s", "WSAT time limit", unit="s", low=0, low_open=True,
+                                high=MAX_DURATION_S)
     wsat_capacities: float = param(spec.WSAT_CAPACITIES, "--wsat-capacities", "WSAT ends after this many user "
                                    "capacities written", low=0, low_open=True, high=100)
     hir_cycles: int = param(spec.HIR_CYCLES, "--hir-cycles", "HIR: cycles of 5 s writes + wait per wait state "
                             "(the spec's 360)", low=1, high=100000)
     hir_return_s: float = param(spec.HIR_RETURN_S, "--hir-return-s", "HIR: continuous writes after each wait "
-                                "state (the spec's 1800 s)", unit="s", low=0, low_open=True)
+                                "state (the spec's 1800 s)", unit="s", low=0, low_open=True,
+                                high=MAX_DURATION_S)
     xsr_hours: tuple = param(spec.XSR_HOURS, "--xsr-hours", "XSR: hours of SEQ 1024 KiB W, RND 8 KiB W, SEQ 1024 "
                              "KiB W (sources disagree: 8,6,8 or 6,8,6)", parse=_hours, default_text="8,6,8",
                              metavar="H,H,H")
     dirth_bs_bytes: int = param(8192, "--dirth-bs", "DIRTH random block size", unit="bytes", parse=size, low=512,
-                                multiple_of=512)
+                                high=MAX_BS_BYTES, multiple_of=512)
     dirth_read_pct: int = param(65, "--dirth-read", "DIRTH share of reads", unit="%", low=0, high=100)
     dirth_art_limit_ms: float = param(spec.DIRTH_ART_LIMIT_MS, "--dirth-art-limit", "DIRTH maximum point: the "
                                       "highest IOPS with an average response time below this", unit="ms", low=0,
-                                      low_open=True, metavar="MS")
+                                      low_open=True, high=60_000, metavar="MS")
     resume: bool = param(False, "--resume", "continue an interrupted run in the same --out folder from its last "
                          "finished round (same target and options)", switch=True)
     seed: int = param(1, None, "random seed")

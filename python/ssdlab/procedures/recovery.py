@@ -40,8 +40,9 @@ from pathlib import Path
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
-from .declare import Test, param, size
-from .sweep import (FULL_DEFAULT, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
+from ..units import MAX_BS_BYTES
+from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
+from .sweep import (FULL_DEFAULT, MAX_ZONES, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
 
@@ -55,21 +56,22 @@ class RecoveryParams:
     span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
                             unit="%", low=0, high=100, low_open=True)
     torture_min: float = param(20.0, "--torture-min", "4 KiB random writes at QD32 on the full drive (the review's "
-                               "second variant: 60)", unit="min", low=0, low_open=True, metavar="MIN")
+                               "second variant: 60)", unit="min", low=0, low_open=True, high=MAX_DURATION_S / 60,
+                               series_interval="interval_s", metavar="MIN")
     idle_min: float = param(40.0, "--idle-min", "time without host I/O before the third sweep", unit="min", low=0,
-                            metavar="MIN")
+                            high=MAX_DURATION_S / 60, metavar="MIN")
     torture_qd: int = 32
     torture_bs_bytes: int = 4096
     zones: int = param(SWEEP_ZONES, "--zones", "zones across the span, one measurement per zone and direction",
-                       low=1)
+                       low=1, high=MAX_ZONES)
     #: Sweep bytes per zone; WHOLE_ZONES (-1, the default): full passes, as HD Tach's write
     #: test; None: the sweep's default sample.
     zone_bytes: int | None = param(WHOLE_ZONES, "--zone-bytes", ZONE_BYTES_HELP, parse=parse_zone_bytes,
                                    metavar="SIZE", default_text=FULL_DEFAULT)
     sweep_bs_bytes: int = param(SWEEP_BS_BYTES, "--bs", "sequential request size of the sweeps", unit="bytes",
-                                parse=size, low=4096, multiple_of=4096)
+                                parse=size, low=4096, high=MAX_BS_BYTES, multiple_of=4096)
     sweep_qd: int = param(SWEEP_QD, "--qd", "sequential queue depth of the sweeps (like HD Tach: one request at a "
-                          "time)", low=1)
+                          "time)", low=1, high=MAX_QD)
     read: bool = param(True, "--no-read", "sweeps measure writes only", off_switch=True)
     #: Purge, fill and torture again before the idle period (as the review did).
     retorture: bool = param(True, "--no-retorture", "idle right after the after-torture sweep instead of purging, "

@@ -153,7 +153,7 @@ def _generated_span(loaded: Loaded, target: Target) -> int:
     span = loaded.named.layout(loaded.named_params)
     if span > target.capacity_bytes:
         raise UserError(f"run {loaded.named.name}: its layout needs {span:,} bytes, more than {target.name}'s "
-                        f"{target.capacity_bytes:,}; use fewer or smaller records or time steps")
+                        f"{target.capacity_bytes:,}; lower --time-steps, --records or --header")
     return span
 
 

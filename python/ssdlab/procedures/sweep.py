@@ -38,12 +38,16 @@ from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
 from .common import Interrupted, base_summary, done_with_drive, end_run, failure_of, span_bytes
-from .declare import Test, param, size
+from ..units import MAX_BS_BYTES
+from .declare import MAX_QD, Test, param, size
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
 SWEEP_QD = 1
 SWEEP_ZONES = 100
+#: Most zones a sweep takes: each is two phases (write and read), so a sweep stays a few
+#: thousand phases long.
+MAX_ZONES = 10_000
 #: Largest default sample per zone.
 MAX_ZONE_SAMPLE_BYTES = 64 * 2**20
 #: Default ceiling of what one sweep writes, as a fraction of the span.
@@ -268,13 +272,13 @@ class SweepParams:
     span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
                             unit="%", low=0, high=100, low_open=True, metavar="PCT")
     zones: int = param(SWEEP_ZONES, "--zones", "zones across the span, one measurement per zone and direction",
-                       low=1)
+                       low=1, high=MAX_ZONES)
     #: Bytes per zone; None: default sample; -1 (:data:`WHOLE_ZONES`): whole zone.
     zone_bytes: int | None = param(None, "--zone-bytes", ZONE_BYTES_HELP, parse=parse_zone_bytes, metavar="SIZE",
                                    default_text=SAMPLE_DEFAULT)
     bs_bytes: int = param(SWEEP_BS_BYTES, "--bs", "sequential request size", unit="bytes", parse=size, low=4096,
-                          multiple_of=4096)
-    qd: int = param(SWEEP_QD, "--qd", "sequential queue depth (like HD Tach: one request at a time)", low=1)
+                          high=MAX_BS_BYTES, multiple_of=4096)
+    qd: int = param(SWEEP_QD, "--qd", "sequential queue depth (like HD Tach: one request at a time)", low=1, high=MAX_QD)
     write: bool = param(True, "--no-write", "skip the write pass (the read pass then reads what the drive holds; "
                         "on a purged drive that is unwritten LBAs, which drives answer without reading NAND)",
                         off_switch=True)

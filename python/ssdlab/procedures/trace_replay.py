@@ -43,7 +43,8 @@ from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
 from .common import (FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, print_plan as print_header,
                      raise_stopped, run_phase, span_bytes)
-from .declare import Test, check, declared, param, size
+from ..units import MAX_SIZE_BYTES
+from .declare import MAX_QD, MAX_SPANS, Test, at_most, check, declared, param, size
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -120,19 +121,19 @@ class TraceReader:
                                "merging) or D (dispatch: as the drive received them) lines",
                                choices=("queue", "dispatch"), default_text="dispatch")
     device: int | None = param(None, "--device", "disksim/mqsim/msr/spc: keep only requests of this device / disk / "
-                               "ASU number", parse=int, low=0, default_text="every device")
+                               "ASU number", parse=int, low=0, high=2**32 - 1, default_text="every device")
     skip_bad: bool = param(False, "--skip-bad", "skip malformed lines and report how many (default: stop at the "
                            "first, naming file and line)", switch=True)
 
 
 def parse_qds(text: str) -> tuple[int, ...]:
-    """``--qd``: queue depths separated by commas, each >= 1."""
+    """``--qd``: queue depths separated by commas, each in [1, :data:`~.declare.MAX_QD`]."""
     try:
         qds = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give queue depths as numbers separated by commas, e.g. 32,1") from None
-    if not qds or min(qds) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: queue depths must be >= 1")
+    if not qds or not all(1 <= qd <= MAX_QD for qd in qds):
+        raise argparse.ArgumentTypeError(f"{text!r}: queue depths must be in [1, {MAX_QD}]")
     return qds
 
 
@@ -142,7 +143,8 @@ TRIM_MODES = {"both": (True, False), "with": (True,), "without": (False,)}
 
 @dataclass(frozen=True)
 class TraceRunParams(TraceReader):
-    passes: int = param(1, "--passes", "replays of the trace per variant, back to back", low=1)
+    passes: int = param(1, "--passes", "replays of the trace per variant, back to back", low=1,
+                        high=1000)
     qds: tuple[int, ...] = param((32, 1), "--qd", "queue depths, comma-separated, each >= 1: 32 = NCQ, 1 = the "
                                  "reviewers' DMA case", parse=parse_qds, metavar="LIST", default_text="32,1")
     trim: str = param("both", "--trim", "replay with TRIM commands, without them, or both variants",
@@ -150,13 +152,14 @@ class TraceRunParams(TraceReader):
     keep_reads: bool = param(False, "--keep-reads", "also replay the trace's reads (default: dropped, as the "
                              "reviewers did)", switch=True)
     window_commands: int = param(100_000, "--window", "average IOPS over every N completed commands",
-                                 unit="commands", low=1)
+                                 unit="commands", low=1, high=2**32)
     remap: str = param("error", "--remap", "records beyond the span: error, wrap (offset modulo the span) or scale "
                        "(offsets scaled by span / trace span)", choices=("error", "wrap", "scale"))
     span_pct: float = param(100.0, "--span", "percent of the capacity to fill and replay on", unit="%", low=0,
                             high=100, low_open=True, metavar="PCT")
     write_bytes: int | None = param(None, "--write-bytes", "jedec-like only: bytes written per pass", unit="bytes",
-                                    parse=size, low=4096, default_text="800/256 x the span, as the seed")
+                                    parse=size, low=4096, high=MAX_SIZE_BYTES,
+                                    default_text="800/256 x the span, as the seed")
     skew: str = param("uniform", "--skew", "jedec-like only: random-write placement: uniform, or jedec = 50% in "
                       "the first 5% of the span, 30% in the next 15%, 20% in the rest", choices=("uniform", "jedec"))
     seed: int = param(1, None, "random seed")
@@ -181,8 +184,8 @@ def variant_name(qd: int, trim: bool) -> str:
 def _check(params: TraceRunParams) -> None:
     """What the command line checks too, for parameters made in code: ranges, choices."""
     check(params)
-    if not params.qds or min(params.qds) < 1:
-        raise UserError(f"--qd {params.qds}: queue depths must be >= 1")
+    if not params.qds or not all(1 <= qd <= MAX_QD for qd in params.qds):
+        raise UserError(f"--qd {','.join(map(str, params.qds))}: queue depths must be in [1, {MAX_QD}]")
     for f, p in declared(type(params)):
         if p.choices and getattr(params, f.name) not in (None, *p.choices):
             raise UserError(f"{p.flag} {getattr(params, f.name)}: use {', '.join(p.choices)}")
@@ -194,6 +197,8 @@ def plan(target: Target, params: TraceRunParams) -> list:
     """Per variant: the fill phase, then the replays (ReplayJob)."""
     _check(params)
     span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
+    if params.write_bytes is not None:
+        at_most("--write-bytes", params.write_bytes, MAX_SPANS * span, f"{MAX_SPANS} times the span under test")
     if not params.source.generated and not Path(params.source.path).is_file():
         raise UserError(f"{params.source.path}: no such trace file (or use {GENERATED} for the generated workload)")
     steps: list = []

@@ -21,7 +21,8 @@ from pathlib import Path
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
 from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
-from .declare import Test, check, param, size
+from ..units import MAX_BS_BYTES
+from .declare import MAX_DURATION_S, MAX_QD, MAX_SPANS, Test, at_most, check, param, size
 from .sweep import trim_bs
 
 #: (id, label) of the three measurements, in order.
@@ -49,14 +50,14 @@ class UsedParams:
     span_pct: float = param(100.0, "--span", "percent of the capacity to test; 75 emulates 25% extra spare area",
                             unit="%", low=0, high=100, low_open=True)
     duration_s: float = param(60.0, "--duration", "random-write time per state (simulated time on sim: targets)",
-                              unit="s", low=0, low_open=True)
-    qd: int = param(32, "--qd", "queue depth", low=1)
+                              unit="s", low=0, low_open=True, high=MAX_DURATION_S, series_interval="interval_s")
+    qd: int = param(32, "--qd", "queue depth", low=1, high=MAX_QD)
     bs_bytes: int = param(4096, "--bs", "random-write block size", unit="bytes", parse=size, low=4096,
-                          multiple_of=4096)
+                          high=MAX_BS_BYTES, multiple_of=4096)
     #: Random-write bytes that dirty the filled drive; None: ``dirty_spans`` times the span.
     dirty_bytes: int | None = param(None, None, "random-write bytes after the fill", unit="bytes", low=0)
     dirty_spans: float = param(1.0, "--dirty-writes", "random-write bytes after the fill that make the drive "
-                               "'used': a size, or a multiple of the span such as 2x", parse=parse_dirty, low=0,
+                               "'used': a size, or a multiple of the span such as 2x", parse=parse_dirty, low=0, high=MAX_SPANS,
                                metavar="SIZE|Nx", default_text="1x, one span")
     interval_s: float = param(1.0, "--interval", "IOPS interval of the measured random writes", unit="s",
                               low=0.001, high=60, metavar="S")
@@ -69,6 +70,9 @@ class UsedParams:
 def phases(target: Target, p: UsedParams) -> dict[str, JobSpec]:
     p.check()
     span = span_bytes(target.capacity_bytes, p.span_pct, max(FILL_BS_BYTES, p.bs_bytes))
+    at_most("--bs", p.bs_bytes, span, "the span under test")
+    if p.dirty_bytes is not None:
+        at_most("--dirty-writes", p.dirty_bytes, MAX_SPANS * span, f"{MAX_SPANS} times the span under test")
     dirty = int(p.dirty_spans * span) if p.dirty_bytes is None else p.dirty_bytes
     dirty = dirty // p.bs_bytes * p.bs_bytes
 

@@ -41,7 +41,10 @@ fio would do: ``size=1.5g`` (fio stops at the ``.``: 1 byte), ``runtime=10sec`` 
 (``iodepth=4:8``, ``rw=randread,x``), ``bssplit`` shares adding up to more than 100 or
 leaving a blank entry 0%, percentages above 100, a byte ``size``/``offset`` after a
 percentage of the same option (fio keeps the percentage), ``exitall=0`` (fio turns
-exitall on). fio's arithmetic ``(...)`` and host keywords (``$ncpus``) are refused too.
+exitall on). fio's arithmetic ``(...)`` and host keywords (``$ncpus``) are refused too, and so
+are values beyond ssdlab's limits, where fio would run out of memory: block sizes above
+:data:`~ssdlab.units.MAX_BS_BYTES` (fio keeps iodepth buffers of the largest) and an iodepth
+above :data:`MAX_IODEPTH`.
 
 Options fall in three classes:
 
@@ -78,6 +81,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import UserError
+from ..units import MAX_BS_BYTES
 
 #: Data directions in fio's order (read, write, trim): the three parts of ``bs=``, ``rate=``...
 DIRECTIONS = ("read", "write", "trim")
@@ -91,6 +95,9 @@ _RANDOM_RW = {"randread", "randwrite", "randtrim", "randrw", "randtrimwrite"}
 CMDLINE = "command line"
 
 _U32 = 2 ** 32 - 1          # fio's "int" options are unsigned 32-bit
+#: Deepest iodepth a job may ask for: Linux's libaio takes at most aio-max-nr = 65536
+#: events by default, and the simulator books memory for every command in flight.
+MAX_IODEPTH = 65535
 #: The most jobs fio runs from one job file (its max_jobs, REAL_MAX_JOBS in fio.h).
 MAX_JOBS = 4096
 _U64 = 2 ** 63 - 1          # fio parses numbers with strtoll
@@ -323,6 +330,10 @@ class Job:
     #: what reaches the drive: see :attr:`queue_depth` and :attr:`host_notes`.
     ioengine: str = "psync"
     direct: bool = False
+
+    #: Where each option the job was given was last written, by fio's name of the option
+    #: (``bs``, ``size``...), for messages about its value.
+    option_where: Mapping[str, Where] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def queue_depth(self) -> int:
@@ -1139,9 +1150,7 @@ def _h_bsrange(st: _State, val: str | None, kb: int) -> None:
         if sep is None:
             raise _Bad(f"{part!r} is not a range: write MIN-MAX, e.g. 4k-64k")
         a, _, b = part.partition(sep)
-        x, y = _bytes(a, kb), _bytes(b, kb)
-        if min(x, y) < 1:
-            raise _Bad("block sizes must be at least 1 byte")
+        x, y = _block(a, kb), _block(b, kb)
         x, y = min(x, y), max(x, y)        # fio swaps a reversed range
         lo[curr], hi[curr] = x, y
         if not more:
@@ -1178,9 +1187,7 @@ def _bssplit_dir(text: str, kb: int) -> tuple[BlockSizeShare, ...]:
     raw: list[tuple[int, int | None]] = []
     for e in entries:
         bs_text, slash, pct_text = e.partition("/")
-        bs = _bytes(bs_text, kb)
-        if bs < 1:
-            raise _Bad("block sizes must be at least 1 byte")
+        bs = _block(bs_text, kb)
         pct: int | None = None
         if slash and pct_text != "":
             if not pct_text.isdigit():
@@ -1398,7 +1405,7 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "name": _simple("name", _c_name),
     "wait_for": _simple("wait_for", _c_name),
     "rw": _h_rw,
-    "iodepth": _simple("iodepth", _c_int(1)),
+    "iodepth": _simple("iodepth", _c_int(1, MAX_IODEPTH)),
     "size": _h_size_like("size", "size_pct", zero_pct_ok=False),
     "io_size": _h_size_like("io_size", "io_size_pct", zero_pct_ok=False),
     "offset": _h_size_like("offset", "offset_pct", zero_pct_ok=True),
@@ -1459,10 +1466,13 @@ def _exitall(val: str | None) -> bool:
 
 
 def _block(text: str, kb: int) -> int:
-    """A block size or alignment (fio's minval 1)."""
+    """A block size or alignment (fio's minval 1), at most :data:`~ssdlab.units.MAX_BS_BYTES`."""
     v = _bytes(text, kb)
     if v < 1:
-        raise _Bad("must be at least 1 byte")
+        raise _Bad("block sizes must be at least 1 byte")
+    if v > MAX_BS_BYTES:
+        raise _Bad(f"block sizes are at most {_fmt_size(MAX_BS_BYTES)} ({MAX_BS_BYTES} bytes) in ssdlab: "
+                   f"fio keeps iodepth buffers of the largest block size in memory")
     return v
 
 
@@ -1891,7 +1901,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         rate_ignore_thinktime=v["rate_ignore_thinktime"], buffer_compress_pct=compress,
         buffer_compress_chunk_bytes=v["buffer_compress_chunk"], zero_buffers=zero, refill_buffers=refill,
         fsync_every_writes=v["fsync"], fdatasync_every_writes=v["fdatasync"], end_fsync=v["end_fsync"],
-        fsync_on_close=v["fsync_on_close"], where=where,
+        fsync_on_close=v["fsync_on_close"], where=where, option_where=dict(st.lines),
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
         ioengine=v["ioengine"], direct=v["direct"],
     )

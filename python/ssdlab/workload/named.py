@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import UserError
-from ..procedures.declare import check, declared, param, size
+from ..procedures.declare import MAX_DURATION_S, check, declared, param, size
 from . import record
 
 _GiB = 1 << 30
@@ -136,10 +136,12 @@ _CDM_NAME = re.compile(r"(?P<stem>[A-Z0-9]+_Q\d+T\d+)_(?P<dir>read|write)(?:_(?P
 class CdmParams:
     size_bytes: int = param(_GiB, "--size", "CDM's test size: the region at the start of the drive the tests use",
                             unit="bytes", parse=size, low=1 << 20, multiple_of=1 << 20)
-    runtime_s: int = param(5, "--runtime", "CDM's measure time: each measured run lasts this long", unit="s", low=1)
+    runtime_s: int = param(5, "--runtime", "CDM's measure time: each measured run lasts this long", unit="s", low=1,
+                           high=3600)
     interval_s: int = param(5, "--interval-time", "CDM's interval: the drive idles this long before every test but "
-                            "the first", unit="s", low=0)
-    ramp_s: int = param(5, "--ramp", "CDM's unmeasured run before each test's measured runs", unit="s", low=0)
+                            "the first", unit="s", low=0, high=3600)
+    ramp_s: int = param(5, "--ramp", "CDM's unmeasured run before each test's measured runs", unit="s", low=0,
+                        high=3600)
     count: int = param(1, "--count", "measured runs per test, back to back; the table shows the best, as CDM "
                        "does (CDM's default is 5)", low=1, high=9)
     prepare: bool = param(True, "--no-prepare", "first write the test region once sequentially, as CDM fills its "
@@ -260,7 +262,8 @@ SMALL_WRITES = ("standard", "as-4k")
 @dataclass(frozen=True)
 class Jesd219Params:
     qd: int = param(32, "--qd", "queue depth", low=1, high=65535)
-    runtime_s: int = param(600, "--runtime", "how long the workload runs", unit="s", low=1)
+    runtime_s: int = param(600, "--runtime", "how long the workload runs", unit="s", low=1,
+                           high=int(MAX_DURATION_S))
     read_pct: int = param(0, "--read-pct", "share of reads mixed in (the standard's workload writes only; fio's "
                           "example jesd219.fio uses 40)", unit="%", low=0, high=100)
     small_writes: str = param("standard", "--small-writes", "transfers below 4 KiB (10 % of them): 'standard' "

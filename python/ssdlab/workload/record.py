@@ -35,8 +35,9 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import UserError
-from ..procedures.declare import param, size
+from ..procedures.declare import declared, param, size
 from ..traces import OP_READ, OP_WRITE
+from ..units import MAX_BS_BYTES
 
 #: Bytes of one record's entry in the header index.
 INDEX_ENTRY_BYTES = 64
@@ -72,7 +73,8 @@ class RecordParams:
     record_bytes: tuple[int, ...] = param((16 * _KiB, _MiB, 16 * _MiB, 100 * _MiB), "--records",
                                           "record size of each variable, comma-separated (multiples of 4096)",
                                           parse=_sizes, default_text="16KiB,1MiB,16MiB,100MiB", metavar="SIZES")
-    time_steps: int = param(8, "--time-steps", "time steps in the dataset (records per variable)", low=1)
+    time_steps: int = param(8, "--time-steps", "time steps in the dataset (records per variable)", low=1,
+                            high=1_000_000)
     read_pct: int = param(50, "--read-pct", "share of accesses that read their record (the others write it)",
                           unit="%", low=0, high=100)
     order: str = param("time-major", "--order", "access order: time-major (a simulation writing), "
@@ -81,11 +83,12 @@ class RecordParams:
                                               "0,2,5 or 0-3)", parse=_indices, default_text="all", metavar="LIST")
     steps: tuple[int, ...] | None = param(None, "--steps", "the time steps accessed (indices from 0: 0,2,5 or "
                                           "0-3)", parse=_indices, default_text="all", metavar="LIST")
-    passes: int = param(1, "--passes", "times the accesses are repeated", low=1)
+    passes: int = param(1, "--passes", "times the accesses are repeated", low=1, high=1000)
     header_update_every: int = param(0, "--header-update-every", "write the whole header again after every N "
-                                     "records written (0: never)", low=0)
+                                     "records written (0: never)", low=0, high=2**32)
     max_io_bytes: int = param(_MiB, "--max-io", "largest command; a record is read or written as commands of at "
-                              "most this size", unit="bytes", parse=size, low=_ALIGN, multiple_of=_ALIGN)
+                              "most this size", unit="bytes", parse=size, low=_ALIGN, high=MAX_BS_BYTES,
+                              multiple_of=_ALIGN)
     qd: int = param(1, "--qd", "commands kept outstanding (1: an application that seeks, then reads or writes, "
                     "one request at a time)", low=1, high=1024)
     buffer_compress_pct: int = param(0, "--compress-pct", "how compressible the written records are (fio's "
@@ -95,7 +98,9 @@ class RecordParams:
 
 
 def _bad(field: str, why: str) -> UserError:
-    return UserError(f"record workload: {field}: {why}")
+    """The error about parameter ``field``, named by its option (``--time-steps``)."""
+    flag = next((p.flag for f, p in declared(RecordParams) if f.name == field), field)
+    return UserError(f"record workload: {flag}: {why}")
 
 
 def _check(p: RecordParams) -> None:

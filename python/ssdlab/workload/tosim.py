@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..procedures.declare import MAX_SERIES_POINTS, MAX_SPANS
 from .fiojob import DIRECTIONS, Job, Workload, WorkloadError
 
 #: Offsets and sizes the simulator takes are whole multiples of this [bytes]; a write that
 #: covers a 4 KiB mapping unit only partly costs the drive a read-modify-write of the unit.
 SECTOR_BYTES = 512
+#: Most commands the jobs of one group keep in flight together on the simulator (the sum of
+#: their iodepth): it books memory for each.
+MAX_GROUP_IODEPTH = 1 << 20
 
 
 @dataclass
@@ -34,7 +38,9 @@ class SimGroup:
 
 
 def _fail(job: Job, option: str, why: str) -> WorkloadError:
-    where = f"{job.where}: " if job.where is not None else ""
+    """The error about ``option`` of ``job``, at the line that set it (else the job's)."""
+    at = job.option_where.get(option, job.where)
+    where = f"{at}: " if at is not None else ""
     return WorkloadError(f"{where}job {job.name!r}, option {option}: {why}")
 
 
@@ -136,7 +142,11 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
             continue
         sizes = _bs_weights(job, i)
         for bs, _ in sizes:
-            _check_unit(job, "bssplit" if job.bssplit[i] else "bs", bs)
+            key = "bssplit" if job.bssplit[i] else "bsrange" if "bsrange" in job.option_where else "bs"
+            _check_unit(job, key, bs)
+            if bs > length:
+                raise _fail(job, key, f"a {bs}-byte block is larger than the job's {length}-byte region; use a "
+                                      "smaller block size or a larger size")
         if job.random:
             _check_unit(job, "ba", job.ba_bytes[i])
             if job.ba_bytes[i] != min(b for b, _ in sizes):
@@ -195,6 +205,12 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
             keys["duration_s"] = job.runtime_us / 1e6
         io = (job.io_size_bytes if job.io_size_bytes is not None else
               length * job.io_size_pct // 100 if job.io_size_pct is not None else length)
+        _check_unit(job, "io_size", io)
+        if io * job.loops > MAX_SPANS * capacity_bytes:
+            option = "loops" if job.loops > 1 else "io_size"
+            raise _fail(job, option, f"{io * job.loops} bytes of I/O ({io} x loops={job.loops}) is more than "
+                                     f"{MAX_SPANS} times the {capacity_bytes}-byte drive, the most a simulated job "
+                                     "transfers; give a runtime or fewer bytes")
         keys["io_bytes"] = io * job.loops
     if job.number_ios:
         keys["number_ios"] = job.number_ios
@@ -222,13 +238,28 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     return keys, notes
 
 
+def _check_series(job: Job, keys: dict, interval_s: float) -> None:
+    """A job's run time (``runtime`` plus ``startdelay``) in intervals of the series is at
+    most :data:`~ssdlab.procedures.declare.MAX_SERIES_POINTS`."""
+    end_s = keys.get("duration_s", 0.0) + keys.get("startdelay_s", 0.0)
+    if end_s / interval_s > MAX_SERIES_POINTS:
+        option = "runtime" if keys.get("duration_s") else "startdelay"
+        raise _fail(job, option, f"{end_s:g} s is {end_s / interval_s:,.0f} intervals of {interval_s:g} s; a series "
+                                 f"holds at most {MAX_SERIES_POINTS:,}: use a shorter {option} or a longer --interval")
+
+
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
     """The workload's groups as the simulator runs them, in order."""
     out = []
     for gi, group in enumerate(workload.groups):
         dicts, notes = [], []
+        depth = sum(job.iodepth for job in group)
+        if depth > MAX_GROUP_IODEPTH:
+            raise _fail(group[-1], "iodepth", f"the group's jobs keep {depth} commands in flight together; the "
+                                              f"simulator takes at most {MAX_GROUP_IODEPTH}: fewer jobs or a lower iodepth")
         for job in group:
             keys, n = sim_job(job, capacity_bytes)
+            _check_series(job, keys, interval_s)
             dicts.append(keys)
             notes += [x for x in n if x not in notes]
         name = group[0].section if len({j.section for j in group}) == 1 else "+".join(
