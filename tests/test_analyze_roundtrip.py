@@ -70,7 +70,8 @@ def test_analyze_of_a_loop_consistency_run_equals_the_run(tmp_path):
     bare.mkdir()
     shutil.copy(fio_dir / f"{randwrite}_clat_hist.1.log", bare)
     m = json.loads(run_cli("analyze", str(bare / f"{randwrite}_clat_hist.1.log"), "--json").stdout)
-    assert m["n_intervals"] == run_summary["n_intervals"] - 1  # fio never logs the final window
+    # fio logs the final window only when the job outlived it by a timer tick
+    assert m["n_intervals"] in (run_summary["n_intervals"] - 1, run_summary["n_intervals"])
     assert m["iops_min"] > 0.5 * run_summary["iops_min"], (m["iops_min"], run_summary["iops_min"])
     assert not m["bimodal"]
 

@@ -914,14 +914,25 @@ def _fio_seconds(text) -> float | None:
     return float(m.group(1)) * _TIME_S.get(m.group(2), 1.0)
 
 
+def run_time_s(fio_json: dict) -> float:
+    """How long a fio run's jobs ran [s] by its JSON: the longest ``job_runtime``, or a
+    direction's ``runtime`` where that is longer (a job done within a ms has job_runtime 0
+    where its direction's runtime says 1 ms)."""
+    ms = 0.0
+    for j in fio_json.get("jobs") or []:
+        ms = max(ms, float(j.get("job_runtime", 0) or 0),
+                 *(float((j.get(d) or {}).get("runtime", 0) or 0) for d in DIRECTION_NAMES))
+    return ms / 1000.0
+
+
 def run_end_s(fio_json: dict) -> float | None:
-    """How long a fio run lasted [s] by its JSON: the longest job's ``job_runtime``, capped by
-    the ``runtime`` the jobs were given (a timed job's run time overshoots it by a few ms,
-    whose IOs count in the last interval). None without jobs."""
+    """Where a fio run's series ends [s]: :func:`run_time_s`, capped by the ``runtime`` the
+    jobs were given (a timed job's run time overshoots it by a few ms, whose IOs count in the
+    last interval). None without jobs."""
     jobs = fio_json.get("jobs") or []
     if not jobs:
         return None
-    end = max(float(j.get("job_runtime", 0) or 0) for j in jobs) / 1000.0
+    end = run_time_s(fio_json)
     runtimes = [_fio_seconds({**(fio_json.get("global options") or {}), **(j.get("job options") or {})}
                              .get("runtime", "")) for j in jobs]
     if all(r is not None and r > 0 for r in runtimes):

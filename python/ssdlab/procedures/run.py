@@ -402,10 +402,20 @@ def show(s: dict) -> None:
         print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)
 
 
+#: The whole run's figures per direction (summary keys; labels and units as the report's).
+HEADLINE_KEYS = ("read_iops_mean", "write_iops_mean", "read_mbps_mean", "write_mbps_mean", "read_latency_us.p99",
+                 "write_latency_us.p99", "write_amplification")
+
+
 def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """Per group and direction: IOPS and MB/s; on the simulator the write amplification."""
-    out: list[tuple[str, str, object]] = []
-    for i, g in enumerate(s.get("groups") or [], start=1):
+    """Per direction: IOPS, MB/s and p99 latency over the run, and on the simulator the
+    write amplification; with several groups, each group's IOPS and MB/s too."""
+    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
+    out: list[tuple[str, str, object]] = [(*known[k], report._get(s, k)) for k in HEADLINE_KEYS]
+    groups = s.get("groups") or []
+    if len(groups) < 2:
+        return out
+    for i, g in enumerate(groups, start=1):
         name = f"group {i} {g.get('name')}"
         for d, f in (g.get("directions") or {}).items():
             out += [(f"{name} {d} IOPS", "IOPS", f.get("iops_mean")), (f"{name} {d} MB/s", "MB/s", f.get("mbps_mean"))]

@@ -394,13 +394,11 @@ def _summarize(data: dict) -> tuple[dict, dict, int]:
     jobs = data.get("jobs") or []
     tot = {"host_write_bytes": 0, "host_read_bytes": 0, "host_trim_bytes": 0, "ios": 0, "duration_s": 0.0, "fio_iops": 0.0}
     best, best_ios, err = None, -1, 0
+    tot["duration_s"] = fio_logs.run_time_s(data)
     for j in jobs:
         err = err or int(j.get("error", 0) or 0)
-        tot["duration_s"] = max(tot["duration_s"], float(j.get("job_runtime", 0)) / 1000.0)
         for ddir, key in (("read", "host_read_bytes"), ("write", "host_write_bytes"), ("trim", "host_trim_bytes")):
             d = j.get(ddir) or {}
-            # a job done within a ms has job_runtime 0 where its direction's runtime says 1 [ms]
-            tot["duration_s"] = max(tot["duration_s"], float(d.get("runtime", 0) or 0) / 1000.0)
             tot[key] += int(d.get("io_bytes", 0))
             n = int(d.get("total_ios", 0))
             tot["ios"] += n
