@@ -17,7 +17,7 @@ setup:
 
 demo: setup
 	$(SSDLAB) consistency --target sim:default --out $(DEMO_OUT) --force
-	@echo "open $(DEMO_OUT)/consistency_log.png (and the other plots) or read $(DEMO_OUT)/summary.json"
+	@echo "open $(DEMO_OUT)/report.html (interactive charts and tables; PNG/SVG plots and summary.json beside it)"
 
 test: setup test-rust test-python test-fuzz
 

@@ -2,7 +2,7 @@
 sweep, a recovery, a used, a trace, a PTS, a job-file run, a consistency and a review folder
 (its parts), on small simulated drives. Each figure printed must equal the summary's value
 (read here by key, not through the headline declarations), and a run's own rows must not
-be n/a."""
+be n/a. Every test's last line points at its report.html."""
 from __future__ import annotations
 
 import json
@@ -71,6 +71,7 @@ def folders(tmp_path_factory):
         name, proc = running.pop(0)
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"{name}: {err}"
+        assert f"open {root / name / 'report.html'}" in out.strip().splitlines()[-1], (name, out)  # the last line
     return root
 
 

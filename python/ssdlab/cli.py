@@ -186,7 +186,7 @@ def run_procedure(args, module, params, printer) -> int:
     finally:
         target.close()
     printer(summary)
-    print(f"  results in {args.out}/")
+    print(f"  results in {args.out}/: open {Path(args.out) / 'report.html'} (charts, tables, the run's settings)")
     return 0
 
 
