@@ -173,3 +173,23 @@ def test_overall_help_shows_each_tests_help_as_written(capsys):
     for test in declare.tests():
         assert " ".join(test.help.split()) in text, test.name
     assert "option_strings" not in text
+
+
+def test_duration_options_take_fios_time_forms():
+    """A time option takes a number in its own unit or one of fio's units, the same in every
+    command: --duration (s) 10m = 600, --idle-min (min) 90s = 1.5, 500ms = 0.5 s."""
+    from ssdlab import cli
+
+    def parsed(*argv):
+        args, _ = cli.build_parser(list(argv)).parse_known_args(list(argv))
+        return args
+
+    assert parsed("consistency", "--duration", "10m", "--out", "x").duration_s == 600.0
+    assert parsed("consistency", "--duration", "500ms", "--out", "x").duration_s == 0.5
+    assert parsed("consistency", "--duration", "75", "--out", "x").duration_s == 75.0
+    assert parsed("recovery", "--idle-min", "90s", "--out", "x").idle_min == 1.5
+    assert parsed("recovery", "--idle-min", "2h", "--out", "x").idle_min == 120.0
+    for bad in ("10x", "m", "-5s"):
+        with pytest.raises(SystemExit) as ei:
+            parsed("consistency", "--duration", bad, "--out", "x")
+        assert ei.value.code == 2

@@ -65,6 +65,7 @@ from typing import IO, Iterator, Sequence
 import numpy as np
 
 from .targets.base import DIRECTIONS as DIRECTION_NAMES
+from .units import parse_time_s
 from .targets.base import LATENCY_STATS, latency_column
 
 __all__ = [
@@ -901,17 +902,12 @@ def grid_from_files(files: Sequence[str | Path], *, interval_s: float | None = N
 
 # --------------------------------------------------------------------------- a whole fio run
 
-#: fio's time suffixes (a bare number is seconds).
-_TIME_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0,
-           "h": 3600.0, "d": 86400.0}
-
-
 def _fio_seconds(text) -> float | None:
     """Seconds of a fio time option as fio's JSON echoes it (``"5000ms"``, ``"60"``), or None."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text).lower())
-    if not m or m.group(2) not in ("", *_TIME_S):
+    try:
+        return parse_time_s(str(text))
+    except ValueError:
         return None
-    return float(m.group(1)) * _TIME_S.get(m.group(2), 1.0)
 
 
 def run_time_s(fio_json: dict) -> float:

@@ -54,3 +54,25 @@ def format_size(n: int) -> str:
             if n % _MULT[unit] == 0:
                 return f"{n // _MULT[unit]}{unit[0]}{'iB' if unit.endswith('I') else ''}"
     return str(n)
+
+
+#: fio's time units [s]: ``us``, ``ms``, ``s``, ``m`` (minutes), ``h``, ``d``; also ``min``.
+TIME_UNITS_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0,
+                "h": 3600.0, "d": 86400.0}
+_TIME = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]*)\s*")
+
+
+def parse_time_s(text: str | float, default_unit_s: float = 1.0) -> float:
+    """Seconds of a time as users write them on the command line: a number in the option's
+    own unit (``default_unit_s`` seconds: 1 for ``--duration``, 60 for ``--idle-min``) or with
+    one of fio's units (:data:`TIME_UNITS_S`: ``10m``, ``1h``, ``500ms``). ValueError saying
+    what is wrong."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text) * default_unit_s
+    m = _TIME.fullmatch(str(text))
+    unit = m.group(2).lower() if m else ""
+    if not m or (unit and unit not in TIME_UNITS_S):
+        raise ValueError(f"{_cut(str(text))!r} is not a time: write a number, or one with a unit of us, ms, s, m "
+                         "(minutes), h or d (600, 10m, 1h, 500ms)")
+    return float(m.group(1)) * (TIME_UNITS_S[unit] if unit else default_unit_s)
+

@@ -28,7 +28,7 @@ from types import EllipsisType
 from typing import Any, Callable
 
 from ..errors import UserError
-from ..units import parse_size
+from ..units import parse_size, parse_time_s
 
 #: Dataclass field metadata key holding a field's :class:`Param`.
 _KEY = "ssdlab.param"
@@ -195,10 +195,24 @@ def _unit(p: Param) -> str:
     return f" {p.unit}" if p.unit else ""
 
 
-def _parse_of(f: dataclasses.Field) -> Callable[[str], Any]:
-    """int or float for a field of that type (also ``int | None``), else str."""
+def _parse_of(f: dataclasses.Field, p: "Param | None" = None) -> Callable[[str], Any]:
+    """int or float for a field of that type (also ``int | None``), else str; a float in
+    seconds or minutes (unit ``s`` or ``min``) also takes fio's time forms (``10m``,
+    ``500ms``: :func:`ssdlab.units.parse_time_s`)."""
     name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-    return {"int": int, "float": float}.get(name.removesuffix(" | None"), str)
+    kind = {"int": int, "float": float}.get(name.removesuffix(" | None"), str)
+    if kind is float and p is not None and p.unit in ("s", "min"):
+        per = 60.0 if p.unit == "min" else 1.0
+
+        def duration(text: str) -> float:
+            try:
+                return parse_time_s(text, per) / per
+            except ValueError as e:
+                raise argparse.ArgumentTypeError(str(e)) from None
+
+        duration.__name__ = "time"
+        return duration
+    return kind
 
 
 def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
@@ -215,13 +229,15 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
             parser.add_argument(f.name, nargs=None if f.default is dataclasses.MISSING else "?", default=f.default,
                                 type=p.parse or str, metavar=p.flag, help=p.help.replace("%", "%%"))
             continue
-        parse = p.parse or _parse_of(f)
+        parse = p.parse or _parse_of(f, p)
         ranged = {"action": _Checked, "param": p} if p.range_text() or p.multiple_of else {}
         extra = [f"default: {p.default_text or _unit_text(p, f.default)}"]
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")
         if p.multiple_of:
             extra.append(f"a multiple of {p.multiple_of}")
+        if getattr(parse, "__name__", "") == "time":
+            extra.append("or with a unit: 500ms, 90s, 10m, 1h")
         text = f"{p.help} ({'; '.join(extra)})"
         parser.add_argument(p.flag, dest=f.name, type=parse, default=f.default, choices=p.choices,
                             metavar=p.metavar or _metavar(p), help=text.replace("%", "%%"), **ranged)
