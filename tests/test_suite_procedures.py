@@ -382,9 +382,10 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
 
 
 def test_help_states_units_and_defaults():
-    for cmd, words in [("sweep", ["default: 100", "128 KiB", "default: 1", "MiB", "must be >= 1"]),
-                       ("recovery", ["default: 20 min", "default: 40 min", "must be > 0 min"]),
-                       ("used", ["default: 60 s", "must be > 0 s", "default: 32", "default: 1x"])]:
+    for cmd, words in [("sweep", ["default: 100", "128 KiB", "default: 1", "MiB", "must be in [1, 10000]"]),
+                       ("recovery", ["default: 20 min", "default: 40 min", "must be in (0, 10080] min",
+                                     "or with a unit: 500ms, 90s, 10m, 1h"]),
+                       ("used", ["default: 60 s", "must be in (0, 604800] s", "default: 32", "default: 1x"])]:
         out = " ".join(run_cli(cmd, "--help").stdout.split())  # as read, not as wrapped
         for w in words:
             assert w in out, (cmd, w)

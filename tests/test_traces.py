@@ -277,10 +277,10 @@ def test_cli_generate_and_parameters(tmp_path):
     assert d["ops"]["flush"]["count"] == 0 and d["ops"]["write"]["bytes"] == 256 << 20
     assert abs(d["ops"]["trim"]["bytes"] / (512 << 20) - 0.2) < 0.002
     p = run_cli("trace", "generate", "--capacity", "1000", "--write-bytes", "4096", "-o", str(tmp_path / "x.bin"), check=False)
-    assert p.returncode == 2 and "capacity_bytes: must be at least" in p.stderr
+    assert p.returncode == 2 and "--capacity: 1000: must be in [4096, " in p.stderr
     p = run_cli("trace", "generate", "--capacity", "1GiB", "--write-bytes", "1GiB", "--trim-fraction", "2",
                 "-o", str(tmp_path / "x.bin"), check=False)
-    assert p.returncode == 2 and "not between 0 and 1" in p.stderr
+    assert p.returncode == 2 and "--trim-fraction: 2: must be in [0, 1]" in p.stderr
 
 
 def test_help_explains_units():
