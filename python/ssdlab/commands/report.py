@@ -417,7 +417,11 @@ def compare_rows(summaries: list[dict], dirs: list | None = None) -> list[tuple[
             own = [(by_label.get((label, unit), f"{s.get('test')}:{label}"), label + report.unit_suffix(label, unit),
                     unit, v) for label, unit, v in t.headline(s, dirs[i] if dirs else None)]
         else:
-            own = [(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMPARE_KEYS[2:])]
+            own = []
+        if s.get("complete") is False or not own:  # a run stopped early: also what its journal's series gives
+            have = {label for _, label, _, _ in own}
+            own += [(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMPARE_KEYS[2:])
+                    if label not in have]
         per_run.append([(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMMON_KEYS)] + own)
     for i, own in enumerate(per_run):
         for key, label, unit, v in own:
