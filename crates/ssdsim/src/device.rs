@@ -210,6 +210,10 @@ impl Gaps {
     }
 }
 
+/// Most operations [`Device::start_calendars`] records on a die for the work booked on it
+/// before the drive kept calendars: their memory is bounded whatever the timings.
+const CALENDAR_PIECES: Ns = 1 << 14;
+
 /// What a die is booked for beyond the reads ([`Device::read_start`]): host programs and GC
 /// work, `[start, end)` [ns] in time order (those over by the time of the command that
 /// books or reads are dropped), and when its last read ends.
@@ -1020,15 +1024,17 @@ impl Device {
         for (q, &free) in self.die_queue.iter_mut().zip(&self.die_free) {
             if free > now {
                 // The operation in progress started before `now` (when exactly does not matter
-                // to a read); the rest is cut into a program's time each, as booked.
+                // to a read); the rest is cut into a program's time each, as booked (into
+                // longer pieces where that would make more than CALENDAR_PIECES).
+                let piece = self.t_prog.max((free - now).div_ceil(CALENDAR_PIECES));
                 let mut start = now.saturating_sub(1);
-                let mut end = free.min(now + self.t_prog);
+                let mut end = free.min(now + piece);
                 loop {
                     q.push(now, start, end);
                     if end == free {
                         break;
                     }
-                    (start, end) = (end, free.min(end + self.t_prog));
+                    (start, end) = (end, free.min(end + piece));
                 }
             }
         }

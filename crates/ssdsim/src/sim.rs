@@ -31,7 +31,7 @@ use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
 use crate::stats::{DirectionReport, IntervalBatch, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
-use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
+use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 
 /// Access pattern of a phase (fio `rw=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,6 +560,12 @@ impl Bin {
 /// Latency histograms of one open interval, per direction.
 type Hists = [LatencyHistogram; 3];
 
+/// Most intervals a phase's or a replay's series holds, whatever its inputs [count]: a phase
+/// whose series would hold more is refused or stopped with an error
+/// ([`Simulation::check_series`]). The simulator keeps about 300 bytes per interval not
+/// yet taken ([`Simulation::take_final_intervals`]), so at most about 3 GB.
+pub const MAX_SERIES_INTERVALS: u64 = 10_000_000;
+
 /// The per-interval series of a running phase or replay.
 #[derive(Default)]
 struct Series {
@@ -608,10 +614,18 @@ struct Series {
     last_final_bytes: u64,
     min_final_ios: u64,
     zero_final: u64,
+    /// Intervals the series may hold (counted from the phase's start): a completion or
+    /// submission after them goes to interval `limit`, which no report shows.
+    limit: usize,
+    /// The series ends at `limit`, the end of a phase that only time ends: completions after
+    /// it are counted in the totals only. Otherwise reaching it is an error (`overflow`).
+    ends_at_limit: bool,
+    /// Something happened after interval `limit` in a series that does not end there.
+    overflow: bool,
 }
 
 impl Series {
-    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot) -> Self {
+    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot, limit: usize, ends_at_limit: bool) -> Self {
         Series {
             start_ns,
             interval_ns,
@@ -636,6 +650,9 @@ impl Series {
             last_final_bytes: 0,
             min_final_ios: u64::MAX,
             zero_final: 0,
+            limit,
+            ends_at_limit,
+            overflow: false,
         }
     }
 
@@ -656,14 +673,27 @@ impl Series {
 
     /// Looks up the interval of a completion at `done` and its histograms.
     fn rebin(&mut self, done: Ns) {
-        let interval = ((done - self.start_ns) / self.interval_ns) as usize;
+        let mut interval = ((done - self.start_ns) / self.interval_ns) as usize;
         self.bin_start_ns = self.start_ns + interval as u64 * self.interval_ns;
+        if interval >= self.limit {
+            // After the series' last interval: all such completions share interval `limit`
+            // (looked up again each time).
+            self.past_limit();
+            interval = self.limit;
+            self.bin_start_ns = Ns::MAX;
+        }
         // Completions land in open intervals only, never in one taken (they are final).
         self.bin = interval - self.base;
         if self.bin >= self.bins.len() {
             self.bins.resize(self.bin + 1, Bin::default());
         }
         self.slot = self.open_slot(interval);
+    }
+
+    /// Something happened after the series' last interval.
+    #[cold]
+    fn past_limit(&mut self) {
+        self.overflow |= !self.ends_at_limit;
     }
 
     /// Position in `open` of interval `bin`'s histograms, opening them if needed.
@@ -768,6 +798,25 @@ impl Series {
     }
 }
 
+/// How many intervals a series may hold: a phase that only time ends (no byte or IO count)
+/// keeps its duration's; any other up to the simulation's limit ([`MAX_SERIES_INTERVALS`]).
+#[derive(Clone, Copy)]
+struct SeriesLimit {
+    intervals: usize,
+    /// The phase ends at the last interval (completions after it count in the totals only);
+    /// otherwise a series going past it is an error.
+    ends_phase: bool,
+}
+
+impl SeriesLimit {
+    fn new(limit: u64, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Self {
+        match duration_ns.filter(|_| timed_only).map(|d| d.div_ceil(interval_ns)) {
+            Some(n) if n <= limit => SeriesLimit { intervals: n as usize, ends_phase: true },
+            _ => SeriesLimit { intervals: limit as usize, ends_phase: false },
+        }
+    }
+}
+
 /// The closed-loop host of a running phase or replay.
 pub(crate) struct Host {
     qd: usize,
@@ -806,7 +855,7 @@ pub(crate) struct Host {
 
 impl Host {
     #[allow(clippy::too_many_arguments)]
-    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot) -> Self {
+    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot, series: SeriesLimit) -> Self {
         Host {
             qd: qd as usize,
             start_ns,
@@ -824,7 +873,7 @@ impl Host {
             pacing: None,
             idle_gaps: 0,
             idle_ns: 0,
-            series: Series::new(start_ns, interval_ns, first),
+            series: Series::new(start_ns, interval_ns, first, series.intervals, series.ends_phase),
             windows: None,
             name: String::new(),
             shares_drive: false,
@@ -842,6 +891,8 @@ pub struct Simulation {
     pub(crate) host: Option<Box<Host>>,
     /// The running phase's command source (None during a replay).
     source: Option<PhaseSource>,
+    /// Most intervals a series may hold ([`MAX_SERIES_INTERVALS`] unless set lower).
+    series_limit: u64,
 }
 
 impl Simulation {
@@ -852,7 +903,48 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None })
+        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
+    }
+
+    /// Lowers the most intervals a phase's series may hold (at most [`MAX_SERIES_INTERVALS`];
+    /// for the next phases): a timed phase with more is refused, any other stops with an
+    /// error once it reaches them ([`Simulation::check_series`]).
+    pub fn set_series_limit(&mut self, intervals: u64) {
+        self.series_limit = intervals.clamp(1, MAX_SERIES_INTERVALS);
+    }
+
+    /// The series limit of a phase of `duration_ns` (None: not timed) that only time ends
+    /// (`timed_only`, no byte or IO count), in intervals of `interval_ns`; an error if its
+    /// duration alone would make more intervals than the series may hold.
+    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
+        if let Some(d) = duration_ns {
+            let n = d.div_ceil(interval_ns);
+            if n > self.series_limit {
+                return Err(format!(
+                    "{} s in intervals of {} s makes {n} intervals, more than the {} a series may hold: use an interval of at least {} s or a shorter run",
+                    d as f64 / NS_PER_S as f64,
+                    interval_ns as f64 / NS_PER_S as f64,
+                    self.series_limit,
+                    d.div_ceil(self.series_limit) as f64 / NS_PER_S as f64,
+                ));
+            }
+        }
+        Ok(SeriesLimit::new(self.series_limit, duration_ns, interval_ns, timed_only))
+    }
+
+    /// Ok unless the running phase or replay went on past the last interval its series may
+    /// hold ([`Simulation::set_series_limit`]; only time can end a phase there): the phase has
+    /// then stopped ([`Simulation::advance`] reports it done) and should be finished; the
+    /// error says what to change.
+    pub fn check_series(&self) -> Result<(), String> {
+        let Some(h) = self.host.as_ref().filter(|h| h.series.overflow) else { return Ok(()) };
+        let s = &h.series;
+        Err(format!(
+            "the run went on past the {} intervals of {} s its series may hold (simulated time {} s): use a longer interval (--interval) or a shorter run",
+            s.limit,
+            s.interval_ns as f64 / NS_PER_S as f64,
+            (h.max_completion.max(h.last_submit) - h.start_ns) as f64 / NS_PER_S as f64,
+        ))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -941,13 +1033,18 @@ impl Simulation {
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
             return Err("block size, queue depth and interval must be positive".into());
         }
+        if job.qd > MAX_QD {
+            return Err(format!("queue depth {} is more than {MAX_QD}", job.qd));
+        }
         if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
             return Err(format!(
                 "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
                 job.span_units, job.start_unit, user
             ));
         }
-        self.start_plan(Plan::of_job(&job));
+        let plan = Plan::of_job(&job);
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only())?;
+        self.start_plan(plan, limit);
         self.host.as_mut().expect("started").name = job.pattern.name().into();
         Ok(())
     }
@@ -960,13 +1057,14 @@ impl Simulation {
         }
         let geo = self.geometry().clone();
         let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
-        self.start_plan(plan);
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        self.start_plan(plan, limit);
         Ok(())
     }
 
-    fn start_plan(&mut self, plan: Plan) {
+    fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
-        let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
+        let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.start(self.now_ns);
@@ -995,6 +1093,13 @@ impl Simulation {
         if let Some(i) = jobs.iter().position(|j| j.startdelay_ns > MAX_THINKTIME_NS) {
             return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i));
         }
+        if jobs.len() > MAX_JOBS {
+            return fail("jobs", &format!("{} jobs; at most {MAX_JOBS}", jobs.len()));
+        }
+        let outstanding: u64 = jobs.iter().map(|j| j.workload.qd as u64).sum();
+        if outstanding > MAX_OUTSTANDING {
+            return fail("jobs", &format!("the jobs keep {outstanding} commands outstanding (the sum of their qd); at most {MAX_OUTSTANDING}"));
+        }
         let with_interval = |j: &WorkloadJob| Workload { interval_ns, ..j.workload.clone() };
         if let [one] = jobs {
             if one.startdelay_ns == 0 {
@@ -1009,11 +1114,15 @@ impl Simulation {
         let first = self.snapshot();
         let mut runs = Vec::with_capacity(jobs.len());
         let mut slots = Vec::with_capacity(jobs.len());
+        let mut timed_only = true;
         for (i, job) in jobs.iter().enumerate() {
             let mut rng = Rng::new(base_seed.wrapping_add(i as u64));
             let plan = Plan::of_workload(&with_interval(job), &geo, &mut rng).map_err(|e| e.in_job(i))?;
+            timed_only &= plan.timed_only();
             let start = now + job.startdelay_ns;
-            let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first);
+            // A job's own series is not kept (the phase's is).
+            let unused = SeriesLimit::new(1, None, interval_ns, false);
+            let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first, unused);
             host.name = job.name.clone();
             host.shares_drive = true;
             host.sectors = plan.sectors;
@@ -1030,7 +1139,8 @@ impl Simulation {
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
-        let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first);
+        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
         for j in &mut jobs.runs {
@@ -1044,7 +1154,8 @@ impl Simulation {
     /// Starts a host for a replay (see [`crate::replay`]).
     pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows, slots_per_unit: f64) {
         self.dev.set_slots_per_unit(slots_per_unit);
-        let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot());
+        let limit = SeriesLimit::new(self.series_limit, None, interval_ns, false);
+        let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot(), limit);
         h.windows = Some(Box::new(windows));
         self.host = Some(Box::new(h));
     }
@@ -1063,6 +1174,8 @@ impl Simulation {
             PhaseSource::One(JobSource::General(g)) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
             PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false>(&mut h, jobs, max_ios),
         }
+        // A series gone past its limit ends the phase (`check_series` says why).
+        h.done |= h.series.overflow;
         let progress = match &src {
             PhaseSource::Jobs(jobs) => progress_of_jobs(&h, &jobs.runs),
             PhaseSource::One(_) => progress_of(&h),
@@ -1235,14 +1348,19 @@ impl Simulation {
     /// Once per interval, so out of line: the host loop only compares the times.
     #[inline(never)]
     fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
-        let k = ((submit - s.start_ns) / s.interval_ns) as usize;
+        let mut k = ((submit - s.start_ns) / s.interval_ns) as usize;
+        if k > s.limit {
+            s.past_limit();
+            k = s.limit;
+        }
         while s.base + s.snapshots.len() <= k {
             let at = s.start_ns + (s.base + s.snapshots.len()) as Ns * s.interval_ns;
             s.snapshots.push(self.snapshot_at(at));
         }
         self.dev.forget_gc_before((s.start_ns + k as Ns * s.interval_ns).min(floor));
         let due = (s.base + s.snapshots.len()) as u64;
-        s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
+        // No snapshot is due after the series' last boundary.
+        s.next_snapshot_ns = if k == s.limit { Ns::MAX } else { s.start_ns.saturating_add(due.saturating_mul(s.interval_ns)) };
         // Every later completion is at or after `submit`, in interval k or later.
         s.finalize_until(k);
     }
@@ -1473,10 +1591,13 @@ impl Simulation {
         let duration_ns = end_ns.unwrap_or(max_completion.max(last_submit)) - start_ns;
         // A timed phase keeps exactly its duration (completions after the end are dropped);
         // a phase limited by bytes keeps every completion.
+        // At most the series' limit: a phase stopped before its end, or stopped at the limit
+        // (`Simulation::check_series`), counts what completed after it in the totals only.
         let intervals = match end_ns {
             Some(_) => duration_ns.div_ceil(interval_ns) as usize,
             None => (s.base + s.bins.len()).max(duration_ns.div_ceil(interval_ns) as usize),
-        };
+        }
+        .min(s.limit);
         // The intervals taken are final, so before a timed phase's end.
         debug_assert!(s.base <= intervals);
         let intervals = intervals - s.base.min(intervals);
@@ -1550,7 +1671,9 @@ impl Simulation {
         self.check_space().map_err(|e| e.to_string())?;
         self.start_phase(job)?;
         self.run_to_end();
+        let series = self.check_series();
         let report = self.finish_phase();
+        series?;
         self.check_space().map_err(|e| e.to_string())?;
         Ok(report)
     }
@@ -1561,7 +1684,9 @@ impl Simulation {
         self.check_space().map_err(space)?;
         self.start_workload(w)?;
         self.run_to_end();
+        let series = self.check_series().map_err(|message| WorkloadError { field: "interval_ns".into(), message });
         let report = self.finish_phase();
+        series?;
         self.check_space().map_err(space)?;
         Ok(report)
     }
