@@ -557,14 +557,29 @@ impl Bin {
     }
 }
 
-/// Latency histograms of one open interval, per direction.
+/// Latency histograms of one interval, per direction.
 type Hists = [LatencyHistogram; 3];
+
+/// The latencies of an open interval: the first [`FEW_LATENCIES`] as they are (direction,
+/// latency [ns]), then a histogram per direction. An interval a drive stall leaves with a
+/// completion or two, far ahead of the submissions, costs a few bytes rather than three
+/// histograms of 15 KiB: the open intervals after the current one hold at most the commands
+/// outstanding, so the histograms in use are at most 2 + outstanding / FEW_LATENCIES.
+#[derive(Default)]
+struct OpenLatency {
+    few: Vec<(u8, Ns)>,
+    hists: Option<Box<Hists>>,
+}
+
+/// Latencies an open interval keeps as they are before it takes histograms.
+const FEW_LATENCIES: usize = 64;
 
 /// Most intervals a phase's or a replay's series holds, whatever its inputs [count]: a phase
 /// whose series would hold more is refused or stopped with an error
 /// ([`Simulation::check_series`]). The simulator keeps about 300 bytes per interval not
-/// yet taken ([`Simulation::take_final_intervals`]), so at most about 3 GB.
-pub const MAX_SERIES_INTERVALS: u64 = 10_000_000;
+/// yet taken ([`Simulation::take_final_intervals`]), up to twice that while its vectors
+/// grow: at most about 3 GB.
+pub const MAX_SERIES_INTERVALS: u64 = 5_000_000;
 
 /// The per-interval series of a running phase or replay.
 #[derive(Default)]
@@ -589,15 +604,16 @@ struct Series {
     bins: Vec<Bin>,
     /// Counters at the start of interval `base + i`.
     snapshots: Vec<Snapshot>,
-    /// Latency histograms of the open intervals (completions may still land there: the
-    /// submission clock has not passed their end), as (interval index, histograms) by index;
-    /// usually one or two, more when a drive stall pushes completions several intervals
-    /// ahead of the submissions.
-    open: Vec<(usize, Hists)>,
+    /// Latencies of the open intervals (completions may still land there: the submission
+    /// clock has not passed their end), as (interval index, latencies) by index; usually one
+    /// or two, more when a drive stall pushes completions several intervals ahead of the
+    /// submissions (at most one per command outstanding).
+    open: Vec<(usize, OpenLatency)>,
     /// Position in `open` of interval `bin`'s histograms.
     slot: usize,
-    /// Emptied histograms, reused for the next open intervals.
-    spare: Vec<Hists>,
+    /// Emptied latency lists and histograms, reused for the next open intervals.
+    spare_few: Vec<Vec<(u8, Ns)>>,
+    spare_hists: Vec<Box<Hists>>,
     /// Every closed interval's histograms merged, per direction: the whole phase once all
     /// are closed.
     latency: [LatencyHistogram; 3],
@@ -640,7 +656,8 @@ impl Series {
             snapshots: vec![first],
             open: Vec::new(),
             slot: 0,
-            spare: Vec::new(),
+            spare_few: Vec::new(),
+            spare_hists: Vec::new(),
             latency: Default::default(),
             interval_latency: Vec::new(),
             dir_interval_latency: Default::default(),
@@ -668,7 +685,34 @@ impl Series {
         let b = &mut self.bins[self.bin];
         b.ios[d] += 1;
         b.bytes[d] += bytes;
-        self.open[self.slot].1[d].record(done - submit);
+        let latency = done - submit;
+        if let Some(h) = self.open[self.slot].1.hists.as_deref_mut() {
+            h[d].record(latency);
+        } else {
+            self.record_few(d, latency);
+        }
+    }
+
+    /// Keeps a latency of the interval `slot` as it is; its histograms once it has many.
+    #[cold]
+    #[inline(never)]
+    fn record_few(&mut self, d: usize, latency: Ns) {
+        let o = &mut self.open[self.slot].1;
+        o.few.push((d as u8, latency));
+        if o.few.len() >= FEW_LATENCIES {
+            let h = Self::histograms_of(&mut self.spare_hists, &o.few);
+            o.few.clear();
+            o.hists = Some(h);
+        }
+    }
+
+    /// Histograms (reused from `spare`) holding the latencies `few`.
+    fn histograms_of(spare: &mut Vec<Box<Hists>>, few: &[(u8, Ns)]) -> Box<Hists> {
+        let mut h = spare.pop().unwrap_or_default();
+        for &(d, latency) in few {
+            h[d as usize].record(latency);
+        }
+        h
     }
 
     /// Looks up the interval of a completion at `done` and its histograms.
@@ -702,8 +746,8 @@ impl Series {
         match self.open.binary_search_by_key(&bin, |(b, _)| *b) {
             Ok(i) => i,
             Err(i) => {
-                let h = self.spare.pop().unwrap_or_default();
-                self.open.insert(i, (bin, h));
+                let few = self.spare_few.pop().unwrap_or_default();
+                self.open.insert(i, (bin, OpenLatency { few, hists: None }));
                 i
             }
         }
@@ -732,7 +776,11 @@ impl Series {
     /// Closes the first `n` open intervals: records their figures and merges their
     /// histograms into the phase's.
     fn close_first(&mut self, n: usize) {
-        for (interval, mut h) in self.open.drain(..n) {
+        for (interval, open) in self.open.drain(..n) {
+            let OpenLatency { mut few, hists } = open;
+            let mut h = hists.unwrap_or_else(|| Self::histograms_of(&mut self.spare_hists, &few));
+            few.clear();
+            self.spare_few.push(few);
             let b = interval - self.base;
             if self.interval_latency.len() <= b {
                 self.interval_latency.resize(b + 1, None);
@@ -757,7 +805,7 @@ impl Series {
                 self.latency[d].merge(&h[d]);
                 h[d].clear();
             }
-            self.spare.push(h);
+            self.spare_hists.push(h);
         }
     }
 

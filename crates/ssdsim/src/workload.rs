@@ -516,7 +516,7 @@ pub const MAX_BSSPLIT: usize = 64;
 /// Most jobs of a phase ([`crate::Simulation::start_jobs`]) [jobs].
 pub const MAX_JOBS: usize = 4096;
 /// Most commands the jobs of a phase keep outstanding together (the sum of their `qd`) [commands].
-pub const MAX_OUTSTANDING: u64 = 1 << 20;
+pub const MAX_OUTSTANDING: u64 = 1 << 18;
 
 /// Slowest rate cap [IOs per second]: one IO per 1000 s of simulated time.
 const MIN_RATE_IOPS: f64 = 1e-3;
