@@ -7,7 +7,7 @@ import pytest
 from ssdlab import profiles
 from ssdlab.errors import ProfileError
 
-from conftest import run_cli
+from conftest import SMALL_DRIVE, run_cli, set_args
 
 
 def test_default_profile_is_a_256gb_class_drive_with_seven_percent_spare():
@@ -70,6 +70,12 @@ def test_profiles_command_lists_keys_with_units():
     out = run_cli("profiles", "--keys").stdout
     assert "t_prog_us" in out and "[µs]" in out
     assert "user_capacity_bytes" in out and "[bytes]" in out
+    # Each key's line ends with the values it accepts, with their unit.
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert lines["t_prog_us"].endswith("Valid: 0.01 to 1000000 µs.")
+    assert lines["host_link_mbps"].endswith("Valid: 1 to 1000000 MB/s.")
+    assert "Valid: 1 to 1048576 blocks; at most blocks_per_plane with the d-choices policy." in lines["gc_d_choices"]
+    assert all("Valid: " in line for line in lines.values()), out
     shown = run_cli("profiles", "default", "--set", "channels=8").stdout
     assert "channels = 8" in shown
 
@@ -78,3 +84,32 @@ def test_cli_reports_bad_key_without_traceback(tmp_path):
     proc = run_cli("consistency", "--set", "chanels=2", "--out", str(tmp_path / "r"), check=False)
     assert proc.returncode == 2
     assert "chanels" in proc.stderr and "Traceback" not in proc.stderr
+
+
+ZERO_TIMES = [f"{k}=0" for k in ("t_read_us", "t_prog_us", "t_erase_us", "controller_cmd_us", "slc_t_prog_us", "slc_t_read_us")]
+FAST_LINKS = ["channel_mbps=1e308", "host_link_mbps=1e308"]
+
+
+@pytest.mark.parametrize("sets, key, words", [
+    (["controller_cmd_us=1e308"], "controller_cmd_us", ["1e308", "0.01 to 1000000 µs"]),
+    (["t_prog_us=1e15"], "t_prog_us", ["1e15", "0.01 to 1000000 µs"]),
+    (["host_link_mbps=1e-12"], "host_link_mbps", ["1e-12", "1 to 1000000 MB/s"]),
+    (["t_read_us=1e12"], "t_read_us", ["1e12", "0.01 to 1000000 µs"]),
+    (ZERO_TIMES, "t_read_us", ["0 is out of range", "0.01 to 1000000 µs"]),
+    (FAST_LINKS, "channel_mbps", ["1e308", "1 to 1000000 MB/s"]),
+    (ZERO_TIMES + FAST_LINKS, "t_read_us", ["0.01 to 1000000 µs"]),
+    (["gc_policy=d-choices", "gc_d_choices=1000000000"], "gc_d_choices", ["1000000000", "1 to 1048576 blocks", "blocks_per_plane"]),
+])
+def test_profiles_that_crashed_or_hung_are_one_clear_error(tmp_path, sets, key, words):
+    """Each once aborted the simulator (a terabyte allocation), or never advanced its clock
+    (a 3 s run hung): now refused before the run, naming the key and its range."""
+    out = tmp_path / "r"
+    proc = run_cli("consistency", *set_args(SMALL_DRIVE + sets), "--duration", "3", "--out", str(out), check=False,
+                   timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "panicked" not in proc.stderr
+    error = [line for line in proc.stderr.splitlines() if line.startswith("ssdlab: error:")]
+    assert len(error) == 1, proc.stderr
+    for w in [f"profile key `{key}`", *words]:
+        assert w in error[0], f"{w!r} not in {error[0]}"
+    assert not out.exists()

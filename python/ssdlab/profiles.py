@@ -51,8 +51,9 @@ def list_profiles() -> list[tuple[str, str]]:
 
 
 def keys() -> list[tuple[str, str, str]]:
-    """(name, kind, meaning-with-unit) of every profile key."""
-    return list(_native.profile_keys())
+    """(name, kind, meaning with unit and the values it accepts) of every profile key."""
+    ranges = dict(_native.profile_key_ranges())
+    return [(name, kind, f"{doc} Valid: {ranges[name]}.") for name, kind, doc in _native.profile_keys()]
 
 
 def _read_toml(path: Path) -> dict:

@@ -961,11 +961,11 @@ impl Simulation {
         self.series_limit = intervals.clamp(1, MAX_SERIES_INTERVALS);
     }
 
-    /// The series limit of a phase of `duration_ns` (None: not timed) that only time ends
-    /// (`timed_only`, no byte or IO count), in intervals of `interval_ns`; an error if its
-    /// duration alone would make more intervals than the series may hold.
-    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
-        if let Some(d) = duration_ns {
+    /// Refuses a phase of `duration_ns` (None: not timed) in intervals of `interval_ns` whose
+    /// duration alone would make more intervals than a series may hold; the error says what
+    /// interval would do. The phase starts check it too.
+    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), String> {
+        if let Some(d) = duration_ns.filter(|_| interval_ns > 0) {
             let n = d.div_ceil(interval_ns);
             if n > self.series_limit {
                 return Err(format!(
@@ -977,6 +977,13 @@ impl Simulation {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The series limit of a phase of `duration_ns` that only time ends (`timed_only`: no
+    /// byte or IO count), in intervals of `interval_ns`; refused as `check_series_length` says.
+    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
+        self.check_series_length(duration_ns, interval_ns)?;
         Ok(SeriesLimit::new(self.series_limit, duration_ns, interval_ns, timed_only))
     }
 
