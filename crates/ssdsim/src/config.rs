@@ -1,6 +1,16 @@
-//! Drive profiles: every key is declared once below (name, type, default, unit and meaning);
-//! parsing, `--set KEY=VALUE` overrides, key listings and the resolved profile in
-//! `summary.json` all come from that one declaration.
+//! Drive profiles: every key is declared once below (name, type, default, unit and meaning,
+//! and the [`Range`] of values it accepts); parsing, `--set KEY=VALUE` overrides, validation,
+//! key listings and the resolved profile in `summary.json` all come from that one declaration.
+//!
+//! The ranges keep every accepted profile's simulation bounded: times from 0.01 µs to 1 s
+//! (every host command takes the controller at least `controller_cmd_us`, so the simulated
+//! clock advances at least 10 ns per command), links and channels from 1 MB/s to 1 TB/s,
+//! geometry below 2^32 4 KiB units of NAND, buffers and caches of at most a few TiB (the
+//! write buffer is a count; a map cache holds at most the drive's whole table). What a
+//! simulation allocates is then the drive's state (about 8 bytes per 4 KiB of NAND) plus its
+//! series ([`crate::sim::MAX_SERIES_INTERVALS`] at most),
+//! its queues (a few KiB per command outstanding) and each die's read calendar (at most
+//! 256 KiB).
 //!
 //! Units are in the key names: `_bytes`, `_us` (microseconds), `_mbps` (10^6 bytes/s),
 //! `_blocks`. Byte keys accept size suffixes: `K M G T` (powers of 1000) and

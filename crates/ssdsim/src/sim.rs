@@ -24,6 +24,9 @@
 //! ([`Simulation::take_final_intervals`], so a long phase's series does not pile up here),
 //! then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::ftl::{Ftl, FtlCounters};
@@ -137,8 +140,11 @@ pub struct PhaseLive {
 /// A phase's writes and reads end on the host link and its TRIMs on the controller, each
 /// serving commands in submission order, so completions mostly arrive in nondecreasing order
 /// and a push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices
-/// wrap with a mask). A push that is out of order is inserted at its sorted place, so the
-/// queue is exact for any input: entries leave in (time, tag) order, as from a binary heap.
+/// wrap with a mask). A push that is out of order is inserted at its sorted place if that is
+/// among the last [`MAX_SHIFT`] entries, else kept in a binary heap beside the ring (a deep
+/// queue whose TRIMs end long before its writes would shift thousands of entries per TRIM);
+/// the earliest of the two leaves first, so the queue is exact for any input: entries leave
+/// in (time, tag) order, as from one binary heap.
 #[derive(Default)]
 pub(crate) struct Completions {
     /// A power-of-two number of entries; indices wrap with `mask`.
@@ -146,12 +152,17 @@ pub(crate) struct Completions {
     mask: usize,
     head: usize,
     len: usize,
+    /// Completions earlier than all of the last MAX_SHIFT in the ring, earliest first.
+    early: BinaryHeap<Reverse<(Ns, u64)>>,
 }
+
+/// Entries of the ring a push out of order may shift; one earlier than them goes to the heap.
+const MAX_SHIFT: usize = 32;
 
 impl Completions {
     fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
-        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0 }
+        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
     }
 
     #[inline(always)]
@@ -162,41 +173,55 @@ impl Completions {
     /// Adds a completion; at most `qd` may be outstanding.
     #[inline]
     fn push(&mut self, t: Ns, tag: u64) {
-        debug_assert!(self.len < self.buf.len());
+        debug_assert!(self.len() < self.buf.len());
+        // Its place in the ring (rarely before the end: completions mostly come in order).
         let mut i = self.len;
-        // Shift later completions up by one (rare: completions mostly come in order).
-        while i > 0 && {
-            let (pt, ptag) = self.buf[self.at(i - 1)];
-            pt > t || (pt == t && ptag > tag)
-        } {
-            let (to, from) = (self.at(i), self.at(i - 1));
-            self.buf[to] = self.buf[from];
+        while i > 0 && self.buf[self.at(i - 1)] > (t, tag) {
             i -= 1;
+            if self.len - i > MAX_SHIFT {
+                self.early.push(Reverse((t, tag)));
+                return;
+            }
+        }
+        // Shift the later completions up by one.
+        for j in (i..self.len).rev() {
+            let (to, from) = (self.at(j + 1), self.at(j));
+            self.buf[to] = self.buf[from];
         }
         let at = self.at(i);
         self.buf[at] = (t, tag);
         self.len += 1;
     }
 
+    /// The earliest completion of the ring, if it goes before the heap's.
+    #[inline(always)]
+    fn ring_first(&self) -> bool {
+        self.len > 0 && self.early.peek().is_none_or(|&Reverse(e)| self.buf[self.at(0)] <= e)
+    }
+
     /// Time of the earliest completion (0 when empty).
     #[inline]
     fn earliest_ns(&self) -> Ns {
-        if self.len > 0 {
+        if self.ring_first() {
             self.buf[self.at(0)].0
         } else {
-            0
+            self.early.peek().map_or(0, |&Reverse((t, _))| t)
         }
     }
 
     #[inline]
     fn pop(&mut self) -> Option<(Ns, u64)> {
-        (self.len > 0).then(|| self.pop_front())
+        (self.len() > 0).then(|| self.pop_front())
     }
 
     /// Removes the earliest completion; the queue must not be empty.
     #[inline]
     fn pop_front(&mut self) -> (Ns, u64) {
-        debug_assert!(self.len > 0);
+        debug_assert!(self.len() > 0);
+        if !self.ring_first() {
+            let Reverse(e) = self.early.pop().expect("a completion outstanding");
+            return e;
+        }
         let e = self.buf[self.at(0)];
         self.head = self.at(1);
         self.len -= 1;
@@ -205,7 +230,7 @@ impl Completions {
 
     #[inline]
     fn len(&self) -> usize {
-        self.len
+        self.len + self.early.len()
     }
 }
 
@@ -865,6 +890,49 @@ impl SeriesLimit {
     }
 }
 
+/// How a phase ended, or stands, as its report gives it: a phase of several jobs takes the
+/// jobs' clocks; it lasts until its last job's end (a timed-out job's end of time, another's
+/// last completion).
+struct PhaseEnd {
+    done: bool,
+    timed_out: bool,
+    duration_ns: Option<Ns>,
+    max_completion: Ns,
+    last_submit: Ns,
+}
+
+impl PhaseEnd {
+    fn of(h: &Host, runs: Option<&[JobRun]>) -> Self {
+        let own = PhaseEnd { done: h.done, timed_out: h.timed_out, duration_ns: h.duration_ns, max_completion: h.max_completion, last_submit: h.last_submit };
+        let Some(runs) = runs else { return own };
+        let timed_out = runs.iter().any(|j| j.host.timed_out);
+        let end_ns = runs.iter().map(|j| if j.host.timed_out { j.host.end_ns.unwrap_or(0) } else { j.host.max_completion }).max();
+        PhaseEnd {
+            done: runs.iter().all(|j| j.host.done),
+            timed_out,
+            duration_ns: match (timed_out, end_ns) {
+                (true, Some(end)) => Some(end.saturating_sub(h.start_ns)),
+                _ => h.duration_ns,
+            },
+            max_completion: runs.iter().map(|j| j.host.max_completion).fold(h.max_completion, Ns::max),
+            last_submit: runs.iter().map(|j| j.host.last_submit).fold(h.last_submit, Ns::max),
+        }
+    }
+
+    /// (Its length [ns], the intervals its series holds): a phase time ended keeps exactly its
+    /// duration (completions after the end are dropped); any other keeps every completion.
+    fn span(&self, h: &Host) -> (Ns, usize) {
+        let end_ns = if self.done && self.timed_out { self.duration_ns.map(|d| h.start_ns + d) } else { None };
+        let duration_ns = end_ns.unwrap_or(self.max_completion.max(self.last_submit)) - h.start_ns;
+        let s = &h.series;
+        let intervals = match end_ns {
+            Some(_) => duration_ns.div_ceil(s.interval_ns) as usize,
+            None => (s.base + s.bins.len()).max(duration_ns.div_ceil(s.interval_ns) as usize),
+        };
+        (duration_ns, intervals)
+    }
+}
+
 /// The closed-loop host of a running phase or replay.
 pub(crate) struct Host {
     qd: usize,
@@ -992,7 +1060,17 @@ impl Simulation {
     /// then stopped ([`Simulation::advance`] reports it done) and should be finished; the
     /// error says what to change.
     pub fn check_series(&self) -> Result<(), String> {
-        let Some(h) = self.host.as_ref().filter(|h| h.series.overflow) else { return Ok(()) };
+        let Some(h) = self.host.as_deref().filter(|h| h.series.overflow) else { return Ok(()) };
+        let runs = match &self.source {
+            Some(PhaseSource::Jobs(jobs)) => Some(&jobs.runs[..]),
+            _ => None,
+        };
+        let end = PhaseEnd::of(h, runs);
+        // A timed phase still running may yet end by its time, which cuts its series there.
+        let lost = if end.done { end.span(h).1 > h.series.limit } else { h.duration_ns.is_none() };
+        if !lost {
+            return Ok(());
+        }
         let s = &h.series;
         Err(format!(
             "the run went on past the {} intervals of {} s its series may hold (simulated time {} s): use a longer interval (--interval) or a shorter run",
@@ -1189,12 +1267,12 @@ impl Simulation {
             slots.push(plan.slots_per_unit);
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None });
         }
-        // The drive makes room for the least compressible job's data.
-        self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
-        let swap_slots = slots.iter().any(|&x| x != slots[0]);
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
         let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        // The drive makes room for the least compressible job's data.
+        self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
+        let swap_slots = slots.iter().any(|&x| x != slots[0]);
         let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
@@ -1229,8 +1307,10 @@ impl Simulation {
             PhaseSource::One(JobSource::General(g)) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
             PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false>(&mut h, jobs, max_ios),
         }
-        // A series gone past its limit ends the phase (`check_series` says why).
-        h.done |= h.series.overflow;
+        // A series gone past its limit ends a phase that time cannot end (`check_series`
+        // says why); a timed phase runs on (its series ends with its time, or the error comes
+        // once a count has ended it).
+        h.done |= h.series.overflow && h.duration_ns.is_none();
         let progress = match &src {
             PhaseSource::Jobs(jobs) => progress_of_jobs(&h, &jobs.runs),
             PhaseSource::One(_) => progress_of(&h),
@@ -1614,18 +1694,10 @@ impl Simulation {
         let Some(PhaseSource::Jobs(jobs)) = self.source.take() else { return self.close_host(*h) };
         // The phase's host takes the jobs' clocks and totals; each job reports its own.
         let mut reports = Vec::with_capacity(jobs.runs.len());
-        h.done = jobs.runs.iter().all(|j| j.host.done);
-        // The phase lasts until its last job's end: a timed-out job's end of time, another's
-        // last completion.
-        let end_ns = jobs.runs.iter().map(|j| if j.host.timed_out { j.host.end_ns.unwrap_or(0) } else { j.host.max_completion }).max();
-        h.timed_out = jobs.runs.iter().any(|j| j.host.timed_out);
-        if let (true, Some(end)) = (h.timed_out, end_ns) {
-            h.duration_ns = Some(end.saturating_sub(h.start_ns));
-        }
+        let end = PhaseEnd::of(&h, Some(&jobs.runs));
+        (h.done, h.timed_out, h.duration_ns, h.max_completion, h.last_submit) = (end.done, end.timed_out, end.duration_ns, end.max_completion, end.last_submit);
         for j in jobs.runs {
             let jh = j.host;
-            h.max_completion = h.max_completion.max(jh.max_completion);
-            h.last_submit = h.last_submit.max(jh.last_submit);
             h.idle_gaps += jh.idle_gaps;
             h.idle_ns += jh.idle_ns;
             reports.push(JobReport { name: jh.name, directions: j.dirs, idle_gaps: jh.idle_gaps, idle_ns: jh.idle_ns });
@@ -1638,21 +1710,14 @@ impl Simulation {
     /// Closes a host's series into a report (its queue already drained for a replay) and
     /// moves the drive's clock to the last completion (a timed phase: at least its end).
     pub(crate) fn close_host(&mut self, h: Host) -> PhaseReport {
-        let Host { start_ns, duration_ns, max_completion, last_submit, done, timed_out, mut series, ios: total_ios, idle_gaps, idle_ns, name, .. } = h;
+        let (duration_ns, intervals) = PhaseEnd::of(&h, None).span(&h);
+        let Host { start_ns, max_completion, last_submit, mut series, ios: total_ios, idle_gaps, idle_ns, name, done, .. } = h;
         let s = &mut series;
         s.close_first(s.open.len());
         let interval_ns = s.interval_ns;
-        let end_ns = if done && timed_out { duration_ns.map(|d| start_ns + d) } else { None };
-        let duration_ns = end_ns.unwrap_or(max_completion.max(last_submit)) - start_ns;
-        // A timed phase keeps exactly its duration (completions after the end are dropped);
-        // a phase limited by bytes keeps every completion.
         // At most the series' limit: a phase stopped before its end, or stopped at the limit
         // (`Simulation::check_series`), counts what completed after it in the totals only.
-        let intervals = match end_ns {
-            Some(_) => duration_ns.div_ceil(interval_ns) as usize,
-            None => (s.base + s.bins.len()).max(duration_ns.div_ceil(interval_ns) as usize),
-        }
-        .min(s.limit);
+        let intervals = intervals.min(s.limit);
         // The intervals taken are final, so before a timed phase's end.
         debug_assert!(s.base <= intervals);
         let intervals = intervals - s.base.min(intervals);
@@ -1764,4 +1829,46 @@ fn progress_of(h: &Host) -> Progress {
         of(h.units, h.limit_units).max(of(h.ios, h.limit_ios)).max(by_time).min(1.0)
     };
     Progress { done: h.done, elapsed_ns, units: h.units, fraction }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completions leave in (time, tag) order as from a binary heap, whether pushed in order,
+    /// a little out of order (shifted in the ring) or far out of order (kept in the heap).
+    #[test]
+    fn completions_leave_in_order_as_from_a_binary_heap() {
+        let mut rng = Rng::new(7);
+        for qd in [1usize, 3, 64, 1000] {
+            let mut q = Completions::new(qd);
+            let mut reference = BinaryHeap::new();
+            let (mut t, mut used_heap) = (1_000_000u64, false);
+            for step in 0..20_000 {
+                if q.len() < qd && rng.below(3) > 0 {
+                    t += rng.below(100);
+                    let done = match rng.below(10) {
+                        0 => t - rng.below(1_000_000), // far earlier than the others (a TRIM)
+                        1 => t - rng.below(50),
+                        _ => t,
+                    };
+                    let tag = rng.below(4);
+                    q.push(done, tag);
+                    reference.push(Reverse((done, tag)));
+                    used_heap |= !q.early.is_empty();
+                } else if q.len() > 0 {
+                    let want = reference.peek().map(|&Reverse(e)| e).unwrap();
+                    assert_eq!(q.earliest_ns(), want.0, "qd {qd}, step {step}");
+                    assert_eq!(q.pop_front(), want, "qd {qd}, step {step}");
+                    reference.pop();
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some(Reverse(e)) = reference.pop() {
+                assert_eq!(q.pop(), Some(e));
+            }
+            assert_eq!((q.pop(), q.earliest_ns()), (None, 0));
+            assert_eq!(used_heap, qd > MAX_SHIFT, "qd {qd}");
+        }
+    }
 }

@@ -18,7 +18,7 @@
 //!   cap (the limit raised past a slow drive's run) and on a clock that stands still.
 //!
 //! Budget: a few seconds in `cargo test --release`. `SSDSIM_BOUNDS_CASES=N` runs N cases
-//! (default 150); `SSDSIM_BOUNDS_SEED=S` starts at case seed S (a failure prints its seed).
+//! (default 300); `SSDSIM_BOUNDS_SEED=S` starts at case seed S (a failure prints its seed).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -224,7 +224,7 @@ fn random_mix(rng: &mut Rng, max_bs: u64) -> DirectionMix {
 }
 
 /// A random workload over the drive's user space: ended by time (`duration_ns`, in
-/// `interval_ns` intervals) or by an IO count.
+/// `interval_ns` intervals), by an IO count, or by the first of the two.
 fn random_workload(rng: &mut Rng, user_bytes: u64, duration_ns: Option<Ns>, interval_ns: Ns) -> Workload {
     let read = if chance(rng, 400) { 0.0 } else { rng.unit_f64() };
     let trim = if chance(rng, 600) { 0.0 } else { rng.unit_f64() * (1.0 - read) };
@@ -250,7 +250,8 @@ fn random_workload(rng: &mut Rng, user_bytes: u64, duration_ns: Option<Ns>, inte
             _ => pick(rng, 1, 64) as u32,
         },
         duration_ns,
-        number_ios: if duration_ns.is_none() { Some(pick(rng, 1, 20_000)) } else { None },
+        // A count ends it, or its time; sometimes either, whichever comes first.
+        number_ios: if duration_ns.is_none() || chance(rng, 200) { Some(pick(rng, 1, 20_000)) } else { None },
         interval_ns,
         thinktime_ns,
         thinktime_blocks: pick(rng, 0, 100),
@@ -409,7 +410,7 @@ fn run_case(seed: u64) -> (u64, u64, u64) {
 fn accepted_inputs_run_in_bounded_memory_and_time_advances() {
     let first = env_u64("SSDSIM_BOUNDS_SEED", 1);
     let (mut ran, mut refused, mut stopped) = (0, 0, 0);
-    for seed in first..first + env_u64("SSDSIM_BOUNDS_CASES", 150) {
+    for seed in first..first + env_u64("SSDSIM_BOUNDS_CASES", 300) {
         let (r, f, s) = run_case(seed);
         (ran, refused, stopped) = (ran + r, refused + f, stopped + s);
     }
