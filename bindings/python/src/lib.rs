@@ -599,9 +599,10 @@ impl Simulator {
     /// - `random_map` (default False, fio's norandommap): True = fio's random map: the
     ///   random offsets of each direction visit every block of the span once per pass, in a
     ///   new seeded order each pass (uniform distribution only).
-    /// - `qd`; `offset_bytes`, `span_bytes` (None: to the drive's end).
+    /// - `qd` (1 to 65,536); `offset_bytes`, `span_bytes` (None: to the drive's end).
     /// - ends: `duration_s`, `io_bytes`, `number_ios` (the first reached; none: one span).
-    /// - `interval_s` (series interval, default 1).
+    /// - `interval_s` (series interval, default 1; at least 1 µs, and at least
+    ///   `duration_s` / `MAX_SERIES_INTERVALS`: a series holds at most that many intervals).
     /// - idle gaps (fio's thinktime): `thinktime_s`, after `thinktime_blocks` IOs (completed,
     ///   or issued with `thinktime_blocks_issued=True`) and/or every `thinktime_iotime_s`.
     /// - `rate_iops_total`: cap on all IOs (0 = none).
