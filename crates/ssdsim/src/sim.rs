@@ -636,8 +636,10 @@ struct Series {
     open: Vec<(usize, OpenLatency)>,
     /// Position in `open` of interval `bin`'s histograms.
     slot: usize,
-    /// Emptied latency lists and histograms, reused for the next open intervals.
+    /// Emptied latency lists and histograms, reused for the next open intervals (boxed as
+    /// an open interval holds them: a sparse one costs a pointer, not 150 bytes).
     spare_few: Vec<Vec<(u8, Ns)>>,
+    #[allow(clippy::vec_box)]
     spare_hists: Vec<Box<Hists>>,
     /// Every closed interval's histograms merged, per direction: the whole phase once all
     /// are closed.
@@ -732,6 +734,7 @@ impl Series {
     }
 
     /// Histograms (reused from `spare`) holding the latencies `few`.
+    #[allow(clippy::vec_box)]
     fn histograms_of(spare: &mut Vec<Box<Hists>>, few: &[(u8, Ns)]) -> Box<Hists> {
         let mut h = spare.pop().unwrap_or_default();
         for &(d, latency) in few {
