@@ -92,7 +92,7 @@ def test_span_below_100_adds_spare_area_and_lowers_write_amplification(tmp_path,
 
 def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
     out = tmp_path / "interrupted"
-    stdout, stderr = interrupt_cli("consistency", *set_args(), "--duration", "10000000", "--out", str(out),
+    stdout, stderr = interrupt_cli("consistency", *set_args(), "--duration", "604800", "--out", str(out),
                                    ready=(out / "fill.parquet").exists, settle_s=1.5)
     assert "partial results kept" in stderr
     s = json.loads((out / "summary.json").read_text())
@@ -104,7 +104,7 @@ def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
 
 def test_sigterm_behaves_like_ctrl_c(tmp_path):
     out = tmp_path / "terminated"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "10000000",
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "604800",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while not (out / "fill.parquet").exists() and time.time() < deadline:
@@ -143,7 +143,7 @@ def test_sigterm_swallowed_by_python_still_stops_the_run(tmp_path):
         "        Finalizer()\n"
         "journal.PhaseJournal.append = append_then_term\n"
         "sys.exit(cli.main(sys.argv[1:]))\n")
-    proc = subprocess.run([sys.executable, str(script), "consistency", *set_args(), "--duration", "10000000",
+    proc = subprocess.run([sys.executable, str(script), "consistency", *set_args(), "--duration", "604800",
                            "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 130, proc.stderr
     assert "swallowed in __del__" in proc.stderr  # the case at hand: the first KeyboardInterrupt was lost

@@ -207,7 +207,7 @@ def test_consistency_report_shows_latency_and_the_simulators_why(browser, tmp_pa
 
 def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
     out = tmp_path / "r"
-    _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "1000000", "--out", str(out),
+    _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),
                               "--no-progress", ready=(out / "fill.parquet").exists)
     assert (out / "INCOMPLETE").exists() and _summary(out)["complete"] is False
     page = out / "report.html"

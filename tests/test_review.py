@@ -184,7 +184,7 @@ def test_ctrl_c_keeps_finished_parts_and_marks_the_interrupted_one(tmp_path):
         """The torture's journal holds rows (a header line, then one per interval)."""
         return any(len(p.read_text().splitlines()) > 12 for p in (out / "recovery" / "journal").glob("*torture*.jsonl"))
 
-    stdout, stderr = interrupt_cli("review", *set_args(), "--duration", "10", "--torture-min", "1000000", "--zones", "10",
+    stdout, stderr = interrupt_cli("review", *set_args(), "--duration", "10", "--torture-min", "10080", "--zones", "10",
                                    "--out", str(out), ready=lambda: (out / "recovery" / "journal").is_dir() and torture_under_way(),
                                    ready_timeout_s=120, exit_timeout_s=120)
     assert "partial results kept" in stderr and "Traceback" not in stderr

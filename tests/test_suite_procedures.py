@@ -238,7 +238,7 @@ def test_recovery_idle_time_lets_the_drive_recover(recovery_dir):
 
 def test_recovery_ctrl_c_keeps_the_stages_measured(tmp_path):
     out = tmp_path / "interrupted"
-    _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "1000000", "--out", str(out),
+    _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),
                               ready=(out / "fill.parquet").exists)
     assert "partial results kept" in stderr and "Traceback" not in stderr
     assert (out / "INCOMPLETE").exists()

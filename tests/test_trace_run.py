@@ -129,7 +129,7 @@ def test_remap_wrap_and_scale_keep_commands_inside_the_span():
 
 def test_ctrl_c_keeps_what_was_replayed(tmp_path):
     out = tmp_path / "int"
-    interrupt_cli("trace", "run", "jedec-like", *set_args(), "--write-bytes", "2TiB", "--qd", "32", "--trim", "with",
+    interrupt_cli("trace", "run", "jedec-like", *set_args(), "--write-bytes", "600GiB", "--qd", "32", "--trim", "with",
                   "--window", "10000", "--out", str(out), "--no-progress",
                   settle_s=8.0, exit_timeout_s=120)  # past the fill (about a second), into the replay
     s = summary_of(out)

@@ -17,8 +17,14 @@
 //!     times cut to µs and requests over 4 GiB split as the writer documents;
 //!   - `detect_bytes` and `Info::from_reader` do not panic.
 //! * [`check_profile`] — `key = value` lines through `Config::set`, then `validate`: each is
-//!   `Ok` or a `ConfigError` naming a key, never a panic; a valid profile with a small
-//!   geometry also runs a short simulation (fill, random writes, trim), which must not panic.
+//!   `Ok` or a `ConfigError` naming a key, never a panic; a valid profile has every value in
+//!   its key's declared range. One with a small geometry also runs a short simulation (fill,
+//!   random writes, trim, reads), then a workload from the `workload.FIELD = value` lines
+//!   (see [`fuzz_workload`]; by default 10 ms of 4 KiB random writes in 1 ms intervals) with
+//!   its time series, for at most [`FUZZ_COMMANDS`] commands. The workload starts or is
+//!   refused naming a field; its series never holds more intervals than the limit (a timed
+//!   workload exactly its duration's), a workload a count ends stops at the limit with an
+//!   error; and every command moves the clock by at least `controller_cmd_us`.
 
 use ssdtrace::formats::ReadStats;
 use ssdtrace::{open_reader, BlkEvent, Format, Info, Op, ReadOptions, Record, TimeUnit, TraceError};
@@ -187,6 +193,93 @@ pub fn check_trace(format: Format, data: &[u8]) {
 /// Largest geometry (physical 4 KiB units) simulated after a successful validation.
 const MAX_SIM_UNITS: u64 = 1 << 16;
 
+/// Intervals a simulated series may hold in [`check_profile`] (a slow drive's long run stops
+/// there rather than filling the fuzzer's memory).
+const FUZZ_SERIES_LIMIT: u64 = 1 << 12;
+/// Commands the workload of [`check_profile`] runs at most (then it is interrupted).
+pub const FUZZ_COMMANDS: u64 = 50_000;
+
+/// The workload of `workload.FIELD = value` lines (unparsable values are left at their
+/// default): `duration_us` (0: none, then `number_ios` or `io_bytes` end it), `interval_us`,
+/// `qd`, `read_fraction`, `trim_fraction`, `bs_bytes` (every direction), `random_fraction`,
+/// `thinktime_us`, `thinktime_blocks`, `rate_iops` (all IOs), `number_ios`, `io_bytes`.
+pub fn fuzz_workload(lines: &[(String, String)]) -> ssdsim::Workload {
+    use ssdsim::time::NS_PER_MS;
+    let mut w = ssdsim::Workload { duration_ns: Some(10 * NS_PER_MS), interval_ns: NS_PER_MS, qd: 8, ..Default::default() };
+    let ns = |v: &str| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0 && *x < 1.8e16).map(|us| (us * 1e3) as u64);
+    for (field, v) in lines {
+        let (int, float) = (v.parse::<u64>().ok(), v.parse::<f64>().ok());
+        match field.as_str() {
+            "duration_us" => {
+                if let Some(d) = ns(v) {
+                    w.duration_ns = (d > 0).then_some(d);
+                }
+            }
+            "interval_us" => w.interval_ns = ns(v).unwrap_or(w.interval_ns),
+            "qd" => w.qd = v.parse().unwrap_or(w.qd),
+            "read_fraction" => w.read_fraction = float.unwrap_or(w.read_fraction),
+            "trim_fraction" => w.trim_fraction = float.unwrap_or(w.trim_fraction),
+            "bs_bytes" => {
+                for m in [&mut w.read, &mut w.write, &mut w.trim] {
+                    m.bssplit[0].bs_bytes = int.unwrap_or(m.bssplit[0].bs_bytes);
+                }
+            }
+            "random_fraction" => {
+                for m in [&mut w.read, &mut w.write, &mut w.trim] {
+                    m.random_fraction = float.unwrap_or(m.random_fraction);
+                }
+            }
+            "thinktime_us" => w.thinktime_ns = ns(v).unwrap_or(w.thinktime_ns),
+            "thinktime_blocks" => w.thinktime_blocks = int.unwrap_or(w.thinktime_blocks),
+            "rate_iops" => w.rate_iops_total = float.unwrap_or(w.rate_iops_total),
+            "number_ios" => w.number_ios = int.or(w.number_ios),
+            "io_bytes" => w.io_bytes = int.or(w.io_bytes),
+            _ => {}
+        }
+    }
+    w
+}
+
+/// Runs `w` on `sim` (at most FUZZ_COMMANDS commands) and checks its series and clock.
+fn check_workload(sim: &mut ssdsim::Simulation, w: &ssdsim::Workload, ctrl_ns: u64) {
+    if let Err(e) = sim.start_workload(w) {
+        assert!(!e.field.is_empty() && !e.message.is_empty(), "a workload refused without naming a field: {e:?}");
+        if e.field == "interval_ns" && e.message.contains("a series may hold") {
+            let d = w.duration_ns.expect("only a timed workload is refused for its series' length");
+            assert!(d.div_ceil(w.interval_ns) > FUZZ_SERIES_LIMIT, "refused {d} ns in intervals of {} ns: {e}", w.interval_ns);
+        }
+        return;
+    }
+    let timed_only = w.duration_ns.is_some() && w.number_ios.is_none() && w.io_bytes.is_none();
+    let mut series_error = None;
+    let mut left = FUZZ_COMMANDS;
+    while left > 0 {
+        let p = sim.advance(left.min(4096));
+        left = left.saturating_sub(4096);
+        if let Err(e) = sim.check_series() {
+            assert!(!timed_only && p.done, "a timed workload, or one that goes on, past its series limit: {e}");
+            series_error = Some(e);
+            break;
+        }
+        if p.done || sim.check_space().is_err() {
+            break;
+        }
+    }
+    let r = sim.finish_phase();
+    let intervals = (r.first_interval + r.ios.len()) as u64;
+    assert!(intervals <= FUZZ_SERIES_LIMIT, "{intervals} intervals, more than the limit");
+    assert_eq!(r.snapshots.len(), r.ios.len() + 1);
+    if let (Some(d), true, true) = (w.duration_ns, r.complete, timed_only) {
+        assert_eq!(intervals, d.div_ceil(w.interval_ns), "a timed workload that ran to its end");
+    }
+    if series_error.is_some() {
+        assert_eq!(intervals, FUZZ_SERIES_LIMIT, "stopped before its series limit");
+    }
+    // Every command takes the controller at least ctrl_ns; all but qd of those before a
+    // command have completed when it is submitted.
+    assert!(r.total_ios <= r.duration_ns / ctrl_ns + w.qd as u64, "{} commands in {} ns at {ctrl_ns} ns each: the clock stood still", r.total_ios, r.duration_ns);
+}
+
 /// Profile text -> Config -> validate (-> a short simulation); see the crate docs.
 pub fn check_profile(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -196,10 +289,15 @@ pub fn check_profile(data: &[u8]) {
     for (k, v) in [("blocks_per_plane", "16"), ("pages_per_block", "8"), ("channels", "1"), ("dies_per_channel", "2"), ("user_capacity_bytes", "4MiB"), ("write_buffer_bytes", "1MiB")] {
         cfg.set(k, v).unwrap();
     }
+    let mut workload = Vec::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("");
         let Some((k, v)) = line.split_once('=') else { continue };
         let (k, v) = (k.trim(), v.trim().trim_matches('"'));
+        if let Some(field) = k.strip_prefix("workload.") {
+            workload.push((field.to_string(), v.to_string()));
+            continue;
+        }
         if let Err(e) = cfg.set(k, v) {
             assert_eq!(e.key, k, "set({k:?}) error names another key: {e}");
             assert!(!e.message.is_empty());
@@ -216,6 +314,9 @@ pub fn check_profile(data: &[u8]) {
         }
     };
     assert!(geo.user_units > 0 && geo.user_units < geo.physical_units, "validated geometry makes no sense: {geo:?}");
+    for (info, (_, value)) in ssdsim::KEYS.iter().zip(cfg.to_pairs()) {
+        assert!(info.range.check(info.name, &value).is_ok(), "validate accepted {} = {value}, outside {}", info.name, info.range);
+    }
     if geo.physical_units > MAX_SIM_UNITS {
         return;
     }
@@ -223,6 +324,7 @@ pub fn check_profile(data: &[u8]) {
     let Ok(mut sim) = ssdsim::Simulation::new(&cfg, 1) else {
         panic!("validate accepted a profile Simulation::new refuses")
     };
+    sim.set_series_limit(FUZZ_SERIES_LIMIT);
     let user = sim.geometry().user_units;
     let mut job = |p: ssdsim::Pattern, n: u64| {
         let mut j = ssdsim::Job::new(p, 1, 4, 0, user);
@@ -233,4 +335,7 @@ pub fn check_profile(data: &[u8]) {
     job(ssdsim::Pattern::RandWrite, user * 2);
     job(ssdsim::Pattern::Trim, user / 2);
     job(ssdsim::Pattern::RandRead, 64);
+    if sim.check_space().is_ok() {
+        check_workload(&mut sim, &fuzz_workload(&workload), ssdsim::time::us_to_ns(cfg.controller_cmd_us));
+    }
 }

@@ -8,7 +8,6 @@ a path to a ``.toml`` file. Keys a profile leaves out take the simulator's defau
 """
 from __future__ import annotations
 
-import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -18,13 +17,6 @@ from . import _native
 from .errors import ProfileError
 
 BUILTIN_DIR = Path(__file__).parent / "profiles"
-#: Longest time one operation of the drive may take [µs]: the profile keys in µs (NAND
-#: reads, programs, erases, controller time per command, TRIM command, map miss). 0.1 s is
-#: 15x the slowest program of the built-in profiles; a longer one makes a phase last days of
-#: simulated time, and its series (one row per interval) grow with it until memory runs out.
-MAX_OPERATION_US = 100_000.0
-
-
 @dataclass(frozen=True)
 class Profile:
     """A resolved profile: every key's value, the derived geometry, and where it came from."""
@@ -58,8 +50,9 @@ def list_profiles() -> list[tuple[str, str]]:
 
 
 def keys() -> list[tuple[str, str, str]]:
-    """(name, kind, meaning-with-unit) of every profile key."""
-    return list(_native.profile_keys())
+    """(name, kind, meaning with unit and the values it accepts) of every profile key."""
+    ranges = dict(_native.profile_key_ranges())
+    return [(name, kind, f"{doc} Valid: {ranges[name]}.") for name, kind, doc in _native.profile_keys()]
 
 
 def _read_toml(path: Path) -> dict:
@@ -201,12 +194,4 @@ def _check(where: str, key: str, value: str) -> None:
         _native.check_value(key, value)
     except _native.ProfileError as e:
         raise ProfileError(f"{where}: {e.args[0]}") from None
-    if key in _operation_keys() and float(value) > MAX_OPERATION_US:
-        raise ProfileError(f"{where}: profile key `{key}`: {value} µs is longer than {MAX_OPERATION_US:,.0f} µs "
-                           "(0.1 s), the longest one operation of a simulated drive may take")
 
-
-@functools.cache
-def _operation_keys() -> frozenset[str]:
-    """The profile keys in µs: times of one operation (see :data:`MAX_OPERATION_US`)."""
-    return frozenset(name for name, _, doc in keys() if "[µs]" in doc)

@@ -26,13 +26,23 @@ fn profile_err(e: ConfigError) -> PyErr {
 /// cannot be imported.
 fn drive_full_err(py: Python<'_>, e: ConfigError) -> PyErr {
     let message = e.to_string();
-    match py.import("ssdlab.errors").and_then(|m| m.getattr("DriveFullError")) {
-        Ok(cls) => match cls.call1((message, e.key)) {
-            Ok(err) => PyErr::from_value(err),
-            Err(failed) => failed,
-        },
-        Err(_) => ProfileError::new_err((message, e.key)),
-    }
+    ssdlab_err(py, "DriveFullError", (message.clone(), e.key.clone())).unwrap_or_else(|| ProfileError::new_err((message, e.key)))
+}
+
+/// `ssdlab.errors.<class>(*args)`, or None if the Python package cannot be imported.
+fn ssdlab_err<'py>(py: Python<'py>, class: &str, args: impl pyo3::IntoPyObject<'py, Target = pyo3::types::PyTuple>) -> Option<PyErr> {
+    let cls = py.import("ssdlab.errors").and_then(|m| m.getattr(class)).ok()?;
+    Some(match cls.call1(args) {
+        Ok(err) => PyErr::from_value(err),
+        Err(failed) => failed,
+    })
+}
+
+/// A series that would hold more intervals than the simulator keeps
+/// (`Simulation::check_series_length`, `check_series`): `ssdlab.errors.UserError` (the
+/// command line reports it, exit 2), `ValueError` if the Python package cannot be imported.
+fn series_err(py: Python<'_>, message: String) -> PyErr {
+    ssdlab_err(py, "UserError", (message.clone(),)).unwrap_or_else(|| PyValueError::new_err(message))
 }
 
 fn le_u64s(name: &str, b: &[u8]) -> PyResult<Vec<u64>> {
@@ -115,6 +125,13 @@ fn build_config(pairs: Vec<(String, String)>) -> PyResult<Config> {
 #[pyfunction]
 fn profile_keys() -> Vec<(&'static str, &'static str, &'static str)> {
     KEYS.iter().map(|k| (k.name, k.kind, k.doc)).collect()
+}
+
+/// Every profile key's valid values, in words with their unit: list of (name, range), e.g.
+/// ("t_prog_us", "0.01 to 1000000 µs"). Resolving a profile refuses a value outside them.
+#[pyfunction]
+fn profile_key_ranges() -> Vec<(&'static str, String)> {
+    KEYS.iter().map(|k| (k.name, k.range.to_string())).collect()
 }
 
 /// Checks that `key` exists and `text` parses as its value (no whole-profile validation).
@@ -270,8 +287,12 @@ fn workload_key(field: &str) -> String {
     }
 }
 
+fn workload_message(e: &WorkloadError) -> String {
+    format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field)
+}
+
 fn workload_err(e: WorkloadError) -> PyErr {
-    PyValueError::new_err(format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field))
+    PyValueError::new_err(workload_message(&e))
 }
 
 /// Builds a [`Workload`] from a workload dict (its keys already checked for a job's).
@@ -550,6 +571,7 @@ impl Simulator {
         job.duration_ns = duration_s.map(s_to_ns);
         job.io_units = io_bytes.map(|b| b / UNIT_BYTES);
         job.interval_ns = s_to_ns(interval_s);
+        self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|m| series_err(py, format!("interval_s: {m}")))?;
         self.sim.start_phase(job).map_err(PyValueError::new_err)
     }
 
@@ -577,9 +599,10 @@ impl Simulator {
     /// - `random_map` (default False, fio's norandommap): True = fio's random map: the
     ///   random offsets of each direction visit every block of the span once per pass, in a
     ///   new seeded order each pass (uniform distribution only).
-    /// - `qd`; `offset_bytes`, `span_bytes` (None: to the drive's end).
+    /// - `qd` (1 to 65,536); `offset_bytes`, `span_bytes` (None: to the drive's end).
     /// - ends: `duration_s`, `io_bytes`, `number_ios` (the first reached; none: one span).
-    /// - `interval_s` (series interval, default 1).
+    /// - `interval_s` (series interval, default 1; at least 1 µs, and at least
+    ///   `duration_s` / `MAX_SERIES_INTERVALS`: a series holds at most that many intervals).
     /// - idle gaps (fio's thinktime): `thinktime_s`, after `thinktime_blocks` IOs (completed,
     ///   or issued with `thinktime_blocks_issued=True`) and/or every `thinktime_iotime_s`.
     /// - `rate_iops_total`: cap on all IOs (0 = none).
@@ -598,7 +621,9 @@ impl Simulator {
     /// only when no job has work). One job without a start delay runs exactly as its dict
     /// alone would.
     ///
-    /// Raises ValueError naming the key at fault (`jobs[i].key` within a job).
+    /// Raises ValueError naming the key at fault (`jobs[i].key` within a job);
+    /// `ssdlab.errors.UserError` for an `interval_s` too short for the duration (a series
+    /// holds at most `ssdsim::MAX_SERIES_INTERVALS` intervals) or below 1 µs.
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
         self.check_space(params.py())?;
         let (jobs, interval_ns) = if params.contains("jobs")? {
@@ -610,11 +635,15 @@ impl Simulator {
             let interval_ns = workload.interval_ns;
             (vec![WorkloadJob { name, startdelay_ns: 0, workload }], interval_ns)
         };
-        self.sim.start_jobs(&jobs, interval_ns).map_err(workload_err)
+        // The series interval is the user's to change (--interval): a user error.
+        self.sim.start_jobs(&jobs, interval_ns).map_err(|e| if e.field.ends_with("interval_ns") { series_err(params.py(), workload_message(&e)) } else { workload_err(e) })
     }
 
     /// Runs at most `max_ios` more commands (without holding the GIL).
-    /// Returns (done, elapsed_s, fraction 0..1).
+    /// Returns (done, elapsed_s, fraction 0..1). Raises `ssdlab.errors.DriveFullError` once
+    /// the drive has run out of room, `ssdlab.errors.UserError` once a phase that a byte or
+    /// IO count ends has gone past the intervals its series may hold (it has then stopped;
+    /// the message says to use a longer interval).
     fn advance(&mut self, py: Python<'_>, max_ios: u64) -> PyResult<(bool, f64, f64)> {
         if !self.sim.phase_running() || self.sim.replay_running() {
             return Err(PyValueError::new_err("advance() without a running phase (start_phase or start_workload first)"));
@@ -622,6 +651,7 @@ impl Simulator {
         let sim = &mut self.sim;
         let p = py.allow_threads(|| sim.advance(max_ios));
         self.check_space(py)?;
+        self.sim.check_series().map_err(|m| series_err(py, m))?;
         Ok((p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction))
     }
 
@@ -770,6 +800,7 @@ impl Simulator {
         let sim = &mut self.sim;
         let replayed = py.allow_threads(|| sim.replay(&cmds));
         self.check_space(py)?;
+        self.sim.check_series().map_err(|m| series_err(py, m))?;
         replayed.map_err(PyValueError::new_err)?;
         let (done, elapsed) = self.sim.replay_progress();
         Ok((done, elapsed as f64 / NS_PER_S as f64))
@@ -863,12 +894,15 @@ impl Simulator {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_key_ranges, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
     m.add_function(wrap_pyfunction!(check_value, m)?)?;
     m.add_function(wrap_pyfunction!(replay_prepare, m)?)?;
     m.add_class::<Simulator>()?;
     m.add("ProfileError", m.py().get_type::<ProfileError>())?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;
+    // Most intervals a phase's series may hold: a timed phase of more is refused.
+    m.add("MAX_SERIES_INTERVALS", ssdsim::MAX_SERIES_INTERVALS)?;
     trace::register(m)?;
     Ok(())
 }

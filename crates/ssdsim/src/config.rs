@@ -1,6 +1,16 @@
-//! Drive profiles: every key is declared once below (name, type, default, unit and meaning);
-//! parsing, `--set KEY=VALUE` overrides, key listings and the resolved profile in
-//! `summary.json` all come from that one declaration.
+//! Drive profiles: every key is declared once below (name, type, default, unit and meaning,
+//! and the [`Range`] of values it accepts); parsing, `--set KEY=VALUE` overrides, validation,
+//! key listings and the resolved profile in `summary.json` all come from that one declaration.
+//!
+//! The ranges keep every accepted profile's simulation bounded: times from 0.01 µs to 1 s
+//! (every host command takes the controller at least `controller_cmd_us`, so the simulated
+//! clock advances at least 10 ns per command), links and channels from 1 MB/s to 1 TB/s,
+//! geometry below 2^32 4 KiB units of NAND, buffers and caches of at most a few TiB (the
+//! write buffer is a count; a map cache holds at most the drive's whole table). What a
+//! simulation allocates is then the drive's state (about 8 bytes per 4 KiB of NAND) plus its
+//! series ([`crate::sim::MAX_SERIES_INTERVALS`] at most),
+//! its queues (a few KiB per command outstanding) and each die's read calendar (at most
+//! 256 KiB).
 //!
 //! Units are in the key names: `_bytes`, `_us` (microseconds), `_mbps` (10^6 bytes/s),
 //! `_blocks`. Byte keys accept size suffixes: `K M G T` (powers of 1000) and
@@ -65,6 +75,158 @@ pub struct KeyInfo {
     pub kind: &'static str,
     /// Meaning and unit.
     pub doc: &'static str,
+    /// The values it accepts ([`Config::validate`] checks them).
+    pub range: Range,
+}
+
+/// Shortest NAND, controller and firmware time a profile may give (0.01 µs = 10 ns): every
+/// host command takes at least `controller_cmd_us` of the controller, so the simulated
+/// clock advances by at least this much per command [µs].
+pub const MIN_TIME_US: f64 = 0.01;
+/// Longest such time (1 s) [µs].
+pub const MAX_TIME_US: f64 = 1e6;
+/// Slowest and fastest channel or host link (1 MB/s, 1 TB/s) [MB/s].
+pub const MIN_RATE_MBPS: f64 = 1.0;
+pub const MAX_RATE_MBPS: f64 = 1e6;
+/// Longest profile name or description [bytes].
+pub const MAX_TEXT_BYTES: usize = 4096;
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// The values of one profile key: a span of numbers (whole numbers possibly in steps; 0 as
+/// well where 0 means off or a default), a fixed set of names, or free text. Shown by
+/// `ssdlab profiles --keys`; [`Config::validate`] refuses a value outside it, then checks the
+/// limits that depend on other keys (`note`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub bounds: Bounds,
+    /// 0 is accepted too (off, or the default the key's doc names).
+    pub zero: bool,
+    /// Unit of the bounds ("" for a plain number).
+    pub unit: &'static str,
+    /// Limits that depend on other keys, in words ("" if none).
+    pub note: &'static str,
+}
+
+/// See [`Range`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bounds {
+    /// `lo..=hi`, a multiple of `step`.
+    Int { lo: u64, hi: u64, step: u64 },
+    Float { lo: f64, hi: f64 },
+    OneOf(&'static [&'static str]),
+    /// Any text of at most this many bytes.
+    Text(usize),
+}
+
+const fn int(lo: u64, hi: u64, unit: &'static str) -> Range {
+    Range { bounds: Bounds::Int { lo, hi, step: 1 }, zero: false, unit, note: "" }
+}
+
+const fn float(lo: f64, hi: f64, unit: &'static str) -> Range {
+    Range { bounds: Bounds::Float { lo, hi }, zero: false, unit, note: "" }
+}
+
+const fn choice(names: &'static [&'static str]) -> Range {
+    Range { bounds: Bounds::OneOf(names), zero: false, unit: "", note: "" }
+}
+
+const fn text(max_bytes: usize) -> Range {
+    Range { bounds: Bounds::Text(max_bytes), zero: false, unit: "", note: "" }
+}
+
+impl Range {
+    const fn or_zero(self) -> Self {
+        Range { zero: true, ..self }
+    }
+
+    const fn multiple_of(self, step: u64) -> Self {
+        match self.bounds {
+            Bounds::Int { lo, hi, .. } => Range { bounds: Bounds::Int { lo, hi, step }, ..self },
+            _ => panic!("a step applies to whole numbers"),
+        }
+    }
+
+    const fn note(self, note: &'static str) -> Self {
+        Range { note, ..self }
+    }
+
+    /// Refuses `v`, the value of `key`, if it is outside the range; the error names the
+    /// value and the range with its unit.
+    pub fn check(&self, key: &str, v: &Value) -> Result<(), ConfigError> {
+        let fits = match (self.bounds, v) {
+            (_, Value::Int(0)) if self.zero => true,
+            (_, Value::Float(x)) if self.zero && *x == 0.0 => true,
+            (Bounds::Int { lo, hi, step }, Value::Int(x)) => (lo..=hi).contains(x) && x.is_multiple_of(step),
+            (Bounds::Float { lo, hi }, Value::Float(x)) => (lo..=hi).contains(x),
+            (Bounds::OneOf(names), Value::Str(x)) => names.contains(&x.as_str()),
+            (Bounds::Text(max), Value::Str(x)) => x.len() <= max,
+            _ => false,
+        };
+        if fits {
+            return Ok(());
+        }
+        let shown = match v {
+            Value::Float(x) => number(*x),
+            Value::Str(x) if x.len() > 40 => format!("a text of {} bytes", x.len()),
+            Value::Str(x) => format!("{x:?}"),
+            Value::Int(x) => x.to_string(),
+        };
+        let why = match (self.bounds, v) {
+            (Bounds::Float { lo, .. }, Value::Float(x)) if *x < 0.0 && lo >= 0.0 => "is negative",
+            (Bounds::OneOf(_), _) => "is not a choice",
+            (Bounds::Int { step, .. }, Value::Int(x)) if !x.is_multiple_of(step) => "is not a multiple of the step",
+            _ => "is out of range",
+        };
+        Err(ConfigError::new(key, format!("{shown} {why}: expected {self}")))
+    }
+}
+
+/// A number as a profile shows it: plain, or in exponent form when very large or small.
+fn number(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e9).contains(&x.abs()) { format!("{x:e}") } else { format!("{x}") }
+}
+
+/// Bytes as a profile would write them: with a binary suffix when exact (4 KiB, 16 TiB).
+fn bytes_text(b: u64) -> String {
+    for (suffix, size) in [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
+        if b >= size && b.is_multiple_of(size) {
+            return format!("{} {suffix}", b / size);
+        }
+    }
+    format!("{b} bytes")
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        if self.zero {
+            write!(f, "0 or ")?;
+        }
+        match self.bounds {
+            Bounds::Int { lo, hi, step } if self.unit == "bytes" => {
+                write!(f, "{} to {}", bytes_text(lo), bytes_text(hi))?;
+                if step > 1 {
+                    write!(f, ", a multiple of {step} bytes")?;
+                }
+            }
+            Bounds::Int { lo, hi, step } => {
+                write!(f, "{lo} to {hi}{unit}")?;
+                if step > 1 {
+                    write!(f, ", a multiple of {step}")?;
+                }
+            }
+            Bounds::Float { lo, hi } => write!(f, "{} to {}{unit}", number(lo), number(hi))?,
+            Bounds::OneOf(names) => write!(f, "one of {}", names.join(", "))?,
+            Bounds::Text(max) => write!(f, "any text of at most {max} bytes")?,
+        }
+        if !self.note.is_empty() {
+            write!(f, "; {}", self.note)?;
+        }
+        Ok(())
+    }
 }
 
 /// Parsing of one value type from text (TOML values and `--set` both arrive as text).
@@ -152,7 +314,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
 }
 
 macro_rules! config_keys {
-    ($( $(#[doc = $doc:expr])+ $name:ident : $ty:ty = $default:expr ; )*) => {
+    ($( $(#[doc = $doc:expr])+ $name:ident : $ty:ty = $default:expr , $range:expr ; )*) => {
         /// A drive profile: geometry, capacities, timings and firmware policies.
         /// Build one with [`Config::default`] and [`Config::set`], then [`Config::validate`].
         #[derive(Clone, Debug, PartialEq)]
@@ -168,7 +330,7 @@ macro_rules! config_keys {
 
         /// Every profile key with its type and meaning, in declaration order.
         pub const KEYS: &[KeyInfo] = &[
-            $( KeyInfo { name: stringify!($name), kind: <$ty as ParseValue>::KIND, doc: concat!($($doc),+) }, )*
+            $( KeyInfo { name: stringify!($name), kind: <$ty as ParseValue>::KIND, doc: concat!($($doc),+), range: $range }, )*
         ];
 
         impl Config {
@@ -227,105 +389,105 @@ fn s(v: &str) -> String {
 
 config_keys! {
     /// Profile name (for reports).
-    name: String = s("default");
+    name: String = s("default"), text(MAX_TEXT_BYTES);
     /// One-line description of the drive this profile models.
-    description: String = s("256 GB-class client SATA drive, MLC NAND, greedy foreground GC, 7% spare");
+    description: String = s("256 GB-class client SATA drive, MLC NAND, greedy foreground GC, 7% spare"), text(MAX_TEXT_BYTES);
     /// NAND channels (independent buses) [count].
-    channels: u64 = 4;
+    channels: u64 = 4, int(1, 32, "channels");
     /// NAND dies on each channel [count].
-    dies_per_channel: u64 = 4;
+    dies_per_channel: u64 = 4, int(1, 32, "dies");
     /// Planes per die; a program writes one page on every plane of a die at once [count].
-    planes_per_die: u64 = 2;
+    planes_per_die: u64 = 2, int(1, 16, "planes");
     /// Erase blocks per plane [count].
-    blocks_per_plane: u64 = 2048;
+    blocks_per_plane: u64 = 2048, int(4, 1 << 20, "blocks").note("the whole NAND below 2^32 4 KiB units (16 TiB)");
     /// Pages per erase block [count].
-    pages_per_block: u64 = 256;
+    pages_per_block: u64 = 256, int(1, 16384, "pages");
     /// NAND page size [bytes]; a multiple of the 4096-byte mapping unit.
-    page_size_bytes: u64 = 16384;
+    page_size_bytes: u64 = 16384, int(UNIT_BYTES, 64 * KIB, "bytes").multiple_of(UNIT_BYTES);
     /// Capacity the host can address [bytes]; the rest of the NAND is spare area.
-    user_capacity_bytes: u64 = 256_000_000_000;
+    user_capacity_bytes: u64 = 256_000_000_000, int(UNIT_BYTES, 16 * TIB, "bytes").multiple_of(UNIT_BYTES).note("at most the NAND less each plane's gc_fg_free_blocks + 3 blocks");
     /// GC victim policy: `greedy` (fewest valid units), `fifo` (oldest closed block), `cost-benefit` (max (1-u)/2u × age), `d-choices` (greedy among gc_d_choices random blocks).
-    gc_policy: String = s("greedy");
+    gc_policy: String = s("greedy"), choice(GcPolicy::NAMES);
     /// Sample size for the `d-choices` policy [blocks].
-    gc_d_choices: u64 = 8;
+    gc_d_choices: u64 = 8, int(1, 1 << 20, "blocks").note("at most blocks_per_plane with the d-choices policy");
     /// Foreground GC: when a plane needs a new block and has fewer free blocks than this, the write waits for GC [blocks].
-    gc_fg_free_blocks: u64 = 2;
+    gc_fg_free_blocks: u64 = 2, int(1, 1 << 20, "blocks").note("at most blocks_per_plane - 3");
     /// Foreground GC, once started, reclaims until the plane has this many free blocks; 0 = just gc_fg_free_blocks ("clean up later" drives batch) [blocks].
-    gc_fg_target_free_blocks: u64 = 0;
+    gc_fg_target_free_blocks: u64 = 0, int(1, 1 << 20, "blocks").or_zero().note("from gc_fg_free_blocks to blocks_per_plane - 3");
     /// What foreground GC stalls: `die` (only its die; other dies keep taking writes) or `drive` (the controller: every host command waits).
-    gc_fg_stall: String = s("die");
+    gc_fg_stall: String = s("die"), choice(STALL_NAMES);
     /// Which die takes the next program of host data: `striped` (every die in turn, as firmware that stripes pages over the dies in a fixed order: a die busy with GC holds up the stripe, the write buffer fills behind it, and every plane takes the same share of the writes) or `earliest` (the die free first: dies busy with GC are passed over while others can take data, so planes whose GC is cheap take more writes and hold less valid data).
-    die_allocation: String = s("striped");
+    die_allocation: String = s("striped"), choice(ALLOCATION_NAMES);
     /// Active (background) GC starts when a plane has fewer free blocks than this; 0 = no active GC [blocks].
-    gc_bg_start_free_blocks: u64 = 0;
+    gc_bg_start_free_blocks: u64 = 0, int(2, 1 << 20, "blocks").or_zero().note("above gc_fg_free_blocks, at most blocks_per_plane - 3");
     /// Active GC stops when the plane has this many free blocks; 0 = gc_bg_start_free_blocks [blocks].
-    gc_bg_stop_free_blocks: u64 = 0;
+    gc_bg_stop_free_blocks: u64 = 0, int(2, 1 << 20, "blocks").or_zero().note("from gc_bg_start_free_blocks to blocks_per_plane - 3");
     /// Active GC work per host write: units relocated per 4 KiB host unit written to the plane while active GC runs; with gc_bg_reclaim_ratio > 0, the most it may relocate [units/unit].
-    gc_bg_copies_per_write: f64 = 8.0;
+    gc_bg_copies_per_write: f64 = 8.0, float(0.0, 1024.0, "units/unit").note("above 0 with active GC");
     /// If > 0, active GC relocates just enough to reclaim this many units of space per host unit written: ratio × v/(1−v) copies for a victim with valid fraction v, at most gc_bg_copies_per_write; where that cap binds (little spare, full victims) it falls behind and foreground GC follows [units/unit].
-    gc_bg_reclaim_ratio: f64 = 0.0;
+    gc_bg_reclaim_ratio: f64 = 0.0, float(0.0, 100.0, "units/unit");
     /// Idle GC starts after the host has been idle this long [ms].
-    gc_idle_delay_ms: f64 = 1000.0;
+    gc_idle_delay_ms: f64 = 1000.0, float(0.0, 86_400_000.0, "ms");
     /// Idle GC reclaims until each plane has this many free blocks; 0 = no idle GC [blocks].
-    gc_idle_free_blocks: u64 = 0;
+    gc_idle_free_blocks: u64 = 0, int(1, 1 << 20, "blocks").or_zero().note("at most blocks_per_plane - 3");
     /// Idle GC sorts by LBA: it copies each unit into the open block of its LBA region (the user span cut into this many equal regions, each spread over all planes), so that after idle time no block mixes distant LBAs and a later sequential overwrite empties whole blocks; it also moves fully valid blocks that mix regions. 0 = idle GC copies within the plane like foreground GC; no effect without idle GC (gc_idle_free_blocks = 0) [regions].
-    gc_idle_sort_regions: u64 = 0;
+    gc_idle_sort_regions: u64 = 0, int(1, 1 << 20, "regions").or_zero().note("at most 1/8 of the blocks and the user units");
     /// Controller time per TRIM command [µs].
-    trim_cmd_us: f64 = 0.0;
+    trim_cmd_us: f64 = 0.0, float(0.0, MAX_TIME_US, "µs");
     /// Controller time per GiB deallocated by TRIM (mapping-table updates) [µs/GiB].
-    trim_us_per_gib: f64 = 0.0;
+    trim_us_per_gib: f64 = 0.0, float(0.0, MAX_TIME_US, "µs/GiB");
     /// Data compression (SandForce-like): host bytes per NAND byte; 1.0 = incompressible data or no compression [ratio].
-    compression_ratio: f64 = 1.0;
+    compression_ratio: f64 = 1.0, float(1.0, 16.0, "");
     /// DRAM write buffer; writes are acknowledged once buffered [bytes].
-    write_buffer_bytes: u64 = 16 * 1024 * 1024;
+    write_buffer_bytes: u64 = 16 * 1024 * 1024, int(UNIT_BYTES, 16 * GIB, "bytes").note("at least planes_per_die × page_size_bytes");
     /// Bits per cell of the NAND in its native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC; t_read_us and t_prog_us are that mode's times, and a block run as pseudo-SLC (the slc_* keys) holds 1/cell_bits of its native data [bits].
-    cell_bits: u64 = 2;
+    cell_bits: u64 = 2, int(1, 4, "bits");
     /// Page read time (array to register), native mode [µs].
-    t_read_us: f64 = 50.0;
+    t_read_us: f64 = 50.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Page program time (register to array, all planes of a die together), native mode [µs].
-    t_prog_us: f64 = 1300.0;
+    t_prog_us: f64 = 1300.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// DRAM-less drives: bytes of mapping-table entries (4 bytes per 4 KiB unit) the controller caches, in its SRAM or in the host memory buffer (HMB); a miss reads a map page from NAND. 0 = the whole table in DRAM [bytes].
-    map_cache_bytes: u64 = 0;
+    map_cache_bytes: u64 = 0, int(64, TIB, "bytes").or_zero().note("at least map_page_bytes");
     /// Mapping-table page: the unit the map cache reads from and writes back to NAND [bytes].
-    map_page_bytes: u64 = 4096;
+    map_page_bytes: u64 = 4096, int(64, MIB, "bytes").multiple_of(crate::map_cache::ENTRY_BYTES);
     /// Controller time to handle one map-cache miss, serialised (caps the miss rate) [µs].
-    map_miss_us: f64 = 0.0;
+    map_miss_us: f64 = 0.0, float(0.0, MAX_TIME_US, "µs");
     /// DRAM-less drives: when fewer than this percent of a window of 4096 map lookups hit the map cache, the controller serves the next window from its SRAM cache alone (map_sram_bytes), as with HMB off; 0 = never [%].
-    map_bypass_hit_pct: f64 = 0.0;
+    map_bypass_hit_pct: f64 = 0.0, float(0.0, 100.0, "%");
     /// Controller SRAM cache of mapping-table entries used while the map cache is bypassed (map_bypass_hit_pct) [bytes].
-    map_sram_bytes: u64 = 0;
+    map_sram_bytes: u64 = 0, int(0, TIB, "bytes");
     /// Pseudo-SLC write cache, static part: blocks kept in SLC mode [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
-    slc_static_bytes: u64 = 0;
+    slc_static_bytes: u64 = 0, int(0, 16 * TIB, "bytes").note("at most user_capacity_bytes");
     /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data and at most this much [bytes of host data].
-    slc_dynamic_max_bytes: u64 = 0;
+    slc_dynamic_max_bytes: u64 = 0, int(0, 16 * TIB, "bytes");
     /// Page program time in SLC mode [µs].
-    slc_t_prog_us: f64 = 200.0;
+    slc_t_prog_us: f64 = 200.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Page program time in SLC mode in the dynamic part of the cache, where it differs from the static part's (native blocks run as SLC); 0 = slc_t_prog_us [µs].
-    slc_dynamic_t_prog_us: f64 = 0.0;
+    slc_dynamic_t_prog_us: f64 = 0.0, float(MIN_TIME_US, MAX_TIME_US, "µs").or_zero();
     /// Page read time in SLC mode (folding reads the cache back) [µs].
-    slc_t_read_us: f64 = 30.0;
+    slc_t_read_us: f64 = 30.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Once the cache is full: `direct` (host data programmed in the native mode) or `fold` (the die folds cached data into the native mode first, then takes the host data in SLC).
-    slc_when_full: String = s("direct");
+    slc_when_full: String = s("direct"), choice(WhenFull::NAMES);
     /// Background folding runs while the cache holds more than this share of its current size [%].
-    slc_fold_start_pct: f64 = 100.0;
+    slc_fold_start_pct: f64 = 100.0, float(0.0, 100.0, "%");
     /// Background folding work per host write: units folded (SLC read + native program) per 4 KiB host unit written; 0 = none while the host writes [units/unit].
-    slc_fold_units_per_write: f64 = 0.0;
+    slc_fold_units_per_write: f64 = 0.0, float(0.0, 64.0, "units/unit");
     /// 1: idle time (after gc_idle_delay_ms) folds the cache empty, so it is back for the next burst; 0: the cache is folded only while the host writes [flag].
-    slc_idle_fold: u64 = 1;
+    slc_idle_fold: u64 = 1, int(0, 1, "");
     /// Block erase time [µs].
-    t_erase_us: f64 = 3500.0;
+    t_erase_us: f64 = 3500.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// NAND channel transfer rate [MB/s, 10^6 bytes/s].
-    channel_mbps: f64 = 400.0;
+    channel_mbps: f64 = 400.0, float(MIN_RATE_MBPS, MAX_RATE_MBPS, "MB/s");
     /// Host interface transfer rate (SATA 6 Gb/s ≈ 550) [MB/s, 10^6 bytes/s]; ignored when pcie_gen is set.
-    host_link_mbps: f64 = 550.0;
+    host_link_mbps: f64 = 550.0, float(MIN_RATE_MBPS, MAX_RATE_MBPS, "MB/s");
     /// PCIe generation of an NVMe host link (1 to 5); with pcie_lanes it sets the link rate to lanes × the generation's lane rate after line coding × 0.9 for packet overhead (PCIe 3.0 x4 ≈ 3,545 MB/s, 4.0 x4 ≈ 7,090). 0 = not PCIe: host_link_mbps [generation].
-    pcie_gen: u64 = 0;
+    pcie_gen: u64 = 0, int(0, 5, "");
     /// PCIe lanes of the host link (1, 2, 4, 8 or 16; with pcie_gen) [lanes].
-    pcie_lanes: u64 = 0;
+    pcie_lanes: u64 = 0, int(0, 16, "lanes").note("1, 2, 4, 8 or 16 with pcie_gen");
     /// Controller time to process one host command (caps small-block IOPS) [µs].
-    controller_cmd_us: f64 = 11.0;
+    controller_cmd_us: f64 = 11.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Program/erase cycles the NAND is rated for (25 nm-class MLC: 3000; 34 nm MLC: 5000; SLC: ~100000); used only to project endurance from the host write rate and write amplification (`ssdlab.analysis.endurance_projection`), never by the simulation. 0 = unknown [cycles].
-    rated_pe_cycles: u64 = 3000;
+    rated_pe_cycles: u64 = 3000, int(0, 10_000_000, "cycles");
 }
 
 /// Victim-selection policy for garbage collection.
@@ -359,14 +521,9 @@ impl GcPolicy {
     }
 }
 
-/// The value named `text` among `choices` (name, value) of the text key `key`, or an error
-/// naming the key, the unknown `what` and the names to choose from.
-fn one_of<T: Copy>(key: &str, what: &str, text: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
-    choices.iter().find(|&&(name, _)| name == text).map(|&(_, v)| v).ok_or_else(|| {
-        let names: Vec<&str> = choices.iter().map(|&(name, _)| name).collect();
-        ConfigError::new(key, format!("unknown {what} {text:?}; choose one of {names:?}"))
-    })
-}
+/// The values of `gc_fg_stall` ([`StallScope`]) and `die_allocation`.
+const STALL_NAMES: &[&str] = &["die", "drive"];
+const ALLOCATION_NAMES: &[&str] = &["earliest", "striped"];
 
 /// What a foreground GC stalls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -448,11 +605,9 @@ impl Config {
         }
     }
 
-    /// The pseudo-SLC cache, map cache and PCIe link keys. Errors name the key at fault.
+    /// The pseudo-SLC cache, map cache and PCIe link keys that depend on other keys. Errors
+    /// name the key at fault.
     fn check_cache_and_link(&self) -> Result<(), ConfigError> {
-        if !(1..=4).contains(&self.cell_bits) {
-            return Err(ConfigError::new("cell_bits", format!("{} must be 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)", self.cell_bits)));
-        }
         let cache = self.slc_static_bytes != 0 || self.slc_dynamic_max_bytes != 0;
         if cache && self.cell_bits == 1 {
             return Err(ConfigError::new("cell_bits", "1 (SLC NAND) has no pseudo-SLC cache: set slc_static_bytes and slc_dynamic_max_bytes to 0"));
@@ -460,33 +615,8 @@ impl Config {
         if cache && self.slc_static_bytes > self.user_capacity_bytes {
             return Err(ConfigError::new("slc_static_bytes", format!("{} exceeds the user capacity ({} bytes)", self.slc_static_bytes, self.user_capacity_bytes)));
         }
-        if WhenFull::parse(&self.slc_when_full).is_none() {
-            return Err(ConfigError::new("slc_when_full", format!("unknown behaviour {:?}; choose one of {:?}", self.slc_when_full, WhenFull::NAMES)));
-        }
-        if !(0.0..=100.0).contains(&self.slc_fold_start_pct) {
-            return Err(ConfigError::new("slc_fold_start_pct", format!("{} must be between 0 and 100 %", self.slc_fold_start_pct)));
-        }
-        if !(0.0..=64.0).contains(&self.slc_fold_units_per_write) {
-            return Err(ConfigError::new("slc_fold_units_per_write", format!("{} must be between 0 and 64 units per unit", self.slc_fold_units_per_write)));
-        }
-        if self.slc_idle_fold > 1 {
-            return Err(ConfigError::new("slc_idle_fold", format!("{} must be 0 (off) or 1 (on)", self.slc_idle_fold)));
-        }
-        for (key, v) in [("slc_t_prog_us", self.slc_t_prog_us), ("slc_dynamic_t_prog_us", self.slc_dynamic_t_prog_us), ("slc_t_read_us", self.slc_t_read_us)] {
-            if v.is_nan() || v < 0.0 {
-                return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
-            }
-        }
-        if self.map_cache_bytes != 0 {
-            if self.map_page_bytes < 64 || !self.map_page_bytes.is_multiple_of(crate::map_cache::ENTRY_BYTES) || self.map_page_bytes > 1 << 20 {
-                return Err(ConfigError::new("map_page_bytes", format!("{} must be a multiple of 4 bytes from 64 to 1 MiB", self.map_page_bytes)));
-            }
-            if self.map_cache_bytes < self.map_page_bytes {
-                return Err(ConfigError::new("map_cache_bytes", format!("{} is less than one map page (map_page_bytes = {})", self.map_cache_bytes, self.map_page_bytes)));
-            }
-        }
-        if self.map_bypass_hit_pct.is_nan() || !(0.0..=100.0).contains(&self.map_bypass_hit_pct) {
-            return Err(ConfigError::new("map_bypass_hit_pct", format!("{} must be a percentage from 0 to 100", self.map_bypass_hit_pct)));
+        if self.map_cache_bytes != 0 && self.map_cache_bytes < self.map_page_bytes {
+            return Err(ConfigError::new("map_cache_bytes", format!("{} is less than one map page (map_page_bytes = {})", self.map_cache_bytes, self.map_page_bytes)));
         }
         if self.map_bypass_hit_pct > 0.0 && self.map_cache_bytes == 0 {
             return Err(ConfigError::new("map_bypass_hit_pct", "needs a map cache to bypass: set map_cache_bytes, or 0 here"));
@@ -494,51 +624,29 @@ impl Config {
         if self.map_bypass_hit_pct > 0.0 && self.map_sram_bytes < self.map_page_bytes {
             return Err(ConfigError::new("map_sram_bytes", format!("{} is less than one map page (map_page_bytes = {}); the map cache's bypass (map_bypass_hit_pct) needs an SRAM cache to fall back to", self.map_sram_bytes, self.map_page_bytes)));
         }
-        if self.map_miss_us.is_nan() || self.map_miss_us < 0.0 {
-            return Err(ConfigError::new("map_miss_us", format!("{} is negative; times are >= 0 µs", self.map_miss_us)));
-        }
         match (self.pcie_gen, self.pcie_lanes) {
             (0, 0) => Ok(()),
             (0, _) => Err(ConfigError::new("pcie_gen", "must be set (1 to 5) with pcie_lanes")),
-            (g, _) if g > 5 => Err(ConfigError::new("pcie_gen", format!("{g} must be 1 to 5"))),
             (_, l) if ![1, 2, 4, 8, 16].contains(&l) => Err(ConfigError::new("pcie_lanes", format!("{l} must be 1, 2, 4, 8 or 16 with pcie_gen"))),
             _ => Ok(()),
         }
     }
 
-    /// Checks the profile and derives its geometry. Errors name the key at fault.
+    /// Checks the profile and derives its geometry. Errors name the key at fault: first a
+    /// value outside its key's [`Range`], then limits that depend on other keys.
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
-        let positive = |key: &str, v: u64| {
-            if v == 0 { Err(ConfigError::new(key, "must be at least 1")) } else { Ok(v) }
-        };
-        positive("channels", self.channels)?;
-        positive("dies_per_channel", self.dies_per_channel)?;
-        positive("planes_per_die", self.planes_per_die)?;
-        positive("blocks_per_plane", self.blocks_per_plane)?;
-        positive("pages_per_block", self.pages_per_block)?;
-        if self.page_size_bytes == 0 || !self.page_size_bytes.is_multiple_of(UNIT_BYTES) {
+        for (info, (_, value)) in KEYS.iter().zip(self.to_pairs()) {
+            info.range.check(info.name, &value)?;
+        }
+        let policy = GcPolicy::parse(&self.gc_policy, self.gc_d_choices as usize).expect("gc_policy is checked against its range");
+        if matches!(policy, GcPolicy::DChoices(_)) && self.gc_d_choices > self.blocks_per_plane {
             return Err(ConfigError::new(
-                "page_size_bytes",
-                format!("{} is not a positive multiple of the {UNIT_BYTES}-byte mapping unit", self.page_size_bytes),
+                "gc_d_choices",
+                format!("{} is more than blocks_per_plane = {}: the d-choices policy samples at most every block of a plane", self.gc_d_choices, self.blocks_per_plane),
             ));
         }
-        if self.user_capacity_bytes == 0 || !self.user_capacity_bytes.is_multiple_of(UNIT_BYTES) {
-            return Err(ConfigError::new(
-                "user_capacity_bytes",
-                format!("{} is not a positive multiple of {UNIT_BYTES} bytes", self.user_capacity_bytes),
-            ));
-        }
-        let policy = GcPolicy::parse(&self.gc_policy, self.gc_d_choices as usize).ok_or_else(|| {
-            ConfigError::new("gc_policy", format!("unknown policy {:?}; choose one of {:?}", self.gc_policy, GcPolicy::NAMES))
-        })?;
-        if self.gc_d_choices < 1 {
-            return Err(ConfigError::new("gc_d_choices", "must be at least 1 block"));
-        }
-        if self.gc_fg_free_blocks < 1 {
-            return Err(ConfigError::new("gc_fg_free_blocks", "must be at least 1 (GC needs a free block to copy into)"));
-        }
-        let stall = one_of("gc_fg_stall", "scope", &self.gc_fg_stall, &[("die", StallScope::Die), ("drive", StallScope::Drive)])?;
-        let die_striped = one_of("die_allocation", "allocation", &self.die_allocation, &[("earliest", false), ("striped", true)])?;
+        let stall = if self.gc_fg_stall == "drive" { StallScope::Drive } else { StallScope::Die };
+        let die_striped = self.die_allocation == "striped";
         let fg_target = if self.gc_fg_target_free_blocks == 0 { self.gc_fg_free_blocks } else { self.gc_fg_target_free_blocks };
         if fg_target < self.gc_fg_free_blocks {
             return Err(ConfigError::new(
@@ -560,31 +668,10 @@ impl Config {
                 format!("{bg_stop} is below gc_bg_start_free_blocks = {bg_start}: watermarks out of order"),
             ));
         }
-        if self.gc_bg_reclaim_ratio < 0.0 {
-            return Err(ConfigError::new("gc_bg_reclaim_ratio", format!("{} is negative", self.gc_bg_reclaim_ratio)));
-        }
-        if bg_start != 0 && (self.gc_bg_copies_per_write.is_nan() || self.gc_bg_copies_per_write <= 0.0) {
-            return Err(ConfigError::new("gc_bg_copies_per_write", format!("{} must be > 0 when active GC is on", self.gc_bg_copies_per_write)));
-        }
-        for (key, v) in [("gc_idle_delay_ms", self.gc_idle_delay_ms), ("trim_cmd_us", self.trim_cmd_us), ("trim_us_per_gib", self.trim_us_per_gib)] {
-            if v < 0.0 {
-                return Err(ConfigError::new(key, format!("{v} is negative")));
-            }
-        }
-        if !(self.compression_ratio >= 1.0 && self.compression_ratio <= 16.0) {
-            return Err(ConfigError::new("compression_ratio", format!("{} must be between 1.0 (none) and 16", self.compression_ratio)));
-        }
-        for (key, v) in [("t_read_us", self.t_read_us), ("t_prog_us", self.t_prog_us), ("t_erase_us", self.t_erase_us), ("controller_cmd_us", self.controller_cmd_us)] {
-            if v < 0.0 {
-                return Err(ConfigError::new(key, format!("{v} is negative; times are >= 0 µs")));
-            }
+        if bg_start != 0 && self.gc_bg_copies_per_write == 0.0 {
+            return Err(ConfigError::new("gc_bg_copies_per_write", "must be > 0 when active GC is on (gc_bg_start_free_blocks > 0)"));
         }
         self.check_cache_and_link()?;
-        for (key, v) in [("channel_mbps", self.channel_mbps), ("host_link_mbps", self.host_link_mbps)] {
-            if v <= 0.0 {
-                return Err(ConfigError::new(key, format!("{v} must be > 0 MB/s")));
-            }
-        }
         // Compression packs more 4 KiB host units into each NAND page.
         let units_per_page = ((self.page_size_bytes / UNIT_BYTES) as f64 * self.compression_ratio).round() as usize;
         let slots_per_block = self.pages_per_block as usize * units_per_page;
@@ -773,6 +860,92 @@ mod tests {
         let g = c.validate().unwrap();
         assert_eq!(g.units_per_page, 8);
         assert_eq!(g.nand_bytes_per_unit, 2048.0);
+    }
+
+    fn refused(pairs: &[(&str, &str)]) -> ConfigError {
+        let mut c = Config::default();
+        for (k, v) in pairs {
+            c.set(k, v).unwrap();
+        }
+        c.validate().unwrap_err()
+    }
+
+    fn range_of(key: &str) -> Range {
+        KEYS.iter().find(|k| k.name == key).unwrap().range
+    }
+
+    #[test]
+    fn values_outside_their_range_are_refused_naming_value_range_and_unit() {
+        let e = refused(&[("controller_cmd_us", "1e308")]);
+        assert_eq!(e.key, "controller_cmd_us");
+        assert_eq!(e.message, "1e308 is out of range: expected 0.01 to 1000000 µs");
+        let e = refused(&[("host_link_mbps", "1e-12")]);
+        assert_eq!(e.message, "1e-12 is out of range: expected 1 to 1000000 MB/s");
+        assert!(refused(&[("t_prog_us", "-3")]).message.starts_with("-3 is negative: expected 0.01 to"));
+        for (key, value) in [("t_read_us", "0"), ("t_erase_us", "1e12"), ("channel_mbps", "1e308"), ("channels", "33"), ("pages_per_block", "0"), ("write_buffer_bytes", "1TiB")] {
+            assert_eq!(refused(&[(key, value)]).key, key, "{key} = {value}");
+        }
+        let e = refused(&[("page_size_bytes", "6000")]);
+        assert_eq!(e.message, "6000 is not a multiple of the step: expected 4 KiB to 64 KiB, a multiple of 4096 bytes");
+        let e = refused(&[("gc_policy", "lru")]);
+        assert_eq!(e.message, "\"lru\" is not a choice: expected one of greedy, fifo, cost-benefit, d-choices");
+        // 0 where 0 means "off" or "the default"; not otherwise.
+        assert!(Config { slc_dynamic_t_prog_us: 0.0, trim_cmd_us: 0.0, ..Config::default() }.validate().is_ok());
+        assert_eq!(refused(&[("slc_dynamic_t_prog_us", "0.001")]).key, "slc_dynamic_t_prog_us");
+        // Values set directly, not through text: NaN is outside every range.
+        assert_eq!(Config { t_read_us: f64::NAN, ..Config::default() }.validate().unwrap_err().key, "t_read_us");
+        assert_eq!(Config { name: "x".repeat(MAX_TEXT_BYTES + 1), ..Config::default() }.validate().unwrap_err().key, "name");
+    }
+
+    #[test]
+    fn d_choices_samples_at_most_the_blocks_of_a_plane() {
+        let e = refused(&[("gc_policy", "d-choices"), ("gc_d_choices", "1000000000")]);
+        assert_eq!(e.key, "gc_d_choices");
+        let e = refused(&[("gc_policy", "d-choices"), ("gc_d_choices", "2049")]);
+        assert!(e.message.contains("blocks_per_plane = 2048"), "{e}");
+        let mut c = Config::default();
+        c.set("gc_policy", "d-choices").unwrap();
+        c.set("gc_d_choices", "2048").unwrap();
+        assert!(c.validate().is_ok());
+        // Another policy ignores the sample size.
+        c.set("gc_policy", "greedy").unwrap();
+        c.set("blocks_per_plane", "6").unwrap();
+        c.set("user_capacity_bytes", "4MiB").unwrap();
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn ranges_read_as_written_with_the_unit_their_key_names() {
+        assert_eq!(range_of("t_prog_us").to_string(), "0.01 to 1000000 µs");
+        assert_eq!(range_of("slc_dynamic_t_prog_us").to_string(), "0 or 0.01 to 1000000 µs");
+        assert_eq!(range_of("write_buffer_bytes").to_string(), "4 KiB to 16 GiB; at least planes_per_die × page_size_bytes");
+        assert_eq!(range_of("channels").to_string(), "1 to 32 channels");
+        let suffixes = [("_us", "µs"), ("_ms", "ms"), ("_mbps", "MB/s"), ("_bytes", "bytes"), ("_pct", "%"), ("_per_gib", "µs/GiB")];
+        for k in KEYS {
+            if let Some((_, unit)) = suffixes.iter().rev().find(|(s, _)| k.name.ends_with(s)) {
+                assert_eq!(k.range.unit, *unit, "{}", k.name);
+            }
+            let numeric = matches!(k.range.bounds, Bounds::Int { .. } | Bounds::Float { .. });
+            assert_eq!(numeric, k.kind != "str", "{}: a {} key with range {}", k.name, k.kind, k.range);
+        }
+    }
+
+    #[test]
+    fn every_range_takes_its_ends_and_refuses_beyond_them() {
+        let base = Config::default();
+        for k in KEYS {
+            let r = k.range;
+            let (lo, hi, below, above) = match (r.bounds, base.get(k.name).unwrap()) {
+                (Bounds::Int { lo, hi, .. }, Value::Int(_)) => (Value::Int(lo), Value::Int(hi), lo.checked_sub(1).map(Value::Int), Some(Value::Int(hi + 1))),
+                (Bounds::Float { lo, hi }, Value::Float(_)) => (Value::Float(lo), Value::Float(hi), Some(Value::Float(lo - lo.abs().max(1e-3) * 0.5)), Some(Value::Float(hi * 1.5))),
+                _ => continue,
+            };
+            assert!(r.check(k.name, &lo).is_ok() && r.check(k.name, &hi).is_ok(), "{}: {r}", k.name);
+            for v in [below, above].into_iter().flatten() {
+                let zero = matches!(v, Value::Int(0)) || v == Value::Float(0.0);
+                assert_eq!(r.check(k.name, &v).is_ok(), zero && r.zero, "{} = {v}: {r}", k.name);
+            }
+        }
     }
 
     #[test]

@@ -210,6 +210,10 @@ impl Gaps {
     }
 }
 
+/// Most operations [`Device::start_calendars`] records on a die for the work booked on it
+/// before the drive kept calendars: their memory is bounded whatever the timings.
+const CALENDAR_PIECES: Ns = 1 << 14;
+
 /// What a die is booked for beyond the reads ([`Device::read_start`]): host programs and GC
 /// work, `[start, end)` [ns] in time order (those over by the time of the command that
 /// books or reads are dropped), and when its last read ends.
@@ -937,22 +941,23 @@ impl Device {
         let start = from + self.idle_delay;
         let planes = self.geo.planes_per_die;
         let mut has_work = vec![true; self.geo.pools];
+        let mut planes_with_work = vec![planes; self.geo.dies];
         let mut next_plane = vec![0; self.geo.dies];
         let mut collected = 0;
-        loop {
-            let mut pick: Option<(Ns, usize)> = None;
-            for die in 0..self.geo.dies {
-                if has_work[die * planes..(die + 1) * planes].iter().any(|&w| w) {
-                    let t = self.die_free[die].max(start);
-                    if pick.is_none_or(|(best, _)| t < best) {
-                        pick = Some((t, die));
-                    }
-                }
+        // The dies with work by the time they are free (from `start`), earliest first, ties
+        // to the lowest die. Keys may lag behind: a die's time only grows, so a popped key
+        // older than the die's time is pushed again with it.
+        let mut due: BinaryHeap<Reverse<(Ns, usize)>> = (0..self.geo.dies).map(|d| Reverse((self.die_free[d].max(start), d))).collect();
+        // Copies land on every die: stop once any die is booked to the end of the idle
+        // period (each die overruns it by at most one victim's work, as without sorting).
+        let mut past_end = self.die_free.iter().any(|&f| f >= end);
+        while let Some(Reverse((key, die))) = due.pop() {
+            let t = self.die_free[die].max(start);
+            if t > key {
+                due.push(Reverse((t, die)));
+                continue;
             }
-            let Some((t, die)) = pick else { break };
-            // Copies land on every die: stop once any die is booked to the end of the idle
-            // period (each die overruns it by at most one victim's work, as without sorting).
-            if t >= end || self.die_free.iter().any(|&f| f >= end) {
+            if t >= end || past_end {
                 break;
             }
             let plane = (0..planes).map(|k| (next_plane[die] + k) % planes).find(|&p| has_work[die * planes + p]).expect("die has work");
@@ -960,6 +965,10 @@ impl Device {
             let pool = die * planes + plane;
             if !self.ftl.sort_for_idle(pool, self.idle_free_blocks) {
                 has_work[pool] = false;
+                planes_with_work[die] -= 1;
+                if planes_with_work[die] > 0 {
+                    due.push(Reverse((t, die)));
+                }
                 continue;
             }
             collected += 1;
@@ -972,6 +981,8 @@ impl Device {
                     self.charge_gc(q, work, t);
                 }
             }
+            past_end = self.die_free.iter().any(|&f| f >= end);
+            due.push(Reverse((self.die_free[die].max(start), die)));
         }
         self.ftl.close_sort_streams();
         collected
@@ -1020,15 +1031,17 @@ impl Device {
         for (q, &free) in self.die_queue.iter_mut().zip(&self.die_free) {
             if free > now {
                 // The operation in progress started before `now` (when exactly does not matter
-                // to a read); the rest is cut into a program's time each, as booked.
+                // to a read); the rest is cut into a program's time each, as booked (into
+                // longer pieces where that would make more than CALENDAR_PIECES).
+                let piece = self.t_prog.max((free - now).div_ceil(CALENDAR_PIECES));
                 let mut start = now.saturating_sub(1);
-                let mut end = free.min(now + self.t_prog);
+                let mut end = free.min(now + piece);
                 loop {
                     q.push(now, start, end);
                     if end == free {
                         break;
                     }
-                    (start, end) = (end, free.min(end + self.t_prog));
+                    (start, end) = (end, free.min(end + piece));
                 }
             }
         }

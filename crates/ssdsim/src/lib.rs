@@ -38,7 +38,7 @@ pub mod workload;
 
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
 pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
-pub use sim::{Job, Pattern, Progress, Simulation};
+pub use sim::{Job, Pattern, Progress, Simulation, MAX_SERIES_INTERVALS};
 pub use stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, PhaseReport, Snapshot};
 pub use workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
 pub use time::Ns;

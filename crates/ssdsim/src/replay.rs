@@ -326,6 +326,9 @@ impl Simulation {
         if qd == 0 || window_commands == 0 || interval_ns == 0 {
             return Err("queue depth, window_commands and the interval must be positive".into());
         }
+        if qd > crate::workload::MAX_QD {
+            return Err(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD));
+        }
         let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| e.to_string())?;
         let now = self.now_ns();
         let windows = Windows {
@@ -345,7 +348,8 @@ impl Simulation {
 
     /// Issues `cmds` in order. Errors name the first command outside the drive (index in
     /// `cmds`); commands before it have run. Also an error once the drive has run out of room
-    /// ([`Simulation::check_space`]).
+    /// ([`Simulation::check_space`]) or the replay has gone past the last interval of its
+    /// series ([`Simulation::check_series`]).
     pub fn replay(&mut self, cmds: &[Command]) -> Result<(), String> {
         self.check_space().map_err(|e| e.to_string())?;
         let mut h = self.host.take().expect("replay() without start_replay()");
@@ -355,7 +359,7 @@ impl Simulation {
         self.host = Some(h);
         match src.error {
             Some(e) => Err(e),
-            None => self.check_space().map_err(|e| e.to_string()),
+            None => self.check_space().map_err(|e| e.to_string()).and_then(|_| self.check_series()),
         }
     }
 

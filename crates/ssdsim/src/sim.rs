@@ -24,6 +24,9 @@
 //! ([`Simulation::take_final_intervals`], so a long phase's series does not pile up here),
 //! then take its [`PhaseReport`] with [`Simulation::finish_phase`].
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::ftl::{Ftl, FtlCounters};
@@ -31,7 +34,7 @@ use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
 use crate::stats::{DirectionReport, IntervalBatch, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
-use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
+use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 
 /// Access pattern of a phase (fio `rw=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,8 +140,11 @@ pub struct PhaseLive {
 /// A phase's writes and reads end on the host link and its TRIMs on the controller, each
 /// serving commands in submission order, so completions mostly arrive in nondecreasing order
 /// and a push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices
-/// wrap with a mask). A push that is out of order is inserted at its sorted place, so the
-/// queue is exact for any input: entries leave in (time, tag) order, as from a binary heap.
+/// wrap with a mask). A push that is out of order is inserted at its sorted place if that is
+/// among the last [`MAX_SHIFT`] entries, else kept in a binary heap beside the ring (a deep
+/// queue whose TRIMs end long before its writes would shift thousands of entries per TRIM);
+/// the earliest of the two leaves first, so the queue is exact for any input: entries leave
+/// in (time, tag) order, as from one binary heap.
 #[derive(Default)]
 pub(crate) struct Completions {
     /// A power-of-two number of entries; indices wrap with `mask`.
@@ -146,12 +152,17 @@ pub(crate) struct Completions {
     mask: usize,
     head: usize,
     len: usize,
+    /// Completions earlier than all of the last MAX_SHIFT in the ring, earliest first.
+    early: BinaryHeap<Reverse<(Ns, u64)>>,
 }
+
+/// Entries of the ring a push out of order may shift; one earlier than them goes to the heap.
+const MAX_SHIFT: usize = 32;
 
 impl Completions {
     fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
-        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0 }
+        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
     }
 
     #[inline(always)]
@@ -162,41 +173,55 @@ impl Completions {
     /// Adds a completion; at most `qd` may be outstanding.
     #[inline]
     fn push(&mut self, t: Ns, tag: u64) {
-        debug_assert!(self.len < self.buf.len());
+        debug_assert!(self.len() < self.buf.len());
+        // Its place in the ring (rarely before the end: completions mostly come in order).
         let mut i = self.len;
-        // Shift later completions up by one (rare: completions mostly come in order).
-        while i > 0 && {
-            let (pt, ptag) = self.buf[self.at(i - 1)];
-            pt > t || (pt == t && ptag > tag)
-        } {
-            let (to, from) = (self.at(i), self.at(i - 1));
-            self.buf[to] = self.buf[from];
+        while i > 0 && self.buf[self.at(i - 1)] > (t, tag) {
             i -= 1;
+            if self.len - i > MAX_SHIFT {
+                self.early.push(Reverse((t, tag)));
+                return;
+            }
+        }
+        // Shift the later completions up by one.
+        for j in (i..self.len).rev() {
+            let (to, from) = (self.at(j + 1), self.at(j));
+            self.buf[to] = self.buf[from];
         }
         let at = self.at(i);
         self.buf[at] = (t, tag);
         self.len += 1;
     }
 
+    /// The earliest completion of the ring, if it goes before the heap's.
+    #[inline(always)]
+    fn ring_first(&self) -> bool {
+        self.len > 0 && self.early.peek().is_none_or(|&Reverse(e)| self.buf[self.at(0)] <= e)
+    }
+
     /// Time of the earliest completion (0 when empty).
     #[inline]
     fn earliest_ns(&self) -> Ns {
-        if self.len > 0 {
+        if self.ring_first() {
             self.buf[self.at(0)].0
         } else {
-            0
+            self.early.peek().map_or(0, |&Reverse((t, _))| t)
         }
     }
 
     #[inline]
     fn pop(&mut self) -> Option<(Ns, u64)> {
-        (self.len > 0).then(|| self.pop_front())
+        (self.len() > 0).then(|| self.pop_front())
     }
 
     /// Removes the earliest completion; the queue must not be empty.
     #[inline]
     fn pop_front(&mut self) -> (Ns, u64) {
-        debug_assert!(self.len > 0);
+        debug_assert!(self.len() > 0);
+        if !self.ring_first() {
+            let Reverse(e) = self.early.pop().expect("a completion outstanding");
+            return e;
+        }
         let e = self.buf[self.at(0)];
         self.head = self.at(1);
         self.len -= 1;
@@ -205,7 +230,7 @@ impl Completions {
 
     #[inline]
     fn len(&self) -> usize {
-        self.len
+        self.len + self.early.len()
     }
 }
 
@@ -557,8 +582,29 @@ impl Bin {
     }
 }
 
-/// Latency histograms of one open interval, per direction.
+/// Latency histograms of one interval, per direction.
 type Hists = [LatencyHistogram; 3];
+
+/// The latencies of an open interval: the first [`FEW_LATENCIES`] as they are (direction,
+/// latency [ns]), then a histogram per direction. An interval a drive stall leaves with a
+/// completion or two, far ahead of the submissions, costs a few bytes rather than three
+/// histograms of 15 KiB: the open intervals after the current one hold at most the commands
+/// outstanding, so the histograms in use are at most 2 + outstanding / FEW_LATENCIES.
+#[derive(Default)]
+struct OpenLatency {
+    few: Vec<(u8, Ns)>,
+    hists: Option<Box<Hists>>,
+}
+
+/// Latencies an open interval keeps as they are before it takes histograms.
+const FEW_LATENCIES: usize = 64;
+
+/// Most intervals a phase's or a replay's series holds, whatever its inputs [count]: a phase
+/// whose series would hold more is refused or stopped with an error
+/// ([`Simulation::check_series`]). The simulator keeps about 300 bytes per interval not
+/// yet taken ([`Simulation::take_final_intervals`]), up to twice that while its vectors
+/// grow: at most about 3 GB.
+pub const MAX_SERIES_INTERVALS: u64 = 5_000_000;
 
 /// The per-interval series of a running phase or replay.
 #[derive(Default)]
@@ -583,15 +629,18 @@ struct Series {
     bins: Vec<Bin>,
     /// Counters at the start of interval `base + i`.
     snapshots: Vec<Snapshot>,
-    /// Latency histograms of the open intervals (completions may still land there: the
-    /// submission clock has not passed their end), as (interval index, histograms) by index;
-    /// usually one or two, more when a drive stall pushes completions several intervals
-    /// ahead of the submissions.
-    open: Vec<(usize, Hists)>,
+    /// Latencies of the open intervals (completions may still land there: the submission
+    /// clock has not passed their end), as (interval index, latencies) by index; usually one
+    /// or two, more when a drive stall pushes completions several intervals ahead of the
+    /// submissions (at most one per command outstanding).
+    open: Vec<(usize, OpenLatency)>,
     /// Position in `open` of interval `bin`'s histograms.
     slot: usize,
-    /// Emptied histograms, reused for the next open intervals.
-    spare: Vec<Hists>,
+    /// Emptied latency lists and histograms, reused for the next open intervals (boxed as
+    /// an open interval holds them: a sparse one costs a pointer, not 150 bytes).
+    spare_few: Vec<Vec<(u8, Ns)>>,
+    #[allow(clippy::vec_box)]
+    spare_hists: Vec<Box<Hists>>,
     /// Every closed interval's histograms merged, per direction: the whole phase once all
     /// are closed.
     latency: [LatencyHistogram; 3],
@@ -608,10 +657,18 @@ struct Series {
     last_final_bytes: u64,
     min_final_ios: u64,
     zero_final: u64,
+    /// Intervals the series may hold (counted from the phase's start): a completion or
+    /// submission after them goes to interval `limit`, which no report shows.
+    limit: usize,
+    /// The series ends at `limit`, the end of a phase that only time ends: completions after
+    /// it are counted in the totals only. Otherwise reaching it is an error (`overflow`).
+    ends_at_limit: bool,
+    /// Something happened after interval `limit` in a series that does not end there.
+    overflow: bool,
 }
 
 impl Series {
-    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot) -> Self {
+    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot, limit: usize, ends_at_limit: bool) -> Self {
         Series {
             start_ns,
             interval_ns,
@@ -626,7 +683,8 @@ impl Series {
             snapshots: vec![first],
             open: Vec::new(),
             slot: 0,
-            spare: Vec::new(),
+            spare_few: Vec::new(),
+            spare_hists: Vec::new(),
             latency: Default::default(),
             interval_latency: Vec::new(),
             dir_interval_latency: Default::default(),
@@ -636,6 +694,9 @@ impl Series {
             last_final_bytes: 0,
             min_final_ios: u64::MAX,
             zero_final: 0,
+            limit,
+            ends_at_limit,
+            overflow: false,
         }
     }
 
@@ -651,13 +712,48 @@ impl Series {
         let b = &mut self.bins[self.bin];
         b.ios[d] += 1;
         b.bytes[d] += bytes;
-        self.open[self.slot].1[d].record(done - submit);
+        let latency = done - submit;
+        if let Some(h) = self.open[self.slot].1.hists.as_deref_mut() {
+            h[d].record(latency);
+        } else {
+            self.record_few(d, latency);
+        }
+    }
+
+    /// Keeps a latency of the interval `slot` as it is; its histograms once it has many.
+    #[cold]
+    #[inline(never)]
+    fn record_few(&mut self, d: usize, latency: Ns) {
+        let o = &mut self.open[self.slot].1;
+        o.few.push((d as u8, latency));
+        if o.few.len() >= FEW_LATENCIES {
+            let h = Self::histograms_of(&mut self.spare_hists, &o.few);
+            o.few.clear();
+            o.hists = Some(h);
+        }
+    }
+
+    /// Histograms (reused from `spare`) holding the latencies `few`.
+    #[allow(clippy::vec_box)]
+    fn histograms_of(spare: &mut Vec<Box<Hists>>, few: &[(u8, Ns)]) -> Box<Hists> {
+        let mut h = spare.pop().unwrap_or_default();
+        for &(d, latency) in few {
+            h[d as usize].record(latency);
+        }
+        h
     }
 
     /// Looks up the interval of a completion at `done` and its histograms.
     fn rebin(&mut self, done: Ns) {
-        let interval = ((done - self.start_ns) / self.interval_ns) as usize;
+        let mut interval = ((done - self.start_ns) / self.interval_ns) as usize;
         self.bin_start_ns = self.start_ns + interval as u64 * self.interval_ns;
+        if interval >= self.limit {
+            // After the series' last interval: all such completions share interval `limit`
+            // (looked up again each time).
+            self.past_limit();
+            interval = self.limit;
+            self.bin_start_ns = Ns::MAX;
+        }
         // Completions land in open intervals only, never in one taken (they are final).
         self.bin = interval - self.base;
         if self.bin >= self.bins.len() {
@@ -666,14 +762,20 @@ impl Series {
         self.slot = self.open_slot(interval);
     }
 
+    /// Something happened after the series' last interval.
+    #[cold]
+    fn past_limit(&mut self) {
+        self.overflow |= !self.ends_at_limit;
+    }
+
     /// Position in `open` of interval `bin`'s histograms, opening them if needed.
     fn open_slot(&mut self, bin: usize) -> usize {
         debug_assert!(bin >= self.final_bins, "completion in final interval {bin}");
         match self.open.binary_search_by_key(&bin, |(b, _)| *b) {
             Ok(i) => i,
             Err(i) => {
-                let h = self.spare.pop().unwrap_or_default();
-                self.open.insert(i, (bin, h));
+                let few = self.spare_few.pop().unwrap_or_default();
+                self.open.insert(i, (bin, OpenLatency { few, hists: None }));
                 i
             }
         }
@@ -702,7 +804,11 @@ impl Series {
     /// Closes the first `n` open intervals: records their figures and merges their
     /// histograms into the phase's.
     fn close_first(&mut self, n: usize) {
-        for (interval, mut h) in self.open.drain(..n) {
+        for (interval, open) in self.open.drain(..n) {
+            let OpenLatency { mut few, hists } = open;
+            let mut h = hists.unwrap_or_else(|| Self::histograms_of(&mut self.spare_hists, &few));
+            few.clear();
+            self.spare_few.push(few);
             let b = interval - self.base;
             if self.interval_latency.len() <= b {
                 self.interval_latency.resize(b + 1, None);
@@ -727,7 +833,7 @@ impl Series {
                 self.latency[d].merge(&h[d]);
                 h[d].clear();
             }
-            self.spare.push(h);
+            self.spare_hists.push(h);
         }
     }
 
@@ -765,6 +871,68 @@ impl Series {
             interval_latency,
             directions: [dir(0, l0), dir(1, l1), dir(2, l2)],
         }
+    }
+}
+
+/// How many intervals a series may hold: a phase that only time ends (no byte or IO count)
+/// keeps its duration's; any other up to the simulation's limit ([`MAX_SERIES_INTERVALS`]).
+#[derive(Clone, Copy)]
+struct SeriesLimit {
+    intervals: usize,
+    /// The phase ends at the last interval (completions after it count in the totals only);
+    /// otherwise a series going past it is an error.
+    ends_phase: bool,
+}
+
+impl SeriesLimit {
+    fn new(limit: u64, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Self {
+        match duration_ns.filter(|_| timed_only).map(|d| d.div_ceil(interval_ns)) {
+            Some(n) if n <= limit => SeriesLimit { intervals: n as usize, ends_phase: true },
+            _ => SeriesLimit { intervals: limit as usize, ends_phase: false },
+        }
+    }
+}
+
+/// How a phase ended, or stands, as its report gives it: a phase of several jobs takes the
+/// jobs' clocks; it lasts until its last job's end (a timed-out job's end of time, another's
+/// last completion).
+struct PhaseEnd {
+    done: bool,
+    timed_out: bool,
+    duration_ns: Option<Ns>,
+    max_completion: Ns,
+    last_submit: Ns,
+}
+
+impl PhaseEnd {
+    fn of(h: &Host, runs: Option<&[JobRun]>) -> Self {
+        let own = PhaseEnd { done: h.done, timed_out: h.timed_out, duration_ns: h.duration_ns, max_completion: h.max_completion, last_submit: h.last_submit };
+        let Some(runs) = runs else { return own };
+        let timed_out = runs.iter().any(|j| j.host.timed_out);
+        let end_ns = runs.iter().map(|j| if j.host.timed_out { j.host.end_ns.unwrap_or(0) } else { j.host.max_completion }).max();
+        PhaseEnd {
+            done: runs.iter().all(|j| j.host.done),
+            timed_out,
+            duration_ns: match (timed_out, end_ns) {
+                (true, Some(end)) => Some(end.saturating_sub(h.start_ns)),
+                _ => h.duration_ns,
+            },
+            max_completion: runs.iter().map(|j| j.host.max_completion).fold(h.max_completion, Ns::max),
+            last_submit: runs.iter().map(|j| j.host.last_submit).fold(h.last_submit, Ns::max),
+        }
+    }
+
+    /// (Its length [ns], the intervals its series holds): a phase time ended keeps exactly its
+    /// duration (completions after the end are dropped); any other keeps every completion.
+    fn span(&self, h: &Host) -> (Ns, usize) {
+        let end_ns = if self.done && self.timed_out { self.duration_ns.map(|d| h.start_ns + d) } else { None };
+        let duration_ns = end_ns.unwrap_or(self.max_completion.max(self.last_submit)) - h.start_ns;
+        let s = &h.series;
+        let intervals = match end_ns {
+            Some(_) => duration_ns.div_ceil(s.interval_ns) as usize,
+            None => (s.base + s.bins.len()).max(duration_ns.div_ceil(s.interval_ns) as usize),
+        };
+        (duration_ns, intervals)
     }
 }
 
@@ -806,7 +974,7 @@ pub(crate) struct Host {
 
 impl Host {
     #[allow(clippy::too_many_arguments)]
-    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot) -> Self {
+    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot, series: SeriesLimit) -> Self {
         Host {
             qd: qd as usize,
             start_ns,
@@ -824,7 +992,7 @@ impl Host {
             pacing: None,
             idle_gaps: 0,
             idle_ns: 0,
-            series: Series::new(start_ns, interval_ns, first),
+            series: Series::new(start_ns, interval_ns, first, series.intervals, series.ends_phase),
             windows: None,
             name: String::new(),
             shares_drive: false,
@@ -842,6 +1010,8 @@ pub struct Simulation {
     pub(crate) host: Option<Box<Host>>,
     /// The running phase's command source (None during a replay).
     source: Option<PhaseSource>,
+    /// Most intervals a series may hold ([`MAX_SERIES_INTERVALS`] unless set lower).
+    series_limit: u64,
 }
 
 impl Simulation {
@@ -852,7 +1022,65 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None })
+        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
+    }
+
+    /// Lowers the most intervals a phase's series may hold (at most [`MAX_SERIES_INTERVALS`];
+    /// for the next phases): a timed phase with more is refused, any other stops with an
+    /// error once it reaches them ([`Simulation::check_series`]).
+    pub fn set_series_limit(&mut self, intervals: u64) {
+        self.series_limit = intervals.clamp(1, MAX_SERIES_INTERVALS);
+    }
+
+    /// Refuses a phase of `duration_ns` (None: not timed) in intervals of `interval_ns` whose
+    /// duration alone would make more intervals than a series may hold; the error says what
+    /// interval would do. The phase starts check it too.
+    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), String> {
+        if let Some(d) = duration_ns.filter(|_| interval_ns > 0) {
+            let n = d.div_ceil(interval_ns);
+            if n > self.series_limit {
+                return Err(format!(
+                    "{} s in intervals of {} s makes {n} intervals, more than the {} a series may hold: use an interval of at least {} s or a shorter run",
+                    d as f64 / NS_PER_S as f64,
+                    interval_ns as f64 / NS_PER_S as f64,
+                    self.series_limit,
+                    d.div_ceil(self.series_limit) as f64 / NS_PER_S as f64,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The series limit of a phase of `duration_ns` that only time ends (`timed_only`: no
+    /// byte or IO count), in intervals of `interval_ns`; refused as `check_series_length` says.
+    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
+        self.check_series_length(duration_ns, interval_ns)?;
+        Ok(SeriesLimit::new(self.series_limit, duration_ns, interval_ns, timed_only))
+    }
+
+    /// Ok unless the running phase or replay went on past the last interval its series may
+    /// hold ([`Simulation::set_series_limit`]; only time can end a phase there): the phase has
+    /// then stopped ([`Simulation::advance`] reports it done) and should be finished; the
+    /// error says what to change.
+    pub fn check_series(&self) -> Result<(), String> {
+        let Some(h) = self.host.as_deref().filter(|h| h.series.overflow) else { return Ok(()) };
+        let runs = match &self.source {
+            Some(PhaseSource::Jobs(jobs)) => Some(&jobs.runs[..]),
+            _ => None,
+        };
+        let end = PhaseEnd::of(h, runs);
+        // A timed phase still running may yet end by its time, which cuts its series there.
+        let lost = if end.done { end.span(h).1 > h.series.limit } else { h.duration_ns.is_none() };
+        if !lost {
+            return Ok(());
+        }
+        let s = &h.series;
+        Err(format!(
+            "the run went on past the {} intervals of {} s its series may hold (simulated time {} s): use a longer interval (--interval) or a shorter run",
+            s.limit,
+            s.interval_ns as f64 / NS_PER_S as f64,
+            (h.max_completion.max(h.last_submit) - h.start_ns) as f64 / NS_PER_S as f64,
+        ))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -941,13 +1169,18 @@ impl Simulation {
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
             return Err("block size, queue depth and interval must be positive".into());
         }
+        if job.qd > MAX_QD {
+            return Err(format!("queue depth {} is more than {MAX_QD}", job.qd));
+        }
         if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
             return Err(format!(
                 "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
                 job.span_units, job.start_unit, user
             ));
         }
-        self.start_plan(Plan::of_job(&job));
+        let plan = Plan::of_job(&job);
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only())?;
+        self.start_plan(plan, limit);
         self.host.as_mut().expect("started").name = job.pattern.name().into();
         Ok(())
     }
@@ -960,13 +1193,14 @@ impl Simulation {
         }
         let geo = self.geometry().clone();
         let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
-        self.start_plan(plan);
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        self.start_plan(plan, limit);
         Ok(())
     }
 
-    fn start_plan(&mut self, plan: Plan) {
+    fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
-        let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot());
+        let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.start(self.now_ns);
@@ -995,6 +1229,13 @@ impl Simulation {
         if let Some(i) = jobs.iter().position(|j| j.startdelay_ns > MAX_THINKTIME_NS) {
             return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i));
         }
+        if jobs.len() > MAX_JOBS {
+            return fail("jobs", &format!("{} jobs; at most {MAX_JOBS}", jobs.len()));
+        }
+        let outstanding: u64 = jobs.iter().map(|j| j.workload.qd as u64).sum();
+        if outstanding > MAX_OUTSTANDING {
+            return fail("jobs", &format!("the jobs keep {outstanding} commands outstanding (the sum of their qd); at most {MAX_OUTSTANDING}"));
+        }
         let with_interval = |j: &WorkloadJob| Workload { interval_ns, ..j.workload.clone() };
         if let [one] = jobs {
             if one.startdelay_ns == 0 {
@@ -1009,11 +1250,15 @@ impl Simulation {
         let first = self.snapshot();
         let mut runs = Vec::with_capacity(jobs.len());
         let mut slots = Vec::with_capacity(jobs.len());
+        let mut timed_only = true;
         for (i, job) in jobs.iter().enumerate() {
             let mut rng = Rng::new(base_seed.wrapping_add(i as u64));
             let plan = Plan::of_workload(&with_interval(job), &geo, &mut rng).map_err(|e| e.in_job(i))?;
+            timed_only &= plan.timed_only();
             let start = now + job.startdelay_ns;
-            let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first);
+            // A job's own series is not kept (the phase's is).
+            let unused = SeriesLimit::new(1, None, interval_ns, false);
+            let mut host = Host::new(plan.qd, start, plan.duration_ns, plan.limit_units, plan.limit_ios, interval_ns, first, unused);
             host.name = job.name.clone();
             host.shares_drive = true;
             host.sectors = plan.sectors;
@@ -1025,12 +1270,13 @@ impl Simulation {
             slots.push(plan.slots_per_unit);
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None });
         }
+        // A timed phase when every job is timed: it lasts until the last one's end.
+        let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
+        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
         // The drive makes room for the least compressible job's data.
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
-        // A timed phase when every job is timed: it lasts until the last one's end.
-        let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
-        let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first);
+        let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
         for j in &mut jobs.runs {
@@ -1044,7 +1290,8 @@ impl Simulation {
     /// Starts a host for a replay (see [`crate::replay`]).
     pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows, slots_per_unit: f64) {
         self.dev.set_slots_per_unit(slots_per_unit);
-        let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot());
+        let limit = SeriesLimit::new(self.series_limit, None, interval_ns, false);
+        let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot(), limit);
         h.windows = Some(Box::new(windows));
         self.host = Some(Box::new(h));
     }
@@ -1063,6 +1310,10 @@ impl Simulation {
             PhaseSource::One(JobSource::General(g)) => self.run_host(&mut h, &mut Sources::General(g), max_ios),
             PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false>(&mut h, jobs, max_ios),
         }
+        // A series gone past its limit ends a phase that time cannot end (`check_series`
+        // says why); a timed phase runs on (its series ends with its time, or the error comes
+        // once a count has ended it).
+        h.done |= h.series.overflow && h.duration_ns.is_none();
         let progress = match &src {
             PhaseSource::Jobs(jobs) => progress_of_jobs(&h, &jobs.runs),
             PhaseSource::One(_) => progress_of(&h),
@@ -1235,14 +1486,19 @@ impl Simulation {
     /// Once per interval, so out of line: the host loop only compares the times.
     #[inline(never)]
     fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
-        let k = ((submit - s.start_ns) / s.interval_ns) as usize;
+        let mut k = ((submit - s.start_ns) / s.interval_ns) as usize;
+        if k > s.limit {
+            s.past_limit();
+            k = s.limit;
+        }
         while s.base + s.snapshots.len() <= k {
             let at = s.start_ns + (s.base + s.snapshots.len()) as Ns * s.interval_ns;
             s.snapshots.push(self.snapshot_at(at));
         }
         self.dev.forget_gc_before((s.start_ns + k as Ns * s.interval_ns).min(floor));
         let due = (s.base + s.snapshots.len()) as u64;
-        s.next_snapshot_ns = s.start_ns.saturating_add(due.saturating_mul(s.interval_ns));
+        // No snapshot is due after the series' last boundary.
+        s.next_snapshot_ns = if k == s.limit { Ns::MAX } else { s.start_ns.saturating_add(due.saturating_mul(s.interval_ns)) };
         // Every later completion is at or after `submit`, in interval k or later.
         s.finalize_until(k);
     }
@@ -1441,18 +1697,10 @@ impl Simulation {
         let Some(PhaseSource::Jobs(jobs)) = self.source.take() else { return self.close_host(*h) };
         // The phase's host takes the jobs' clocks and totals; each job reports its own.
         let mut reports = Vec::with_capacity(jobs.runs.len());
-        h.done = jobs.runs.iter().all(|j| j.host.done);
-        // The phase lasts until its last job's end: a timed-out job's end of time, another's
-        // last completion.
-        let end_ns = jobs.runs.iter().map(|j| if j.host.timed_out { j.host.end_ns.unwrap_or(0) } else { j.host.max_completion }).max();
-        h.timed_out = jobs.runs.iter().any(|j| j.host.timed_out);
-        if let (true, Some(end)) = (h.timed_out, end_ns) {
-            h.duration_ns = Some(end.saturating_sub(h.start_ns));
-        }
+        let end = PhaseEnd::of(&h, Some(&jobs.runs));
+        (h.done, h.timed_out, h.duration_ns, h.max_completion, h.last_submit) = (end.done, end.timed_out, end.duration_ns, end.max_completion, end.last_submit);
         for j in jobs.runs {
             let jh = j.host;
-            h.max_completion = h.max_completion.max(jh.max_completion);
-            h.last_submit = h.last_submit.max(jh.last_submit);
             h.idle_gaps += jh.idle_gaps;
             h.idle_ns += jh.idle_ns;
             reports.push(JobReport { name: jh.name, directions: j.dirs, idle_gaps: jh.idle_gaps, idle_ns: jh.idle_ns });
@@ -1465,18 +1713,14 @@ impl Simulation {
     /// Closes a host's series into a report (its queue already drained for a replay) and
     /// moves the drive's clock to the last completion (a timed phase: at least its end).
     pub(crate) fn close_host(&mut self, h: Host) -> PhaseReport {
-        let Host { start_ns, duration_ns, max_completion, last_submit, done, timed_out, mut series, ios: total_ios, idle_gaps, idle_ns, name, .. } = h;
+        let (duration_ns, intervals) = PhaseEnd::of(&h, None).span(&h);
+        let Host { start_ns, max_completion, last_submit, mut series, ios: total_ios, idle_gaps, idle_ns, name, done, .. } = h;
         let s = &mut series;
         s.close_first(s.open.len());
         let interval_ns = s.interval_ns;
-        let end_ns = if done && timed_out { duration_ns.map(|d| start_ns + d) } else { None };
-        let duration_ns = end_ns.unwrap_or(max_completion.max(last_submit)) - start_ns;
-        // A timed phase keeps exactly its duration (completions after the end are dropped);
-        // a phase limited by bytes keeps every completion.
-        let intervals = match end_ns {
-            Some(_) => duration_ns.div_ceil(interval_ns) as usize,
-            None => (s.base + s.bins.len()).max(duration_ns.div_ceil(interval_ns) as usize),
-        };
+        // At most the series' limit: a phase stopped before its end, or stopped at the limit
+        // (`Simulation::check_series`), counts what completed after it in the totals only.
+        let intervals = intervals.min(s.limit);
         // The intervals taken are final, so before a timed phase's end.
         debug_assert!(s.base <= intervals);
         let intervals = intervals - s.base.min(intervals);
@@ -1550,7 +1794,9 @@ impl Simulation {
         self.check_space().map_err(|e| e.to_string())?;
         self.start_phase(job)?;
         self.run_to_end();
+        let series = self.check_series();
         let report = self.finish_phase();
+        series?;
         self.check_space().map_err(|e| e.to_string())?;
         Ok(report)
     }
@@ -1561,7 +1807,9 @@ impl Simulation {
         self.check_space().map_err(space)?;
         self.start_workload(w)?;
         self.run_to_end();
+        let series = self.check_series().map_err(|message| WorkloadError { field: "interval_ns".into(), message });
         let report = self.finish_phase();
+        series?;
         self.check_space().map_err(space)?;
         Ok(report)
     }
@@ -1584,4 +1832,46 @@ fn progress_of(h: &Host) -> Progress {
         of(h.units, h.limit_units).max(of(h.ios, h.limit_ios)).max(by_time).min(1.0)
     };
     Progress { done: h.done, elapsed_ns, units: h.units, fraction }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completions leave in (time, tag) order as from a binary heap, whether pushed in order,
+    /// a little out of order (shifted in the ring) or far out of order (kept in the heap).
+    #[test]
+    fn completions_leave_in_order_as_from_a_binary_heap() {
+        let mut rng = Rng::new(7);
+        for qd in [1usize, 3, 64, 1000] {
+            let mut q = Completions::new(qd);
+            let mut reference = BinaryHeap::new();
+            let (mut t, mut used_heap) = (1_000_000u64, false);
+            for step in 0..20_000 {
+                if q.len() < qd && rng.below(3) > 0 {
+                    t += rng.below(100);
+                    let done = match rng.below(10) {
+                        0 => t - rng.below(1_000_000), // far earlier than the others (a TRIM)
+                        1 => t - rng.below(50),
+                        _ => t,
+                    };
+                    let tag = rng.below(4);
+                    q.push(done, tag);
+                    reference.push(Reverse((done, tag)));
+                    used_heap |= !q.early.is_empty();
+                } else if q.len() > 0 {
+                    let want = reference.peek().map(|&Reverse(e)| e).unwrap();
+                    assert_eq!(q.earliest_ns(), want.0, "qd {qd}, step {step}");
+                    assert_eq!(q.pop_front(), want, "qd {qd}, step {step}");
+                    reference.pop();
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some(Reverse(e)) = reference.pop() {
+                assert_eq!(q.pop(), Some(e));
+            }
+            assert_eq!((q.pop(), q.earliest_ns()), (None, 0));
+            assert_eq!(used_heap, qd > MAX_SHIFT, "qd {qd}");
+        }
+    }
 }

@@ -115,12 +115,13 @@ pub struct BlockSize {
 /// The IOs of one direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirectionMix {
-    /// Block sizes and their weights (one entry: fio's `bs`; several: fio's `bssplit`).
+    /// Block sizes and their weights (one entry: fio's `bs`; several, at most
+    /// [`MAX_BSSPLIT`]: fio's `bssplit`); each size at most the span.
     pub bssplit: Vec<BlockSize>,
     /// Share of random IOs [0..1] (fio's `percentage_random` / 100); the rest sequential.
     pub random_fraction: f64,
-    /// Cap on this direction's IOs [IOs per second of simulated time]; 0 = none (fio's
-    /// `rate_iops` for the direction).
+    /// Cap on this direction's IOs [IOs per second of simulated time], finite and at least
+    /// 0.001; 0 = none (fio's `rate_iops` for the direction).
     pub rate_iops: f64,
     /// Alignment of random offsets [bytes, a multiple of 512] (fio's `blockalign`); None:
     /// the smallest block size (fio's default).
@@ -159,7 +160,8 @@ pub enum Distribution {
 }
 
 /// A synthetic workload. Sizes in bytes (multiples of 512; see the module doc for those
-/// that are not multiples of 4096), times in ns, rates per second.
+/// that are not multiples of 4096), times in ns, rates per second. Each field's doc gives
+/// the values [`crate::Simulation::start_workload`] accepts; an error names the field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     /// Share of IOs that read [0..1] (fio's `rwmixread` / 100).
@@ -175,22 +177,25 @@ pub struct Workload {
     /// block of the span once per pass, in a new order each pass. Uniform distribution
     /// only. false: drawn with replacement (fio's `norandommap`).
     pub random_map: bool,
-    /// Commands kept outstanding (fio's `iodepth`).
+    /// Commands kept outstanding (fio's `iodepth`), 1 to [`MAX_QD`].
     pub qd: u32,
-    /// Start of the span [bytes].
+    /// Start of the span [bytes], inside the drive.
     pub offset_bytes: u64,
-    /// Length of the span [bytes]; None = to the end of the drive.
+    /// Length of the span [bytes], positive and inside the drive; None = to its end.
     pub span_bytes: Option<u64>,
-    /// Ends after this much simulated time [ns] (fio's `runtime`, time based)...
+    /// Ends after this much simulated time [ns] (fio's `runtime`, time based), positive and
+    /// at most [`crate::sim::MAX_SERIES_INTERVALS`] intervals...
     pub duration_ns: Option<Ns>,
-    /// ...or once this many bytes were submitted (reads, writes and TRIMs; fio's `io_size`)...
+    /// ...or once this many bytes were submitted (reads, writes and TRIMs; fio's `io_size`),
+    /// positive...
     pub io_bytes: Option<u64>,
-    /// ...or after this many IOs (fio's `number_ios`); with none of the three: one span's
-    /// worth of bytes.
+    /// ...or after this many IOs (fio's `number_ios`), positive; with none of the three: one
+    /// span's worth of bytes. A workload that a byte or IO count ends may run up to
+    /// [`crate::sim::MAX_SERIES_INTERVALS`] intervals ([`crate::Simulation::check_series`]).
     pub number_ios: Option<u64>,
-    /// Series interval [ns].
+    /// Series interval [ns], at least 1 µs.
     pub interval_ns: Ns,
-    /// Idle gap [ns] (fio's `thinktime`); 0 = none.
+    /// Idle gap [ns] (fio's `thinktime`), at most one day; 0 = none.
     pub thinktime_ns: Ns,
     /// A gap after every this many IOs (fio's `thinktime_blocks`); 0 = fio's default: 1,
     /// or only `thinktime_iotime_ns` when that is set.
@@ -200,9 +205,10 @@ pub struct Workload {
     pub thinktime_blocks_issued: bool,
     /// IO time between gaps [ns] (fio's `thinktime_iotime`): the first gap once this much
     /// time has passed since the job's start, each later one once this plus `thinktime_ns`
-    /// has passed since the last gap started; 0 = none.
+    /// has passed since the last gap started; at most one day; 0 = none.
     pub thinktime_iotime_ns: Ns,
-    /// Cap on all IOs together [IOs per second of simulated time]; 0 = none.
+    /// Cap on all IOs together [IOs per second of simulated time], finite and at least
+    /// 0.001; 0 = none.
     pub rate_iops_total: f64,
     /// Written data is this compressible [%, 0..100] (fio's `buffer_compress_percentage`):
     /// on a profile with `compression_ratio` r > 1 (NAND slots of 4096 / r bytes) a unit's
@@ -247,8 +253,8 @@ impl Default for Workload {
 pub struct WorkloadJob {
     /// The job's label in the report (fio's job section name).
     pub name: String,
-    /// The job starts this long after the phase [ns] (fio's `startdelay`); its duration,
-    /// rate schedule and thinktime count from there.
+    /// The job starts this long after the phase [ns] (fio's `startdelay`), at most one day;
+    /// its duration, rate schedule and thinktime count from there.
     pub startdelay_ns: Ns,
     /// What it runs; its `interval_ns` is ignored (the phase's series has one interval).
     pub workload: Workload,
@@ -305,6 +311,11 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Only its duration ends it (no byte or IO count).
+    pub fn timed_only(&self) -> bool {
+        self.duration_ns.is_some() && self.limit_units == u64::MAX && self.limit_ios == u64::MAX
+    }
+
     /// The plan of a single-pattern job (its checks are [`crate::sim::Simulation::start_phase`]'s).
     pub fn of_job(job: &Job) -> Plan {
         let dir = match job.pattern {
@@ -360,17 +371,13 @@ impl Plan {
             return Err(err("trim_fraction", format!("read_fraction {read} + trim_fraction {trim} exceed 1 (writes are the rest)")));
         }
         let write = (1.0 - read - trim).max(0.0);
-        if w.qd == 0 {
-            return Err(err("qd", "must be at least 1"));
+        if !(1..=MAX_QD).contains(&w.qd) {
+            return Err(err("qd", format!("{} is out of range: expected 1 to {MAX_QD} commands", w.qd)));
         }
+        // How many intervals a timed workload's series holds is checked when it starts
+        // (`Simulation::start_workload`).
         if w.interval_ns < 1000 {
             return Err(err("interval_ns", format!("{} ns is below the 1 µs the series can resolve", w.interval_ns)));
-        }
-        // A series is kept in memory: at most 10^8 intervals (a few GB).
-        if let Some(d) = w.duration_ns {
-            if d / w.interval_ns > 100_000_000 {
-                return Err(err("interval_ns", format!("{} intervals of {} ns in {d} ns: more than the 10^8 a series may hold", d / w.interval_ns, w.interval_ns)));
-            }
         }
         let aligned = |field: &str, v: u64| {
             if v.is_multiple_of(grain) { Ok(v / grain) } else { Err(err(field, format!("{v} is not a multiple of {SECTOR_BYTES} bytes"))) }
@@ -407,8 +414,8 @@ impl Plan {
             if shares[d.index()] == 0.0 {
                 continue;
             }
-            if mix.bssplit.is_empty() {
-                return Err(err(format!("{name}.bssplit"), "needs at least one block size"));
+            if mix.bssplit.is_empty() || mix.bssplit.len() > MAX_BSSPLIT {
+                return Err(err(format!("{name}.bssplit"), format!("{} block sizes; give 1 to {MAX_BSSPLIT}", mix.bssplit.len())));
             }
             let mut sizes = Vec::new();
             let mut cum_weights = Vec::new();
@@ -518,6 +525,15 @@ pub(crate) fn slots_per_unit(buffer_compress_pct: Option<u32>, geo: &Geometry) -
         }
     })
 }
+
+/// Most commands a job (or a replay) keeps outstanding (NVMe's largest queue) [commands].
+pub const MAX_QD: u32 = 65_536;
+/// Most block sizes of a direction's mix (fio's `BSSPLIT_MAX`).
+pub const MAX_BSSPLIT: usize = 64;
+/// Most jobs of a phase ([`crate::Simulation::start_jobs`]) [jobs].
+pub const MAX_JOBS: usize = 4096;
+/// Most commands the jobs of a phase keep outstanding together (the sum of their `qd`) [commands].
+pub const MAX_OUTSTANDING: u64 = 1 << 18;
 
 /// Slowest rate cap [IOs per second]: one IO per 1000 s of simulated time.
 const MIN_RATE_IOPS: f64 = 1e-3;
@@ -1061,8 +1077,11 @@ mod tests {
         // What would not fit in memory or in a lifetime is refused up front.
         let w = Workload { interval_ns: 10, ..Workload::default() };
         assert_eq!(plan(&w).err().unwrap().field, "interval_ns");
-        let w = Workload { duration_ns: Some(1 << 62), interval_ns: 1000, ..Workload::default() };
-        assert_eq!(plan(&w).err().unwrap().field, "interval_ns");
+        let w = Workload { qd: MAX_QD + 1, ..Workload::default() };
+        assert_eq!(plan(&w).err().unwrap().field, "qd");
+        let mut w = Workload::default();
+        w.write.bssplit = vec![BlockSize { bs_bytes: 4096, weight: 1 }; MAX_BSSPLIT + 1];
+        assert_eq!(plan(&w).err().unwrap().field, "write.bssplit");
         let w = Workload { thinktime_ns: u64::MAX, ..Workload::default() };
         assert_eq!(plan(&w).err().unwrap().field, "thinktime_ns");
     }
