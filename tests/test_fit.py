@@ -94,7 +94,11 @@ def test_fit_recovers_the_planted_drive(fitted, planted):
     hist = pq.read_table(out / "history.parquet").to_pylist()
     simulated = [r for r in hist if r["eval"] is not None]
     assert len(simulated) == s["search"]["evals_simulated"]
-    assert min(r["distance"] for r in simulated if r["distance"] is not None) == pytest.approx(s["distance"])
+    searched = [r for r in simulated if not r["step"].startswith("check")]
+    assert min(r["distance"] for r in searched if r["distance"] is not None) == pytest.approx(s["distance"])
+    # the checks: the best again with two other seeds (no full-size one: the fit ran at full size)
+    assert [r["step"] for r in simulated if r["step"].startswith("check")] == ["check-seed", "check-seed"]
+    assert s["checks"]["checked"] and s["checks"]["noise"] >= 0
     assert "term:steady_p50" in hist[0]
     html = (out / "report.html").read_text()
     assert "distance terms" in html and "identifiability" in html
@@ -157,9 +161,9 @@ def test_distance_catches_a_wrong_profile(planted, base):
     from ssdlab.fit import core, distance, simulate
 
     def score(spare, tprog, seed=1):
-        run = core.prepare([str(planted)], KEYS[1::2], base=str(base), seed=seed)
+        run = core.prepare([str(planted)], KEYS[1::2], base=str(base))
         sets, _ = run.sets_for({"spare_pct": spare, "t_prog_us": tprog})
-        res = simulate.evaluate(core.task_for(run, 0, sets))
+        res = simulate.evaluate(core.task_for(run, 0, sets, seed=seed))
         assert res["ok"], res["error"]
         terms = run.score(res["outputs"])
         return distance.distance(terms), terms

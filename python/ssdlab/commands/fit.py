@@ -38,14 +38,35 @@ spare_pct is the spare area in % of the user capacity ((NAND - user) / user; the
 through blocks_per_plane (one block per plane is its resolution). Other keys: `ssdlab
 profiles --keys` lists them with units; give a range for those without a default.
 
-identifiability: per key, the spread of its value among the best candidates (in % of its
-range) and the distance's rise when only that key moves by 10 % of its range near the best:
-"pinned" (spread <= 20 % and a clear rise), "weakly identified", or "not identified" (spread
-> 50 % or no rise: other values fit as well; the fitted value is then arbitrary).
+checks: the search starts from a space-filling sample (never from --base's values, which may
+be the measured drive's own) and ends by simulating the best candidate again with two other
+seeds (the distance's noise, and how far two runs of one drive are) and, when --scale < 1,
+at full size (fitted.toml itself: how far the scaled copy is from it). The candidates that
+fit about as well as the best are those within 2 x noise + that deviation + the misfit (the
+best's distance above two runs' of one drive) of it, at least 0.02 and half the best
+distance: their range of each key is its "near-best" range.
+
+identifiability: per key, "pinned" (a claim that the drive's value lies in its near-best
+range) when the checks ran, the misfit is at most 0.05, the two refine searches (started
+apart) both end near the best, at least 5 candidates of the sample and refine steps are near
+it, their values spread over <= 15 % of the key's range, moving the key alone by up to 15 %
+of its range takes the distance beyond the tolerance on both sides, and it does not trade
+off with another key (|r| >= 0.8 among the near-best candidates); "not preserved at this
+scale" (--scale changes what the key does: a write buffer smaller than the scaled drive can
+hold); "not identified" (spread > 40 % or no rise: other values fit as well; the fitted
+value is then arbitrary); else "weakly identified" (the output says what pinning lacks).
+Two refine searches take --evals of at least 10 x max(6, 2 x keys + 2) + 2 x keys + 3 (67
+for 2 keys, 111 for 4); with fewer there is one search and no key is pinned.
+
+--scale F simulates a copy of each candidate F times its size: blocks of F times the pages
+(rounded; at least 8), every count of blocks and planes kept, the erase time, write buffer,
+pseudo-SLC and map cache sizes and idle delay times F, the test F times as long with F times
+the interval. Blocks of fewer pages make greedy GC choosier (the default drive at 0.05:
+~13 % less write amplification in steady state); the full-size check measures that.
 
 example:
   ssdlab consistency --target /dev/sdb --destroy-data /dev/sdb --out m1
-  ssdlab fit m1 --scale 0.05 --evals 200 --out twin
+  ssdlab fit m1 --scale 0.25 --evals 200 --out twin
   ssdlab consistency --target sim:twin/fitted.toml --out check"""
 
 

@@ -114,21 +114,20 @@ def _slices(t: np.ndarray, x: np.ndarray, run_s: float, n: int) -> np.ndarray:
     return out
 
 
-def consistency_features(t_s, iops, interval_s: float, time_factor: float = 1.0,
-                         threshold_iops: float | None = None) -> dict:
-    """The shape of one IOPS series. ``t_s`` is on the measured clock (a scaled-down
-    simulation's times already stretched by 1/scale); ``time_factor`` (1/scale) stretches the
-    run length and the FOB length, which come from interval counts; ``threshold_iops`` is the
-    measured mode threshold for the burst figures (None: not computed)."""
+def consistency_features(t_s, iops, interval_s: float, threshold_iops: float | None = None) -> dict:
+    """The shape of one IOPS series of intervals of ``interval_s`` on the measured clock (a
+    scaled simulation has as many intervals as the measurement, its times divided by the
+    scale); ``threshold_iops`` is the measured mode threshold for the burst figures (None: not
+    computed)."""
     x = np.asarray(iops, float)
     t = np.asarray(t_s, float)
-    run_s = len(x) * interval_s * time_factor
+    run_s = len(x) * interval_s
     fob = analysis.fob_phase(np.where(np.isfinite(x), x, np.nan), interval_s)
     tail = x[int(len(x) * (1 - STEADY_SHARE)):]
     tail_f = tail[np.isfinite(tail)]
     p10, p50, p90 = (np.percentile(tail_f, [10, 50, 90]) if tail_f.size else (np.nan,) * 3)
     out = {"run_s": run_s, "fob_iops": fob.level_iops,
-           "fob_s": run_s if fob.duration_s is None else fob.duration_s * time_factor, "fob_dropped": fob.end_index
+           "fob_s": run_s if fob.duration_s is None else fob.duration_s, "fob_dropped": fob.end_index
            is not None, "steady_p10": float(p10), "steady_p50": float(p50), "steady_p90": float(p90),
            "curve": _slices(t - (t[0] if t.size else 0.0), x, run_s, CURVE_SLICES),
            "p99": float(np.nanpercentile(x, 99)) if np.isfinite(x).any() else 0.0}
@@ -146,16 +145,15 @@ def consistency_reference(t_s, iops, interval_s: float) -> dict:
     per_s = analysis.whole_seconds(tail, interval_s)
     modes = analysis.split_modes(per_s) if np.isfinite(per_s).sum() >= 2 else None
     threshold = modes.threshold_iops if modes is not None and modes.bimodal else None
-    feats = consistency_features(t_s, x, interval_s, 1.0, threshold)
+    feats = consistency_features(t_s, x, interval_s, threshold)
     return {"test": "consistency", "features": feats, "threshold_iops": threshold, "interval_s": interval_s,
             "floor_iops": max(1.0, 0.01 * feats["p99"])}
 
 
-def consistency_terms(ref: dict, t_s, iops, time_factor: float) -> list[dict]:
-    """The consistency terms of a simulated series (times already on the measured clock when
-    ``t_s`` was stretched; ``time_factor`` stretches the FOB length and run)."""
+def consistency_terms(ref: dict, t_s, iops) -> list[dict]:
+    """The consistency terms of a simulated series (times on the measured clock)."""
     m = ref["features"]
-    s = consistency_features(t_s, iops, ref["interval_s"], time_factor, ref["threshold_iops"])
+    s = consistency_features(t_s, iops, ref["interval_s"], ref["threshold_iops"])
     f = ref["floor_iops"]
     ft = max(2 * ref["interval_s"], 0.01 * m["run_s"])
     terms = [
