@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..procedures.declare import number
+from ..fit.measured import CSV_FORMAT
+from ..procedures.declare import number, size
 
 DESCRIPTION = """\
 Search simulator profile keys for the simulated drive whose series best match measured
 results: the results folders of a consistency, fill or run test (of a real drive through
-fio, or of a simulated one), one or several of the same drive. Each candidate drive repeats
+fio, or of a simulated one), or a fill or consistency curve from elsewhere as a CSV file
+(below), one or several of the same drive. Each candidate drive repeats
 the measured tests on the simulator (same test, span, duration, queue depth, block size,
 interval and the drive's capacity) and is scored by a distance on the series' shape: a
 weighted mean of normalized log errors, reported per term. Writes fitted.toml (a profile:
@@ -24,7 +26,8 @@ distance terms (each |ln((fitted + floor) / (measured + floor))|; weight in brac
                curve [2] (median IOPS in 40 slices of the run), and when the measured
                steady state is bimodal high_mode_share [1] and burst_period [1]
   fill         fill_average [2], fill_curve [2] (MB/s in 20 slices of the bytes written),
-               cache_size [1], burst_average [1] (after the pause), latency_p50 [1]
+               cache_size [1], phase_rates [2] (median MB/s in each phase's share of the span,
+               the phases of both fills), burst_average [1] (after the pause), latency_p50 [1]
   run          per group and direction: gN.DIR.iops [2], gN.DIR.lat_p50 [1], gN.DIR.lat_p99 [1]
 
 keys searched by default (--key replaces them; --key defaults adds them back):
@@ -64,10 +67,16 @@ pseudo-SLC and map cache sizes and idle delay times F, the test F times as long 
 the interval. Blocks of fewer pages make greedy GC choosier (the default drive at 0.05:
 ~13 % less write amplification in steady state); the full-size check measures that.
 
-example:
+CSV curves:
+""" + CSV_FORMAT + """
+
+examples:
   ssdlab consistency --target /dev/sdb --destroy-data /dev/sdb --out m1
   ssdlab fit m1 --scale 0.25 --evals 200 --out twin
-  ssdlab consistency --target sim:twin/fitted.toml --out check"""
+  ssdlab consistency --target sim:twin/fitted.toml --out check
+  ssdlab fit examples/fill-neo-forza-nfp075-1tb.csv --capacity 1TB --base tlc-direct --scale 0.03125 \\
+      --key slc_dynamic_max_bytes=4G:100G:log --key slc_t_prog_us=100:600:log \\
+      --key t_prog_us=500:2000:log --key slc_fold_units_per_write=0:0.5 --evals 100 --out nfp075"""
 
 
 def _key_arg(text: str) -> str:
@@ -89,8 +98,8 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
                               description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
-                   help="measured results folders (consistency, fill or run; several of the same drive are fitted "
-                        "together)")
+                   help="measured results folders (consistency, fill or run) or CSV curves (below); several of the "
+                        "same drive are fitted together")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created; an earlier ssdlab results "
                                                                 "folder is reused)")
     p.add_argument("--key", dest="keys", action="append", default=[], metavar="NAME=LO:HI[:log]", type=_key_arg,
@@ -120,6 +129,20 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
     p.add_argument("--connect-timeout", type=number(float, low=0, low_open=True, high=3600), default=10.0,
                    metavar="S", help="seconds to wait for the scheduler and its first worker (default: %(default)g s; "
                                      "must be in (0, 3600] s)")
+    csv = p.add_argument_group("CSV curves", "what a CSV file does not say (the format: below)")
+    csv.add_argument("--capacity", type=size, metavar="SIZE", default=None,
+                     help="the drive's user capacity, e.g. 1TB, 512GB or 480103981056 (required with a CSV)")
+    csv.add_argument("--test", choices=("fill", "consistency"), default=None,
+                     help="the test the curve is (default: as its header says; an error if they differ)")
+    csv.add_argument("--bs", type=size, metavar="SIZE", default=None,
+                     help="write size of the test (default: the test's own: fill 1 MiB, consistency 4 KiB)")
+    csv.add_argument("--qd", type=number(int, low=1, high=1024), metavar="N", default=None,
+                     help="queue depth of the test (default: fill 1, consistency 32; must be in [1, 1024])")
+    csv.add_argument("--span", type=number(float, low=0, high=100, low_open=True), metavar="PCT", default=None,
+                     help="percent of the capacity the test wrote over (default: 100; must be in (0, 100])")
+    csv.add_argument("--interval", type=number(float, low=0.001, high=60), metavar="S", default=None,
+                     help="a fill curve is read as a fill measured every S seconds (default: 0.5 s, as TechPowerUp; "
+                          "must be in [0.001, 60] s)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab "
                                                         "results")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
@@ -129,10 +152,14 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
 
 def run_fit_command(args) -> int:
     from ..fit import run_fit
+    from ..fit.measured import CsvOptions
     from ..fit.output import show
 
+    csv = CsvOptions(capacity_bytes=args.capacity, test=args.test, bs_bytes=args.bs, qd=args.qd, span_pct=args.span,
+                     interval_s=args.interval)
     summary = run_fit(args.results, args.out, keys=args.keys, base=args.base, evals=args.evals, seed=args.seed,
                       scale=args.scale, workers=args.workers, scheduler=args.scheduler,
-                      connect_timeout=args.connect_timeout, progress=args.progress, argv=sys.argv, force=args.force)
+                      connect_timeout=args.connect_timeout, progress=args.progress, argv=sys.argv, force=args.force,
+                      csv=csv)
     show(summary, args.out)
     return 0

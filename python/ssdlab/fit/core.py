@@ -20,7 +20,7 @@ from .. import profiles, results
 from ..errors import ProfileError, UserError
 from . import distance as dist
 from . import search, space
-from .measured import Measured, load_measured
+from .measured import CsvOptions, Measured, load_measured
 
 #: Candidates that fit "about as well" as the best: distance within a tolerance of the best
 #: distance made of what the checks measure (:func:`run_checks`): the distance's noise (the
@@ -167,14 +167,19 @@ def _output_reference(m: Measured, out: dict) -> dict:
 
 
 def prepare(folders: list[str], key_specs: list[str], base: str = "default", seed: int = 1, scale: float = 1.0,
-            evals: int = 100, warn=None) -> FitRun:
-    """Reads and checks everything before anything runs: the folders, the base profile, the
-    keys, the scaled drive. UserError naming the folder, file or key otherwise."""
+            evals: int = 100, warn=None, csv: CsvOptions | None = None) -> FitRun:
+    """Reads and checks everything before anything runs: the folders and CSV curves (with
+    ``csv``, the options a CSV needs), the base profile, the keys, the scaled drive. UserError
+    naming the folder, file, line or key otherwise."""
     if not folders:
-        raise UserError("fit: give at least one results folder")
+        raise UserError("fit: give at least one results folder or CSV file")
     if not 0 < scale <= 1:
         raise UserError(f"--scale {scale:g}: must be in (0, 1]")
-    measured = [load_measured(f) for f in folders]
+    csv = csv or CsvOptions()
+    if csv.given() and not any(Path(f).suffix.lower() == ".csv" for f in folders):
+        raise UserError(f"{', '.join(csv.given())}: for CSV curves only; a results folder says its own drive and "
+                        "test")
+    measured = [load_measured(f, csv) for f in folders]
     names = [m.label for m in measured]
     if len(set(names)) < len(names):  # term names are prefixed by folder name: keep them apart
         for i, m in enumerate(measured):
