@@ -149,6 +149,8 @@ def test_same_seed_same_fit_whatever_runs_it(planted, base, work):
     assert _history(work / "seed-a") == _history(work / "seed-b")
     assert _profile_lines(work / "seed-a") == _profile_lines(work / "seed-b")
     assert a["distance"] == b["distance"] and a["fitted"] == b["fitted"]
+    # the checks (run in parallel on the pool) and what they make of the keys
+    assert a["checks"]["checked"] and a["checks"] == b["checks"] and a["identifiability"] == b["identifiability"]
     c = _fit_in_process(planted, base, work / "seed-c", seed=8, workers=1)
     assert _history(work / "seed-c") != _history(work / "seed-a")
     assert c["seed"] == 8

@@ -365,6 +365,7 @@ def run_checks(run: FitRun, evaluator: search.Evaluator, n: int, on_batch=None, 
         run.rows.sort(key=lambda r: (r["eval"] is None, r["eval"] if r["eval"] is not None else 0))
         if on_batch:
             on_batch(run)
+    found["seeds"].sort(key=lambda x: x["seed"])  # as simulated, whatever order they finished in
     seeds = [x["distance"] for x in found["seeds"]]
     if len(seeds) < CHECK_SEEDS or None in seeds or (run.scaled and found["full"] is None):
         found["failed"] = "a check simulation failed (history.csv says why)"
@@ -485,7 +486,8 @@ def identifiability(run: FitRun) -> list[dict]:
             lacks.append("no checks (a budget too small, or a check failed)")
         elif near_tol["misfit"] > PIN_MAX_MISFIT:
             lacks.append(f"the best misfits by {near_tol['misfit']:.3f} (more than {PIN_MAX_MISFIT}): a better "
-                         "valley may be unfound (more --evals) or beyond the model (other keys)")
+                         "valley may be unfound (more --evals) or beyond the model (other keys"
+                         + (", a larger --scale" if run.scaled else "") + ")")
         if apart:
             lacks.append(apart)
         if joint < MIN_NEAR:
