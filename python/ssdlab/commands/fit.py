@@ -115,10 +115,11 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the search and of every simulation: same seed, same fit (default: %(default)s)")
     p.add_argument("--scale", type=number(float, low=0, high=1, low_open=True), default=1.0, metavar="F",
-                   help="simulate consistency and fill results on a drive F times the measured capacity (consistency "
-                        "for F times the duration, so as many drive writes); levels, burst period and shares of the "
-                        "run are kept, simulated times are stretched by 1/F; fitted.toml has the measured capacity "
-                        "(default: %(default)g; must be in (0, 1])")
+                   help="simulate consistency and fill results on a copy of each candidate F times its size (blocks "
+                        "of F times the pages; see below), the test F times as long at F times the interval; levels "
+                        "and shares of the run are kept, simulated times are divided by F; a full-size check "
+                        "measures what the copy changes; fitted.toml has the measured capacity (default: "
+                        "%(default)g; must be in (0, 1])")
     p.add_argument("--workers", type=number(int, low=1, high=4096), default=None, metavar="N",
                    help="local worker processes (default: the CPU count; 1 simulates in this process; must be in "
                         "[1, 4096]). Ignored with --scheduler")
