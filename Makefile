@@ -51,6 +51,7 @@ bench: setup
 	$(PY) benches/bench_long_run.py
 	$(PY) benches/bench_todays_drives.py
 	$(PY) benches/bench_archetypes.py
+	$(PY) benches/bench_fit_coverage.py
 
 clean:
 	cargo clean

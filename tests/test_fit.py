@@ -94,7 +94,11 @@ def test_fit_recovers_the_planted_drive(fitted, planted):
     hist = pq.read_table(out / "history.parquet").to_pylist()
     simulated = [r for r in hist if r["eval"] is not None]
     assert len(simulated) == s["search"]["evals_simulated"]
-    assert min(r["distance"] for r in simulated if r["distance"] is not None) == pytest.approx(s["distance"])
+    searched = [r for r in simulated if not r["step"].startswith("check")]
+    assert min(r["distance"] for r in searched if r["distance"] is not None) == pytest.approx(s["distance"])
+    # the checks: the best again with two other seeds (no full-size one: the fit ran at full size)
+    assert [r["step"] for r in simulated if r["step"].startswith("check")] == ["check-seed", "check-seed"]
+    assert s["checks"]["checked"] and s["checks"]["noise"] >= 0
     assert "term:steady_p50" in hist[0]
     html = (out / "report.html").read_text()
     assert "distance terms" in html and "identifiability" in html
@@ -145,6 +149,8 @@ def test_same_seed_same_fit_whatever_runs_it(planted, base, work):
     assert _history(work / "seed-a") == _history(work / "seed-b")
     assert _profile_lines(work / "seed-a") == _profile_lines(work / "seed-b")
     assert a["distance"] == b["distance"] and a["fitted"] == b["fitted"]
+    # the checks (run in parallel on the pool) and what they make of the keys
+    assert a["checks"]["checked"] and a["checks"] == b["checks"] and a["identifiability"] == b["identifiability"]
     c = _fit_in_process(planted, base, work / "seed-c", seed=8, workers=1)
     assert _history(work / "seed-c") != _history(work / "seed-a")
     assert c["seed"] == 8
@@ -157,9 +163,9 @@ def test_distance_catches_a_wrong_profile(planted, base):
     from ssdlab.fit import core, distance, simulate
 
     def score(spare, tprog, seed=1):
-        run = core.prepare([str(planted)], KEYS[1::2], base=str(base), seed=seed)
+        run = core.prepare([str(planted)], KEYS[1::2], base=str(base))
         sets, _ = run.sets_for({"spare_pct": spare, "t_prog_us": tprog})
-        res = simulate.evaluate(core.task_for(run, 0, sets))
+        res = simulate.evaluate(core.task_for(run, 0, sets, seed=seed))
         assert res["ok"], res["error"]
         terms = run.score(res["outputs"])
         return distance.distance(terms), terms
@@ -242,12 +248,12 @@ def test_an_incomplete_run_is_fitted_with_a_warning(planted, base, tmp_path):
 @pytest.mark.timeout(600)  # ~65 s on 2 busy cores
 def test_ctrl_c_keeps_the_history(planted, base, tmp_path):
     out = tmp_path / "stopped"
-    interrupt_cli("fit", str(planted), "--base", str(base), *KEYS, "--evals", "5000", "--workers", "2",
+    interrupt_cli("fit", str(planted), "--base", str(base), *KEYS, "--evals", "400", "--workers", "2",
                   "--out", str(out), "--no-progress", ready=lambda: (out / "history.csv").exists(), settle_s=1.0)
     assert (out / "history.csv").exists() and (out / "history.parquet").exists()
     assert results.incomplete_reason(out) == results.INTERRUPTED_REASON
     s = results.read_summary(out)
-    assert s["complete"] is False and s["search"]["evals_simulated"] < 5000
+    assert s["complete"] is False and s["search"]["evals_simulated"] < 400
     assert (out / "fitted.toml").exists()  # the best so far
     profiles.load_profile(str(out / "fitted.toml"))
 

@@ -1,7 +1,8 @@
 """``ssdlab fit``: a fitted simulated twin of a measured drive.
 
 Given measured results (a real or simulated drive's ``consistency``, ``fill`` or ``run``
-results folders, one or several of the same drive), search declared simulator profile keys
+results folders, or fill and consistency curves from elsewhere as CSV files; one or several
+of the same drive), search declared simulator profile keys
 for the drive whose simulated series best match the measured ones in shape
 (:mod:`.distance`), with a seeded, budgeted optimizer (:mod:`.search`) whose simulations run
 on every core or on a dask cluster; write the fitted profile, the comparison, the search
@@ -25,17 +26,18 @@ __all__ = ["run_fit"]
 def run_fit(folders: list[str], out: str | os.PathLike, *, keys: list[str] = (), base: str = "default",
             evals: int = 100, seed: int = 1, scale: float = 1.0, workers: int | None = None,
             scheduler: str | None = None, connect_timeout: float = 10.0, progress: bool | None = None,
-            argv: list[str] | None = None, force: bool = False) -> dict:
+            argv: list[str] | None = None, force: bool = False, csv=None) -> dict:
     """Fits and writes ``out``; returns the summary (see :mod:`.output`). Everything the
     user can get wrong is checked before the first simulation (UserError). Ctrl-C writes what
     was found so far (history, best profile, plot), marks the folder incomplete and re-raises
-    KeyboardInterrupt."""
+    KeyboardInterrupt. ``csv``: the :class:`~ssdlab.fit.measured.CsvOptions` of CSV curves
+    among ``folders``."""
     from ..progress import phase_bar
     from . import core, output, search
 
     if evals < 1:
         raise UserError(f"--evals {evals}: must be >= 1")
-    run = core.prepare(list(folders), list(keys), base=base, seed=seed, scale=scale, evals=evals)
+    run = core.prepare(list(folders), list(keys), base=base, seed=seed, scale=scale, evals=evals, csv=csv)
     out_path = Path(out)
     for m in run.measured:
         if out_path.resolve() == m.folder.resolve():

@@ -34,6 +34,10 @@ fill (MB/s per interval against the share of the span written; :mod:`ssdlab.proc
 ``fill_average`` (2: bytes / time over the part measured), ``fill_curve`` (2: median MB/s in
 each of 20 equal slices of the bytes written), ``cache_size`` (1: bytes written before the
 first sustained drop, ``fill.analyze_fill``; none = 0; floor 1 % of the span),
+``phase_rates`` (2: the constant-rate phases of both fills, ``fill.phases``; in each, the
+median MB/s of the intervals that end within its share of the span, in both series; the mean
+log error over the phases, each phase counting alike however short: a cache or a dip a few %
+of the drive is a sliver of the curve's slices; shown as the number of phases; floor 1 MB/s),
 ``burst_average`` (1: MB/s of the write burst after the pause, when measured) and
 ``latency_p50`` (1: median of the per-interval write p50 latency, when both have it; floor
 1 µs).
@@ -69,6 +73,8 @@ TERMS: dict[str, tuple[float, str, str]] = {
     "fill_average": (2.0, "MB/s", "average MB/s of the fill (over the part measured)"),
     "fill_curve": (2.0, "MB/s", f"median MB/s in {FILL_SLICES} equal slices of the bytes written (mean log error)"),
     "cache_size": (1.0, "bytes", "bytes written before the first sustained drop (write cache; none = 0)"),
+    "phase_rates": (2.0, "phases", "median MB/s in each phase's share of the span, the phases of both fills "
+                                   "(mean log error)"),
     "burst_average": (1.0, "MB/s", "MB/s of the write burst after the idle pause"),
     "latency_p50": (1.0, "µs", "median of the per-interval write p50 latency"),
     "iops": (2.0, "IOPS", "mean IOPS of the group and direction"),
@@ -114,21 +120,20 @@ def _slices(t: np.ndarray, x: np.ndarray, run_s: float, n: int) -> np.ndarray:
     return out
 
 
-def consistency_features(t_s, iops, interval_s: float, time_factor: float = 1.0,
-                         threshold_iops: float | None = None) -> dict:
-    """The shape of one IOPS series. ``t_s`` is on the measured clock (a scaled-down
-    simulation's times already stretched by 1/scale); ``time_factor`` (1/scale) stretches the
-    run length and the FOB length, which come from interval counts; ``threshold_iops`` is the
-    measured mode threshold for the burst figures (None: not computed)."""
+def consistency_features(t_s, iops, interval_s: float, threshold_iops: float | None = None) -> dict:
+    """The shape of one IOPS series of intervals of ``interval_s`` on the measured clock (a
+    scaled simulation has as many intervals as the measurement, its times divided by the
+    scale); ``threshold_iops`` is the measured mode threshold for the burst figures (None: not
+    computed)."""
     x = np.asarray(iops, float)
     t = np.asarray(t_s, float)
-    run_s = len(x) * interval_s * time_factor
+    run_s = len(x) * interval_s
     fob = analysis.fob_phase(np.where(np.isfinite(x), x, np.nan), interval_s)
     tail = x[int(len(x) * (1 - STEADY_SHARE)):]
     tail_f = tail[np.isfinite(tail)]
     p10, p50, p90 = (np.percentile(tail_f, [10, 50, 90]) if tail_f.size else (np.nan,) * 3)
     out = {"run_s": run_s, "fob_iops": fob.level_iops,
-           "fob_s": run_s if fob.duration_s is None else fob.duration_s * time_factor, "fob_dropped": fob.end_index
+           "fob_s": run_s if fob.duration_s is None else fob.duration_s, "fob_dropped": fob.end_index
            is not None, "steady_p10": float(p10), "steady_p50": float(p50), "steady_p90": float(p90),
            "curve": _slices(t - (t[0] if t.size else 0.0), x, run_s, CURVE_SLICES),
            "p99": float(np.nanpercentile(x, 99)) if np.isfinite(x).any() else 0.0}
@@ -146,16 +151,15 @@ def consistency_reference(t_s, iops, interval_s: float) -> dict:
     per_s = analysis.whole_seconds(tail, interval_s)
     modes = analysis.split_modes(per_s) if np.isfinite(per_s).sum() >= 2 else None
     threshold = modes.threshold_iops if modes is not None and modes.bimodal else None
-    feats = consistency_features(t_s, x, interval_s, 1.0, threshold)
+    feats = consistency_features(t_s, x, interval_s, threshold)
     return {"test": "consistency", "features": feats, "threshold_iops": threshold, "interval_s": interval_s,
             "floor_iops": max(1.0, 0.01 * feats["p99"])}
 
 
-def consistency_terms(ref: dict, t_s, iops, time_factor: float) -> list[dict]:
-    """The consistency terms of a simulated series (times already on the measured clock when
-    ``t_s`` was stretched; ``time_factor`` stretches the FOB length and run)."""
+def consistency_terms(ref: dict, t_s, iops) -> list[dict]:
+    """The consistency terms of a simulated series (times on the measured clock)."""
     m = ref["features"]
-    s = consistency_features(t_s, iops, ref["interval_s"], time_factor, ref["threshold_iops"])
+    s = consistency_features(t_s, iops, ref["interval_s"], ref["threshold_iops"])
     f = ref["floor_iops"]
     ft = max(2 * ref["interval_s"], 0.01 * m["run_s"])
     terms = [
@@ -195,7 +199,19 @@ def _step(series: dict) -> float:
     return float(t[1] - t[0]) if len(t) > 1 else 1.0
 
 
+def _phase_median(v: dict, lo: float, hi: float) -> float | None:
+    """Median MB/s of the intervals of fill view ``v`` that end in (``lo``, ``hi``] (shares of
+    the span), and at least the one that crosses ``hi``."""
+    a = int(np.searchsorted(v["frac"], lo + 1e-9, side="right"))
+    b = max(a + 1, int(np.searchsorted(v["frac"], hi - 1e-9, side="left")) + 1)
+    sel = v["mbps"][a:b]
+    return float(np.median(sel)) if sel.size else None
+
+
 def fill_features(series: dict, burst: dict | None, span_bytes: float, upto: float, min_phase_pct: float) -> dict:
+    """The shape of one fill: average, curve, constant-rate phases (``fill.analyze_fill``; as
+    shares of the span) and cache size, burst, latency; ``view`` keeps the series by share
+    written for the phase comparison."""
     from ..procedures import fill as fillmod
 
     v = _fill_view(series, span_bytes, upto)
@@ -211,10 +227,12 @@ def fill_features(series: dict, burst: dict | None, span_bytes: float, upto: flo
             curve[b] = np.median(sel)
     sub = {"t_s": np.arange(len(v["mbps"])) * _step(series), "mbps": v["mbps"], "dt_s": v["dt"]}
     try:
-        cache = fillmod.analyze_fill(sub, min_phase_pct)["cache_bytes"] if len(v["mbps"]) >= 2 else None
-    except Exception:  # noqa: BLE001 - a series too short to segment has no cache
-        cache = None
-    out = {"fill_mbps": avg, "curve": curve, "cache_bytes": cache or 0.0}
+        fa = fillmod.analyze_fill(sub, min_phase_pct) if len(v["mbps"]) >= 2 else {"cache_bytes": None, "phases": []}
+    except Exception:  # noqa: BLE001 - a series too short to segment has no cache and one phase
+        fa = {"cache_bytes": None, "phases": []}
+    phases = [(p["start_gb"] * 1e9 / span_bytes, p["end_gb"] * 1e9 / span_bytes) for p in fa["phases"]]
+    out = {"fill_mbps": avg, "curve": curve, "cache_bytes": fa["cache_bytes"] or 0.0, "phases": phases,
+           "view": {"frac": v["frac"], "mbps": v["mbps"]}}
     lat = series.get("write_lat_p50_us")
     if lat is not None:
         lat = np.asarray(lat, float)[: len(v["mbps"])]
@@ -231,6 +249,18 @@ def fill_reference(series: dict, burst: dict | None, span_bytes: float, upto: fl
             "upto": upto, "min_phase_pct": min_phase_pct, "span_bytes": float(span_bytes)}
 
 
+def phase_error(m: dict, s: dict) -> float | None:
+    """The ``phase_rates`` term: over the phases of both fills (``fill_features``), the mean
+    log error between the two fills' median MB/s in each phase's share of the span (a phase
+    only one of them has counts: a dip the other lacks)."""
+    errs = []
+    for lo, hi in [*m["phases"], *s["phases"]]:
+        a, b = _phase_median(m["view"], lo, hi), _phase_median(s["view"], lo, hi)
+        if a is not None:
+            errs.append(log_error(b, a, 1.0))
+    return float(np.mean(errs)) if errs else None
+
+
 def fill_terms(ref: dict, series: dict, burst: dict | None, span_bytes: float) -> list[dict]:
     m = ref["features"]
     s = fill_features(series, burst, span_bytes, ref["upto"], ref["min_phase_pct"])
@@ -239,11 +269,13 @@ def fill_terms(ref: dict, series: dict, burst: dict | None, span_bytes: float) -
     both = np.isfinite(mc) & np.isfinite(sc)
     err = float(np.mean(np.abs(np.log((sc[both] + 1.0) / (mc[both] + 1.0))))) if both.any() else math.inf
     terms.append(_term("fill_curve", None, None, err))
-    # cache sizes as shares of the span (scale-free)
     # cache sizes as shares of the span (scale-free); the fitted one shown at the measured span
     s_share, m_share = s["cache_bytes"] / span_bytes, m["cache_bytes"] / ref["span_bytes"]
     terms.append(_term("cache_size", m["cache_bytes"], s_share * ref["span_bytes"],
                        log_error(s_share, m_share, 0.01)))
+    err = phase_error(m, s)
+    if err is not None:
+        terms.append(_term("phase_rates", len(m["phases"]), len(s["phases"]), err))
     if m.get("burst_mbps") is not None:
         terms.append(_term("burst_average", m["burst_mbps"], s.get("burst_mbps"),
                            log_error(s.get("burst_mbps"), m["burst_mbps"], 1.0)))

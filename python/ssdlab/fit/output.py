@@ -4,14 +4,16 @@
   ``--target sim:OUT/fitted.toml``; a drive of the measured capacity whatever ``--scale`` the
   search ran at; checked by loading it back.
 * ``fit.png`` / ``fit.svg``: measured (left) and fitted (right) series side by side, one row
-  per measured folder, same axes per row.
+  per measured folder, same axes per row; the fitted series is fitted.toml's own (the
+  full-size check) when the search ran scaled.
 * ``history.parquet`` / ``history.csv``: every candidate: evaluation number, step, distance,
-  the keys' values (spare_pct as realized), each term's error, wall time, error text.
+  the keys' values (spare_pct as realized), each term's error, wall time, error text; the
+  checks (steps ``check-seed``, ``check-full``) are rows too.
 * ``measured_N`` / ``fitted_N`` series (Parquet + CSV) and ``report.html`` (the comparison
   charts, the term table and the key table).
 * ``summary.json``: the measured folders, the keys (ranges, fitted values, identifiability),
-  the terms, the distance, the search (optimizer, budget, seed, scale, backend) and run
-  metadata.
+  the terms, the distance, the checks (noise, the scaled drive's deviation, the full-size
+  distance and terms), the search (optimizer, budget, seed, scale, backend) and run metadata.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import numpy as np
 from .. import profiles, results
 from ..errors import ProfileError
 from . import distance as dist
-from .core import FitRun, identifiability, write_history
+from .core import FitRun, identifiability, near_tolerance, write_history
 from .space import Key
 
 FITTED_NAME = "fitted.toml"
@@ -57,7 +59,8 @@ def write_fitted(run: FitRun, folder: Path, ident: list[dict]) -> tuple[Path, pr
              f"{(prof.geometry['physical_bytes'] / prof.geometry['user_bytes'] - 1) * 100:.2f} % of it.",
              "# Searched keys (fitted value; what the data says about it):"]
     for r in ident:
-        lines.append(f"#   {r['key']} = {_plain(r['fitted'])}: {r['verdict']}")
+        lines.append(f"#   {r['key']} = {_plain(r['fitted'])}: {r['verdict']} (near-best {_plain(r['near_min'])}.."
+                     f"{_plain(r['near_max'])})")
     lines.append("# Use: ssdlab consistency --target sim:" + str(folder / FITTED_NAME) + " --out DIR")
     lines.append("")
     for k, v in values.items():
@@ -82,10 +85,17 @@ def _plain(v) -> str:
 
 # --------------------------------------------------------------------------- series and plots
 
+def fitted_outputs(run: FitRun) -> tuple[list[dict], bool]:
+    """The fitted series to show: fitted.toml's own when the full-size check ran (True), else
+    the best candidate's as the search simulated it."""
+    full = (run.checks or {}).get("full")
+    return (full["outputs"], True) if full else (run.best["outputs"], False)
+
+
 def comparison_series(run: FitRun) -> list[tuple[str, dict, dict, dict]]:
     """Per measured folder: (kind, measured series, fitted series, report hint)."""
     out = []
-    for i, (m, sim) in enumerate(zip(run.measured, run.best["outputs"]), start=1):
+    for i, (m, sim) in enumerate(zip(run.measured, fitted_outputs(run)[0]), start=1):
         if m.test == "consistency":
             ms = {"t_s": m.series["t_s"], "iops": m.series["iops"]}
             fs = {"t_s": np.asarray(sim["t_s"], float), "iops": np.asarray(sim["iops"], float)}
@@ -151,6 +161,7 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
         fig = Figure(figsize=(11.0, 3.6 * rows), dpi=100, layout="constrained")
         FigureCanvasAgg(fig)
         axes = fig.subplots(rows, 2, squeeze=False, sharey="row")
+        full = fitted_outputs(run)[1]
         for r, ((kind, ms, fs, hint), m) in enumerate(zip(pairs, run.measured)):
             for c, (label, s, color) in enumerate((("measured", ms, "#1f5fa8"), ("fitted", fs, "#d9822b"))):
                 ax = axes[r][c]
@@ -165,12 +176,13 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
                         ax.legend(loc="lower right", fontsize=7)
                     ax.set_yscale("log")
                     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-                    ax.set_xlabel("time (s)" + (f", simulated x 1/{run.scales[r]:g}" if c and run.scales[r] < 1 else ""))
+                    ax.set_xlabel("time (s)" + (f", simulated x 1/{run.scales[r]:.3g}" if c and run.scales[r] < 1 and not full
+                                                  else ""))
                     ax.set_ylabel("IOPS (per interval)")
                 elif kind == "fill":
                     ax.plot(s["written_gb"], s["mbps"], color=color, linewidth=1.2)
-                    ax.set_xlabel("written (GB)" + (" (simulated share x measured span)" if c and run.scales[r] < 1
-                                                    else ""))
+                    ax.set_xlabel("written (GB)" + (" (simulated share x measured span)"
+                                                    if c and run.scales[r] < 1 and not full else ""))
                     ax.set_ylabel("MB/s")
                 else:
                     for col in [k for k in s if k.endswith("_iops")]:
@@ -183,7 +195,9 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
                 ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_si))
                 ax.grid(True, which="major", color="0.85", linewidth=0.7)
                 ax.set_axisbelow(True)
-                what = "measured" if c == 0 else f"fitted (distance {run.best['distance']:.3f})"
+                what = ("measured" if c == 0 else
+                        f"fitted.toml at full size (distance {run.checks['full']['distance']:.3f})" if full
+                        else f"fitted (distance {run.best['distance']:.3f})")
                 ax.set_title(f"{m.label} — {what}", loc="left")
         paths = [plots.save_figure(fig, folder / f"fit.{fmt}") for fmt in ("png", "svg")]
     return paths
@@ -204,15 +218,31 @@ def key_table(ident: list[dict]) -> dict:
     for r in ident:
         rows.append([r["key"], r["fitted"], r["lo"], r["hi"], r["unit"], r["near_min"], r["near_max"],
                      round(r["near_spread_pct"], 1), None if r["sensitivity"] is None else round(r["sensitivity"], 4),
-                     r["verdict"]])
+                     r["verdict"], r["why"] or r["scale_note"] or ""])
     tol = ident[0]["near_tolerance"] if ident else None
     return {"title": "searched keys: fitted value and identifiability",
             "columns": ["key", "fitted", "lo", "hi", "unit", "near-best min", "near-best max",
-                        "near-best spread (% of range)", "distance rise per 10 % of range", "verdict"],
+                        "near-best spread (% of range)", "distance rise per 10 % of range", "verdict", "why"],
             "rows": rows,
             "note": f"near-best: the candidates whose distance is within {tol if tol is None else round(tol, 4)} of "
-                    "the best; rise: distance change when only this key moves near the best. Pinned: the "
-                    "measurement fixes the key; not identified: other values fit as well"}
+                    "the best (the distance's noise and the scaled drive's deviation, as the checks measured "
+                    "them); rise: distance change when only this key moves near the best. Pinned: the "
+                    "measurement fixes the key within the near-best range; not identified: other values fit as well"}
+
+
+def checks_summary(run: FitRun) -> dict | None:
+    """The checks (:func:`ssdlab.fit.core.run_checks`) and the tolerance built on them."""
+    if run.best is None:
+        return None
+    tol = near_tolerance(run)
+    c = run.checks
+    out = {**tol, "seed_distances": [x["distance"] for x in c["seeds"]] if c else [],
+           "floor": (c or {}).get("floor"), "failed": (c or {}).get("failed")}
+    if c and c.get("full"):
+        f = c["full"]
+        out["full_size"] = {"distance": f["distance"], "deviation": f["deviation"], "terms": f["terms"],
+                            "deviation_terms": f["deviation_terms"]}
+    return out
 
 
 def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete: bool, reason: str | None,
@@ -228,11 +258,16 @@ def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete
                             "warnings": m.warnings} for m in run.measured]
     summary["base_profile"] = run.base.source
     summary["scale"] = run.scale
+    summary["scaling"] = [{"folder": str(m.folder), "factor": sc.factor, "pages_per_block": sc.pages_per_block,
+                           "full_pages_per_block": sc.full_pages_per_block,
+                           "write_buffer_floor_bytes": sc.buffer_floor_bytes if sc.scaled else None}
+                          for m, sc in zip(run.measured, run.scalings)]
     summary["seed"] = run.seed
+    summary["simulation_seed"] = run.sim_seed
     summary["search"] = {
-        "optimizer": "Latin hypercube sample (with the base profile), cross-entropy refinement (Gaussian with "
-                     "full covariance fitted to the best candidates), then a +/-10 % probe per key "
-                     "(ssdlab.fit.search)",
+        "optimizer": "Latin hypercube sample, cross-entropy refinement (Gaussian with full covariance fitted "
+                     "to the best candidates), a +/-10 % probe per key (ssdlab.fit.search), then the checks: the "
+                     "best simulated with other seeds and, when scaled, at full size (ssdlab.fit.core.run_checks)",
         "evals_budget": run.evals, "evals_simulated": run.used,
         "refused_candidates": sum(1 for r in run.rows if r["eval"] is None),
         "backend": backend, "wall_s": time.perf_counter() - run.started}
@@ -248,6 +283,7 @@ def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete
     summary["best_eval"] = run.best["eval"]
     summary["terms"] = run.best["terms"]
     summary["identifiability"] = ident
+    summary["checks"] = checks_summary(run)
     summary["fitted"] = {k.name: run.best["realized"][k.name] for k in run.keys}
     fitted_path, prof = write_fitted(run, folder, ident)
     summary["fitted_profile"] = fitted_path.name
@@ -260,6 +296,10 @@ def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete
     summary["plot"] = [h for *_, h in pairs]
     summary["plots"] = [p.name for p in plot_fit(run, folder, pairs)]
     summary["tables"] = [term_table(run.best["terms"]), key_table(ident)]
+    if (summary["checks"] or {}).get("full_size"):
+        full = term_table(summary["checks"]["full_size"]["terms"])
+        full["title"] = "fitted.toml at full size (the check): measured vs simulated"
+        summary["tables"].insert(1, full)
     summary["term_definitions"] = dist.__doc__
     rd.write_summary(summary)
     try:
@@ -290,7 +330,10 @@ def show(summary: dict, out: str) -> None:
              else f"{s['backend']['workers']} process{'es' if s['backend']['workers'] != 1 else ''}")
     tests = ", ".join(f"{m['test']} {m['folder']}" for m in summary["measured"])
     print(f"fit of {tests}")
-    print(f"  base {summary['base_profile']}, scale {summary['scale']:g}, seed {summary['seed']}: "
+    scaled = [x for x in summary.get("scaling", []) if x["factor"] < 1]
+    scale = (f"scale {scaled[0]['factor']:.4g} ({scaled[0]['pages_per_block']} of {scaled[0]['full_pages_per_block']} "
+             "pages per block)" if scaled else "full size")
+    print(f"  base {summary['base_profile']}, {scale}, seed {summary['seed']}: "
           f"{s['evals_simulated']} of {s['evals_budget']} simulations on {where} in {s['wall_s']:.1f} s"
           + (f" ({s['refused_candidates']} candidates refused by the simulator)" if s["refused_candidates"] else ""))
     if summary.get("distance") is None:
@@ -306,9 +349,24 @@ def show(summary: dict, out: str) -> None:
                      f"{t['error']:.3f}", f"{t['weight']:g}"])
     _table(rows)
     ident = summary["identifiability"]
+    c = summary.get("checks") or {}
+    if c.get("checked"):
+        seeds = ", ".join(f"{d:.4f}" for d in c["seed_distances"])
+        floor = "" if c.get("floor") is None else (
+            f"; two of those runs are {c['floor']:.4f} apart, so the best misfits by {c['misfit']:.4f}")
+        print(f"  checks: the best re-simulated with {len(c['seed_distances'])} other seeds: {seeds} (noise "
+              f"{c['noise']:.4f}{floor})")
+        if c.get("full_size"):
+            f = c["full_size"]
+            print(f"  at full size (fitted.toml itself): distance {f['distance']:.4f}; the scaled drive deviates "
+                  f"from it by {f['deviation']:.4f}")
+    elif c:
+        print(f"  no checks ({c.get('failed') or 'the budget is too small for them'}): no key is called pinned")
     if ident:
         print(f"  identifiability: values of each key among the {ident[0]['near_candidates']} candidates within "
-              f"{ident[0]['near_tolerance']:.3f} of the best distance; rise = distance change per 10 % of the range")
+              f"{ident[0]['near_tolerance']:.3f} of the best distance"
+              + (" (2 x noise + deviation + misfit, at least 0.02)" if c.get("checked") else "")
+              + "; rise = distance change per 10 % of the range")
     rows = [["key", "fitted", "range", "near-best values", "spread", "rise/10%", "identifiability"]]
     for r, k in zip(ident, summary["keys"]):
         key = Key(k["name"], k["lo"], k["hi"], k["scale"], k["integer"], k["unit"])
@@ -318,6 +376,10 @@ def show(summary: dict, out: str) -> None:
                      "n/a" if r["sensitivity"] is None else f"{r['sensitivity']:+.3f}", r["verdict"]])
     _table(rows, text_last=True)
     for r in ident:
+        if r.get("scale_note"):
+            print(f"  {r['key']}: {r['scale_note']}")
+        elif r.get("why") and not r["why"].startswith("trades off"):  # a trade-off: the line below
+            print(f"  {r['key']} is not pinned: {r['why']}")
         for t in r["trades_off_with"]:
             if r["key"] < t["key"]:
                 print(f"  {r['key']} and {t['key']} trade off (r = {t['r']:+.2f} among the near-best candidates): "

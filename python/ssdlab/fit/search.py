@@ -3,18 +3,26 @@
 Optimizer (seeded; the same seed and measurements give the same fit, whatever runs the
 simulations: each step waits for its whole batch, and ties break by evaluation number):
 
-1. **sample**: the base profile's own values, then a Latin hypercube over the unit cube of the
-   searched keys (40 % of the budget, at least 2 x keys + 2): each key's range is cut into as
-   many strata as there are samples, one sample per stratum, so every key's whole range is
-   seen.
-2. **refine**: a cross-entropy search. Each round fits a Gaussian (mean and full covariance,
-   rank-weighted) to the best :data:`ELITE` candidates simulated so far and simulates a batch
-   drawn from it (widened by :data:`WIDEN`, each key's spread kept above
-   :data:`MIN_SIGMA` of its range, clipped to the ranges). The full covariance follows the
-   diagonal valleys where keys trade off against each other (less spare area and faster
-   programs give the same steady state), which a search along one key at a time crawls
-   through; keeping the elite over all rounds makes it robust to the plateaus of integer
-   keys and block-granular spare area, and to a noisy distance.
+1. **sample**: a Latin hypercube over the unit cube of the searched keys (40 % of the
+   budget after the probe, at least 2 x keys + 2): each key's range is cut into as many
+   strata as there are samples, one sample per stratum, so every key's whole range is seen.
+   A fit starts here, not from the base profile's values: those may be the measured drive's
+   own, and a search started on the answer says nothing about finding it.
+2. **refine**: :data:`RUNS` cross-entropy searches (one when the budget is small,
+   :func:`run_count`), taking rounds in turn with equal shares of the budget. The first
+   starts from the best sampled candidate, the second from the best one at least
+   :data:`SEPARATION` of a key's range away from it, each with the sampled candidates
+   nearer its start than the other's: a valley both end in is one the data singles out;
+   where they end apart, another fits too (the identifiability checks compare their ends).
+   Each round fits a Gaussian (mean and full covariance, rank-weighted) to the search's best
+   :data:`ELITE` candidates so far and simulates a batch drawn from it (widened by
+   :data:`WIDEN`, each key's spread kept above :data:`MIN_SIGMA` of its range and above
+   :data:`MIN_STEPS` of its steps where it moves in steps (whole numbers, the spare area's
+   whole blocks), clipped to the ranges). The full covariance follows the diagonal valleys
+   where keys trade off against each other (less spare area and faster programs give the
+   same steady state), which a search along one key at a time crawls through; keeping the
+   elite over all rounds makes it robust to the plateaus of integer keys and block-granular
+   spare area, and to a noisy distance.
 3. **probe**: the best point moved by +/-10 % of each key's range (2 x keys simulations,
    reserved from the budget when it holds at least 6 x keys): the distance's local rise per
    key, reported with the identifiability figures.
@@ -42,8 +50,18 @@ ELITE = 6
 WIDEN = 1.3
 #: Smallest spread per key during refine [share of its range].
 MIN_SIGMA = 1 / 40
+#: Smallest spread during refine of a key that moves in steps [its steps]: the search keeps
+#: trying the neighbouring steps, where a valley of equally good fits along a stepped key and
+#: another shows (the GC watermark in blocks against the spare area in blocks).
+MIN_STEPS = 1.5
 #: The probe's displacement [share of each key's range].
 PROBE_STEP = 0.10
+#: Refine searches when the budget affords them (:func:`run_count`), and how far apart (in
+#: some key, share of its range) the second starts from the first.
+RUNS = 2
+SEPARATION = 0.25
+#: Refine rounds each search gets at least, or there is one search.
+MIN_ROUNDS = 3
 
 
 def latin_hypercube(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
@@ -61,46 +79,81 @@ def batch_size(d: int) -> int:
     return max(6, 2 * d + 2)
 
 
-def optimize(d: int, ask: Callable[[list[np.ndarray], str], list[float]], remaining: Callable[[], int],
-             seed: int, start: np.ndarray | None = None, probe: bool = True) -> None:
-    """Runs the three steps above. ``ask(points, step)`` simulates the points (a list of
-    arrays in [0, 1]^d) and returns their distances (points it has seen cost nothing, refused
-    ones are inf); ``remaining()`` is the budget left. Returns when the budget is spent (or
-    the refine step keeps proposing candidates already simulated)."""
+def optimize(d: int, ask: Callable[[list[np.ndarray], str, int | None], list[float]], remaining: Callable[[], int],
+             seed: int, start: np.ndarray | None = None, probe: bool = True, runs: int | None = None,
+             steps: list[float] | None = None) -> None:
+    """Runs the steps above. ``ask(points, step, search)`` simulates the points (a list of
+    arrays in [0, 1]^d) of ``step`` for refine search ``search`` (None: the sample and the
+    probe) and returns their distances (points it has seen cost nothing, refused ones are
+    inf); ``remaining()`` is the budget left; ``start``, if given, is simulated first;
+    ``runs``: refine searches (default :func:`run_count`); ``steps``: per key, its step in
+    the unit cube (0: continuous). Returns when the budget is spent (or the refine steps keep
+    proposing candidates already simulated)."""
     rng = np.random.default_rng(seed)
+    sigma = np.maximum(MIN_SIGMA, MIN_STEPS * np.asarray(steps if steps is not None else [0.0] * d, float))
     total = remaining()
     n_probe = 2 * d if probe and total >= 6 * d else 0
+    runs = run_count(d, total - n_probe) if runs is None else runs
     n_sample = max(1, min(total - n_probe, max(2 * d + 2, int(round(SAMPLE_SHARE * (total - n_probe))))))
     points = [] if start is None else [np.clip(np.asarray(start, float), 0, 1)]
     points += list(latin_hypercube(rng, n_sample - len(points), d))
-    seen: list[tuple[float, int, np.ndarray]] = []
-
-    def record(pts, dist) -> None:
-        seen.extend((float(x), len(seen) + k, p) for k, (x, p) in enumerate(zip(dist, pts)))
-
-    record(points, ask(points, "sample"))
-    stale = 0
+    sampled = [(float(x), k, p) for k, (x, p) in enumerate(zip(ask(points, "sample", None), points))]
+    every = list(sampled)
+    seeds = _starts([r for r in sampled if np.isfinite(r[0])], runs)
+    searches = [[r for r in sampled if _nearest(r[2], seeds) == i] for i in range(len(seeds))]
+    stale = [0] * len(searches)
     n_elite = max(ELITE, d + 1)
     w = np.log(n_elite + 0.5) - np.log(np.arange(1, n_elite + 1))  # rank weights, as CMA-ES's
-    while remaining() > n_probe and stale < 3:
-        elite = [p for x, _, p in sorted(seen, key=lambda r: (r[0], r[1])) if np.isfinite(x)][:n_elite]
+    turn = 0
+    while remaining() > n_probe and searches and min(stale) < 3:
+        i = turn % len(searches)
+        turn += 1
+        if stale[i] >= 3:
+            continue
+        elite = [p for x, _, p in sorted(searches[i], key=lambda r: (r[0], r[1])) if np.isfinite(x)][:n_elite]
         if not elite:
-            break
+            stale[i] = 3
+            continue
         e = np.array(elite)
         ww = w[: len(e)] / w[: len(e)].sum()
         mean = ww @ e
         cov = (e - mean).T @ ((e - mean) * ww[:, None]) if len(e) > 1 else np.zeros((d, d))
-        cov = cov * WIDEN ** 2 + np.eye(d) * MIN_SIGMA ** 2
+        cov = cov * WIDEN ** 2 + np.diag(sigma ** 2)
         n = min(batch_size(d), remaining() - n_probe)
         batch = list(np.clip(rng.multivariate_normal(mean, cov, size=n, method="cholesky"), 0.0, 1.0))
         before = remaining()
-        record(batch, ask(batch, "refine"))
-        stale = stale + 1 if remaining() == before else 0
+        new = [(float(x), len(every) + k, p) for k, (x, p) in enumerate(zip(ask(batch, "refine", i), batch))]
+        searches[i] += new
+        every += new
+        stale[i] = stale[i] + 1 if remaining() == before else 0
     if n_probe and remaining() > 0:
-        finite = [r for r in seen if np.isfinite(r[0])]
+        finite = [r for r in every if np.isfinite(r[0])]
         if finite:
             best = min(finite, key=lambda r: (r[0], r[1]))[2]
-            ask(probe_points(best), "probe")
+            ask(probe_points(best), "probe", None)
+
+
+def run_count(d: int, budget: int) -> int:
+    """Refine searches a budget affords: RUNS when the refine step gets at least
+    :data:`MIN_ROUNDS` rounds of :func:`batch_size` per search, else one."""
+    return RUNS if (1 - SAMPLE_SHARE) * budget >= RUNS * MIN_ROUNDS * batch_size(d) else 1
+
+
+def _starts(sampled: list[tuple[float, int, np.ndarray]], runs: int) -> list[np.ndarray]:
+    """Where the refine searches start: the best sampled point, then each next the best one
+    at least SEPARATION away (in some key) from every start so far, else the best not yet a
+    start."""
+    ranked = sorted(sampled, key=lambda r: (r[0], r[1]))
+    starts: list[np.ndarray] = []
+    for _ in range(min(runs, len(ranked))):
+        far = [p for _, _, p in ranked if all(np.max(np.abs(p - q)) >= SEPARATION for q in starts)]
+        rest = [p for _, _, p in ranked if not any(p is q for q in starts)]
+        starts.append((far or rest)[0])
+    return starts
+
+
+def _nearest(p: np.ndarray, starts: list[np.ndarray]) -> int:
+    return int(np.argmin([np.sum((p - q) ** 2) for q in starts])) if starts else 0
 
 
 def probe_points(center: np.ndarray) -> list[np.ndarray]:

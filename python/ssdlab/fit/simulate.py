@@ -3,24 +3,21 @@ procedures plan them (same phases, span, queue depth, block size, interval), wit
 a results folder. :func:`evaluate` is what the process pool and the dask workers run: a
 top-level function of plain, picklable values.
 
-``--scale F`` (consistency and fill results): the simulated drive has F times the measured
-capacity (same geometry per plane, fewer blocks) and a consistency test runs F times the
-measured duration: the same number of drive writes, so the fresh-out-of-box phase and the
-way to steady state take the same share of the run, while levels (IOPS, MB/s) and the GC
-burst period (set by per-plane watermarks in blocks) stay what they are. Times from a scaled
-simulation are multiplied by 1/F before they are compared. ``run`` results are always
-simulated at full capacity (a job file may address absolute offsets and sizes).
+``--scale F`` (consistency and fill results): the candidate is simulated as its scaled copy
+(:class:`ssdlab.fit.space.Scaling`: blocks of F times the pages, F times the capacity) and
+the test is repeated on the copy's clock: F times the duration, the interval and the pause,
+so as many drive writes in as many intervals. A scaled consistency series' times are
+divided by F (the measured clock); a fill is compared by share of the span written. ``run``
+results are always simulated at full capacity (a job file may address absolute offsets and
+sizes).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 
 import numpy as np
-
-#: A consistency run keeps at least this many intervals when scaled down.
-MIN_SCALED_INTERVALS = 30
-
 
 def simulate_one(profile, seed: int, repro: dict, scale: float) -> dict:
     """Runs one measured test's reproduction on a fresh drive of ``profile``; returns the
@@ -32,7 +29,7 @@ def simulate_one(profile, seed: int, repro: dict, scale: float) -> dict:
     if test == "consistency":
         return _consistency(target, repro, scale, seed)
     if test == "fill":
-        return _fill(target, repro, seed)
+        return _fill(target, repro, scale, seed)
     if test == "run":
         return _run(target, repro, seed)
     raise ValueError(f"cannot simulate a {test!r} test")
@@ -43,9 +40,9 @@ def _consistency(target, repro: dict, scale: float, seed: int) -> dict:
 
     from ..procedures import consistency
 
-    interval = float(repro["interval_s"])
-    duration = max(repro["duration_s"] * scale, MIN_SCALED_INTERVALS * interval)
-    params = consistency.ConsistencyParams(span_pct=repro["span_pct"], duration_s=duration, qd=repro["qd"],
+    interval = float(repro["interval_s"]) * scale
+    params = consistency.ConsistencyParams(span_pct=repro["span_pct"], duration_s=repro["duration_s"] * scale,
+                                           qd=repro["qd"],
                                            bs_bytes=repro["bs_bytes"], seed=seed)
     fill, rand = consistency.plan(target, params)
     target.purge()
@@ -56,11 +53,11 @@ def _consistency(target, repro: dict, scale: float, seed: int) -> dict:
             "write_amplification": r.totals.get("write_amplification")}
 
 
-def _fill(target, repro: dict, seed: int) -> dict:
+def _fill(target, repro: dict, scale: float, seed: int) -> dict:
     from ..procedures import fill as fillmod
 
     params = fillmod.FillParams(span_pct=repro["span_pct"], bs_bytes=repro["bs_bytes"], qd=repro["qd"],
-                                interval_s=repro["interval_s"], pause_s=repro["pause_s"],
+                                interval_s=repro["interval_s"] * scale, pause_s=repro["pause_s"] * scale,
                                 burst_pct=repro["burst_pct"], min_phase_pct=repro["min_phase_pct"], seed=seed)
     target.purge()
     out: dict = {}
@@ -94,6 +91,21 @@ def _run(target, repro: dict, seed: int) -> dict:  # noqa: ARG001 - the target c
     return {"groups": groups, "series": keep}
 
 
+@contextlib.contextmanager
+def _outside_the_run():
+    """A candidate's phases are not the fit's: simulated in the fit's own process (one
+    worker), they would otherwise be journalled, with an fsync per phase, into the fit's
+    results folder as the run going on (:func:`ssdlab.results.current_dir`)."""
+    from .. import results
+
+    active = list(results._ACTIVE)
+    results._ACTIVE.clear()
+    try:
+        yield
+    finally:
+        results._ACTIVE[:] = active + results._ACTIVE
+
+
 def evaluate(task: dict) -> dict:
     """Simulates one candidate (``task``: ``index``, ``base`` profile, ``seed``, and ``runs``:
     per measured folder its ``repro``, profile overrides ``sets`` and ``scale``). Returns
@@ -104,9 +116,10 @@ def evaluate(task: dict) -> dict:
     t0 = time.perf_counter()
     try:
         outputs = []
-        for run in task["runs"]:
-            profile = load_profile(task["base"], run["sets"])
-            outputs.append(simulate_one(profile, int(task["seed"]), run["repro"], float(run["scale"])))
+        with _outside_the_run():
+            for run in task["runs"]:
+                profile = load_profile(task["base"], run["sets"])
+                outputs.append(simulate_one(profile, int(task["seed"]), run["repro"], float(run["scale"])))
         return {"index": task["index"], "ok": True, "outputs": outputs, "error": None,
                 "wall_s": time.perf_counter() - t0}
     except KeyboardInterrupt:

@@ -18,6 +18,23 @@ GC watermarks keep their order: searching ``gc_bg_start_free_blocks`` alone move
 ``gc_bg_stop_free_blocks`` with it (the base profile's gap kept; 0 = no active GC turns both
 off). Any other candidate the simulator refuses (watermarks out of order, too little spare for
 the GC reserve) is recorded with the simulator's message and costs no simulation.
+
+``--scale F`` (:class:`Scaling`): the simulated drive is a smaller copy of the candidate,
+F times its capacity, made by shrinking every erase block to F of its pages (pages per block
+rounded; F is then that ratio exactly) and keeping everything else per plane: the planes,
+blocks per plane, pages, timings and every watermark counted in blocks. Spare area, the open
+blocks and the GC reserve therefore stay the same share of each plane, and everything that
+happens once per block (a block filled, collected, erased; a GC burst between watermarks)
+happens F times as often over F times the bytes: over a run F times as long, with intervals
+F times as short, the series is the full drive's with its clock divided by F. What scales
+with it: the user capacity, the erase time (erase time per byte kept), the capacity-like
+byte sizes (write buffer, pseudo-SLC cache, map cache and SRAM: the same share of the
+drive) and the idle delay (the same share of a pause). What cannot: a block of fewer pages
+gives greedy GC more choice (at 13 pages per block the default drive's steady-state write
+amplification is ~13 % lower than at 256), and the write buffer cannot shrink below what
+keeps every die programming (:data:`BUFFER_FLOOR_PROGRAMS` programs per die) without
+throttling the drive. The fit measures the first (a full-capacity check of the best
+candidate) and names the keys the second leaves unscaled.
 """
 from __future__ import annotations
 
@@ -91,6 +108,16 @@ class Key:
             return int(min(self.hi, max(self.lo, round(v / 4096) * 4096)))
         return int(round(v)) if self.integer else float(v)
 
+    def bound(self, u: float, side: str) -> float:
+        """The value at ``u`` (clipped to [0, 1]) without rounding to the key's steps, except
+        that a whole-number key rounds inwards (``side`` "lo" up, "hi" down): the end of a
+        range in the key's unit."""
+        u = min(1.0, max(0.0, float(u)))
+        v = self.lo * (self.hi / self.lo) ** u if self.scale == "log" else self.lo + u * (self.hi - self.lo)
+        if self.integer:
+            return float(math.ceil(v - 1e-9) if side == "lo" else math.floor(v + 1e-9))
+        return float(v)
+
     def unit_of(self, value: float) -> float:
         """The position in [0, 1] of ``value`` (clipped to the range)."""
         v = min(self.hi, max(self.lo, float(value)))
@@ -102,7 +129,7 @@ class Key:
 
     def text(self, value) -> str:
         """The value with its unit, as the terminal table shows it (bytes in KiB/MiB/GiB)."""
-        if self.unit == "bytes":
+        if self.unit.startswith("bytes"):
             return _bytes_text(value)
         unit = f" {self.unit}" if self.unit else ""
         if self.integer:
@@ -110,7 +137,7 @@ class Key:
         return f"{value:.4g}{unit}"
 
     def range_text(self) -> str:
-        if self.unit == "bytes":
+        if self.unit.startswith("bytes"):
             lo, hi, unit = _bytes_text(self.lo), _bytes_text(self.hi), ""
         else:
             lo = f"{int(self.lo):,}" if self.integer else f"{self.lo:g}"
@@ -254,19 +281,98 @@ def base_spare_pct(values: dict, geometry: dict) -> float:
     return (float(geometry["physical_bytes"]) / float(geometry["user_bytes"]) - 1.0) * 100.0
 
 
-def sim_capacity_bytes(capacity_bytes: int, scale: float) -> int:
-    """The simulated drive's user capacity: the measured capacity times ``scale``, rounded down
-    to whole MiB (scale 1: down to 4096 bytes) [bytes]."""
-    align = 4096 if scale >= 1 else 1 << 20
-    return int(capacity_bytes * scale) // align * align
+#: Byte sizes that are a share of the drive: times F on a scaled drive.
+SCALED_BYTES = ("write_buffer_bytes", "slc_static_bytes", "slc_dynamic_max_bytes", "map_cache_bytes",
+                "map_sram_bytes")
+#: Times of something done once per block or per pause: times F on a scaled drive.
+SCALED_TIMES = ("t_erase_us", "gc_idle_delay_ms")
+#: The scaled write buffer holds at least this many multi-plane programs per die: below about
+#: two a die waits for data (the default drive programs at 96 % of its rate with 1 per die,
+#: 100 % with 2).
+BUFFER_FLOOR_PROGRAMS = 4
+#: Fewest pages per block a scaled drive may have.
+MIN_SCALED_PAGES = 8
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """The scaled copy of a drive (see the module docstring): ``factor`` F (the pages per
+    block ratio, close to the requested ``--scale``), ``pages_per_block`` of the copy and the
+    write buffer's floor [bytes]."""
+
+    requested: float
+    factor: float
+    pages_per_block: int
+    full_pages_per_block: int
+    buffer_floor_bytes: int
+
+    @classmethod
+    def of(cls, base_values: dict, scale: float) -> "Scaling":
+        ppb = int(base_values["pages_per_block"])
+        pages = ppb if scale >= 1 else max(1, round(ppb * scale))
+        program = int(base_values["planes_per_die"]) * int(base_values["page_size_bytes"])
+        return cls(scale, pages / ppb, pages, ppb, BUFFER_FLOOR_PROGRAMS * program
+                   * int(base_values["channels"]) * int(base_values["dies_per_channel"]))
+
+    @property
+    def scaled(self) -> bool:
+        return self.factor < 1
+
+    def capacity_bytes(self, capacity_bytes: int) -> int:
+        """The copy's user capacity: ``capacity_bytes`` times F, in whole 4096-byte units."""
+        return int(capacity_bytes * self.factor) // 4096 * 4096
+
+    def buffer_bytes(self, full_bytes: float) -> int:
+        """The copy's write buffer: F times ``full_bytes``, at least the floor (4 KiB units)."""
+        return max(self.buffer_floor_bytes, int(full_bytes * self.factor) // 4096 * 4096)
+
+    def overrides(self, values: dict) -> dict:
+        """Profile values of the copy of the drive whose (full) values are ``values``: the
+        keys that change with F (pages per block, user capacity, SCALED_BYTES, SCALED_TIMES)."""
+        if not self.scaled:
+            return {}
+        out = {"pages_per_block": self.pages_per_block,
+               "user_capacity_bytes": self.capacity_bytes(int(values["user_capacity_bytes"]))}
+        for k in SCALED_BYTES:
+            v = int(values[k])
+            out[k] = self.buffer_bytes(v) if k == "write_buffer_bytes" else (int(v * self.factor) // 4096 * 4096
+                                                                               if v else 0)
+        for k in SCALED_TIMES:
+            out[k] = float(values[k]) * self.factor
+        return out
+
+    def unpreserved(self, key: "Key") -> str | None:
+        """Why ``key``'s effect is not what it is on the full drive at this scale (None: it is)."""
+        if self.scaled and key.name == "write_buffer_bytes" and key.lo * self.factor < self.buffer_floor_bytes:
+            return (f"a write buffer below {_bytes_text(self.buffer_floor_bytes / self.factor)} is simulated at "
+                    f"{_bytes_text(self.buffer_floor_bytes)} on the {self.factor:.3g}x drive (less would throttle "
+                    f"it): use --scale >= {min(1.0, self.buffer_floor_bytes / key.lo):.2g} to fit it")
+        return None
+
+    def describe(self) -> str:
+        return (f"{self.factor:.4g} ({self.pages_per_block} of {self.full_pages_per_block} pages per block; "
+                "everything per block and per plane kept)")
+
+
+def check_scale(base_values: dict, scale: float, where: str) -> Scaling:
+    """The scaling of ``base_values`` at ``scale``; UserError naming ``where`` when its blocks
+    would be too small."""
+    s = Scaling.of(base_values, scale)
+    if s.scaled and s.pages_per_block < MIN_SCALED_PAGES:
+        need = MIN_SCALED_PAGES / s.full_pages_per_block
+        raise UserError(f"{where}: --scale {scale:g} leaves {s.pages_per_block} of the base profile's "
+                        f"{s.full_pages_per_block} pages per block (at least {MIN_SCALED_PAGES}); use --scale >= "
+                        f"{need:.2g} or a --base profile with more pages_per_block")
+    return s
 
 
 def candidate_sets(keys: list[Key], values: dict, base_values: dict, capacity_bytes: int,
-                   spare_pct: float) -> tuple[list[str], dict]:
-    """Profile overrides for one candidate on a drive of ``capacity_bytes`` user capacity:
-    ``values`` holds the searched keys' values, ``spare_pct`` the spare area (searched or the
-    base's). Returns (``KEY=VALUE`` list, realized values of the searched keys: spare_pct as the
-    whole blocks per plane give it)."""
+                   spare_pct: float, scaling: Scaling | None = None) -> tuple[list[str], dict]:
+    """Profile overrides for one candidate on a drive of ``capacity_bytes`` user capacity (the
+    measured one), as ``scaling`` simulates it (None: at full size): ``values`` holds the
+    searched keys' values, ``spare_pct`` the spare area (searched or the base's). Returns
+    (``KEY=VALUE`` list, realized values of the searched keys on the full drive: spare_pct as
+    the whole blocks per plane give it)."""
     geo = Geometry.of(base_values)
     bpp = max(1, round(capacity_bytes * (1 + spare_pct / 100.0) / (geo.planes * geo.block_bytes)))
     realized_spare = (bpp * geo.planes * geo.block_bytes / capacity_bytes - 1.0) * 100.0
@@ -285,4 +391,10 @@ def candidate_sets(keys: list[Key], values: dict, base_values: dict, capacity_by
         b_start = int(base_values.get("gc_bg_start_free_blocks", 0))
         b_stop = int(base_values.get("gc_bg_stop_free_blocks", 0)) or b_start
         sets.append(f"gc_bg_stop_free_blocks={start + max(0, b_stop - b_start) if start else 0}")
+    if scaling is not None and scaling.scaled:
+        full = dict(base_values)
+        full.update(kv.split("=", 1) for kv in sets)
+        small = scaling.overrides(full)
+        sets = [kv for kv in sets if kv.split("=", 1)[0] not in small]
+        sets += [f"{k}={v if isinstance(v, int) else repr(v)}" for k, v in small.items()]
     return sets, realized
