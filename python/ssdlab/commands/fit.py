@@ -7,6 +7,7 @@ import sys
 
 from ..fit.measured import CSV_FORMAT
 from ..procedures.declare import number, seed, size
+from ..units import MAX_BS_BYTES, MAX_SIZE_BYTES
 
 DESCRIPTION = """\
 Search simulator profile keys for the simulated drive whose series best match measured
@@ -131,11 +132,11 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
                    metavar="S", help="seconds to wait for the scheduler and its first worker (default: %(default)g s; "
                                      "must be in (0, 3600] s)")
     csv = p.add_argument_group("CSV curves", "what a CSV file does not say (the format: below)")
-    csv.add_argument("--capacity", type=size, metavar="SIZE", default=None,
+    csv.add_argument("--capacity", type=number(size, 1 << 20, MAX_SIZE_BYTES, unit="bytes"), metavar="SIZE", default=None,
                      help="the drive's user capacity, e.g. 1TB, 512GB or 480103981056 (required with a CSV)")
     csv.add_argument("--test", choices=("fill", "consistency"), default=None,
                      help="the test the curve is (default: as its header says; an error if they differ)")
-    csv.add_argument("--bs", type=size, metavar="SIZE", default=None,
+    csv.add_argument("--bs", type=number(size, 512, MAX_BS_BYTES, unit="bytes"), metavar="SIZE", default=None,
                      help="write size of the test (default: the test's own: fill 1 MiB, consistency 4 KiB)")
     csv.add_argument("--qd", type=number(int, low=1, high=1024), metavar="N", default=None,
                      help="queue depth of the test (default: fill 1, consistency 32; must be in [1, 1024])")
