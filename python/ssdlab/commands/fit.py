@@ -132,7 +132,8 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
                    metavar="S", help="seconds to wait for the scheduler and its first worker (default: %(default)g s; "
                                      "must be in (0, 3600] s)")
     csv = p.add_argument_group("CSV curves", "what a CSV file does not say (the format: below)")
-    csv.add_argument("--capacity", type=number(size, 1 << 20, MAX_SIZE_BYTES, unit="bytes"), metavar="SIZE", default=None,
+    csv.add_argument("--capacity", type=number(size, 1 << 20, MAX_SIZE_BYTES, unit="bytes"), metavar="SIZE",
+                     default=None,
                      help="the drive's user capacity, e.g. 1TB, 512GB or 480103981056 (required with a CSV)")
     csv.add_argument("--test", choices=("fill", "consistency"), default=None,
                      help="the test the curve is (default: as its header says; an error if they differ)")
