@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from test_safety import _mkfs, _write_mbr, loop, loops_ok  # noqa: F401  (fixtures)
+from test_safety import _mkfs, _write_mbr, loop, loops_ok, wait_for_partition  # noqa: F401  (fixtures)
 from ssdlab.targets import safety
 from ssdlab.targets.fio import FioTarget
 from ssdlab.targets.loop import LoopDevice, parse_size
@@ -120,14 +120,7 @@ def test_loop_over_a_partition_of_the_target_is_refused(stack, tmp_path, loops_o
         f.truncate(16 * MiB)
     _write_mbr(img)
     disk = stack.loop(img, 0, "--partscan")
-    part = f"{disk}p1"
-    if not os.path.exists(f"/sys/class/block/{_name(disk)}/{_name(disk)}p1"):  # kernels without the DOS parser
-        subprocess.run(["partx", "--add", disk], capture_output=True)
-    for _ in range(100):
-        if os.path.exists(part):
-            break
-        time.sleep(0.02)
-    assert os.path.exists(part), f"no partition appeared on {disk}"
+    part = wait_for_partition(disk)
     upper = stack.loop(part)
     mnt = stack.mount(upper)
     data, digest = _keep(mnt)

@@ -33,24 +33,26 @@ def mounted_loop(tmp_path):
     fio once --destroy-data overrides the mount (a real mount is refused before fio runs:
     the device cannot be held, see test_a_really_mounted_device_cannot_be_held)."""
     require_loops(("fio", "losetup", "mount", "umount"))
+    with _loop_device(tmp_path) as dev, mounted(["-t", "tmpfs", dev], tmp_path / "mnt"):
+        yield dev
+
+
+@contextlib.contextmanager
+def _loop_device(tmp_path: Path):
+    """A 64 MiB loop device over a sparse file in ``tmp_path``, detached afterwards."""
     img = tmp_path / "dev.img"
     with open(img, "wb") as f:
         f.truncate(64 * MiB)
     dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True, check=True).stdout.strip()
     try:
-        with mounted(["-t", "tmpfs", dev], tmp_path / "mnt"):
-            yield dev
+        yield dev
     finally:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
 
 
 def test_a_really_mounted_device_cannot_be_held(tmp_path):
     require_loops(("losetup", "mkfs.ext4", "mount", "umount"))
-    img = tmp_path / "dev.img"
-    with open(img, "wb") as f:
-        f.truncate(64 * MiB)
-    dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True, check=True).stdout.strip()
-    try:
+    with _loop_device(tmp_path) as dev:
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
         with mounted([dev], tmp_path / "mnt"):
             out = tmp_path / "out"
@@ -59,8 +61,6 @@ def test_a_really_mounted_device_cannot_be_held(tmp_path):
             assert proc.returncode == 2 and "Traceback" not in proc.stderr
             assert f"refusing to write to {dev}: it cannot be held exclusively for the run" in proc.stderr
             assert not out.exists()
-    finally:
-        subprocess.run(["losetup", "-d", dev], capture_output=True)
 
 
 def small_tmpfs(tmp_path: Path, size: str):

@@ -85,6 +85,20 @@ def test_refuses_mounted_and_accepts_with_destroy(loop, tmp_path):
         os.rmdir(mnt)
 
 
+def wait_for_partition(dev: str) -> str:
+    """The first partition of loop device ``dev`` (attached with --partscan over an image with
+    an MBR), added with BLKPG where the kernel has no DOS parser; fails if none appears."""
+    name = os.path.basename(dev)
+    if not os.path.exists(f"/sys/class/block/{name}/{name}p1"):
+        subprocess.run(["partx", "--add", dev], capture_output=True)
+    for _ in range(100):
+        if os.path.exists(f"/sys/class/block/{name}/{name}p1/partition") and os.path.exists(f"{dev}p1"):
+            break
+        time.sleep(0.02)
+    assert os.path.exists(f"{dev}p1"), f"could not create a partition on {dev}"
+    return f"{dev}p1"
+
+
 def _write_mbr(img: str, start_lba: int = 2048, sectors: int = 8192) -> None:
     """A DOS partition table with one Linux partition, written by hand (no fdisk needed)."""
     import struct
@@ -105,14 +119,7 @@ def test_refuses_partitions(loops_ok, tmp_path):
                          capture_output=True, text=True).stdout.strip()
     try:
         name = os.path.basename(dev)
-        part = f"/sys/class/block/{name}/{name}p1/partition"
-        if not os.path.exists(part):  # kernels without the DOS parser: add it with BLKPG
-            subprocess.run(["partx", "--add", dev], capture_output=True)
-        for _ in range(50):
-            if os.path.exists(part):
-                break
-            time.sleep(0.02)
-        assert os.path.exists(part), f"could not create a partition on {dev}"
+        wait_for_partition(dev)
         with pytest.raises(UnsafeTargetError) as ei:
             check_device(dev)
         msg = str(ei.value)
