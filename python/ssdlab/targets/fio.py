@@ -717,7 +717,7 @@ class FioTarget:
     def _init_file(self, size_bytes: int | None, destroy: str | None, out_path: str | os.PathLike | None) -> None:
         self.real_path, self.kernel_name = self.path, None
         try:
-            check_file(self.path, destroy, owned=False, out_path=out_path)
+            check_file(self.path, destroy, out_path=out_path)
         except UnsafeTargetError as e:
             if not self.dry_run or "block device" in str(e) or "regular file" in str(e):
                 raise

@@ -703,13 +703,13 @@ def _writers(real: str) -> list[str]:
     return sorted(found, key=lambda s: int(s.split()[0]))
 
 
-def check_file(path: str | os.PathLike, destroy: str | os.PathLike | None = None, *, owned: bool = False,
+def check_file(path: str | os.PathLike, destroy: str | os.PathLike | None = None, *,
                out_path: str | os.PathLike | None = None) -> None:
     """Raise :class:`UnsafeTargetError` unless ``path`` may be used as a ``file:`` target.
 
     The path must not be a block or character device, a directory, an active swap file, the
-    backing file of a loop device (``owned=True`` skips that check for ssdlab's own loop
-    files), or a file that holds data (allocated blocks) and is not marked as a file ssdlab
+    backing file of a loop device (ssdlab's own loop devices unlink theirs, so no path names
+    them), or a file that holds data (allocated blocks) and is not marked as a file ssdlab
     tested before (:data:`OWN_FILE_XATTR`). A missing file is fine (it will be created sparse).
     ``destroy`` naming the same file overrides these refusals. Refused even with ``destroy``: a
     file another process has open for writing, and a file directly in ``out_path`` (the
@@ -745,8 +745,8 @@ def check_file(path: str | os.PathLike, destroy: str | os.PathLike | None = None
             f"program first (`fuser -v {path}` shows who has it open). --destroy-data cannot override this.")
     if destroy is not None and _same_path(destroy, path):
         return None
-    reasons = [r for r in file_reasons(path) if not (owned and r.startswith("backs loop device"))]
-    if st.st_blocks and not owned and not _own_file(real):
+    reasons = file_reasons(path)
+    if st.st_blocks and not _own_file(real):
         reasons.append(f"holds data ({st.st_blocks * 512:,} bytes allocated) and is not a file ssdlab tested before; "
                        f"a test overwrites all of it")
     if reasons:
