@@ -184,6 +184,16 @@ def test_file_gate(tmp_path, loops_ok):
         assert f"backs loop device {dev}" in str(ei.value)
         assert f"--destroy-data {img}" in str(ei.value)
         assert check_file(str(img), destroy=str(img)) is None
+        # the same file under another name: a hard link, and the file renamed after attaching
+        link = tmp_path / "link.img"
+        os.link(img, link)
+        with pytest.raises(UnsafeTargetError, match=f"backs loop device {dev}"):
+            check_file(str(link))
+        moved = tmp_path / "moved.img"
+        os.rename(img, moved)
+        with pytest.raises(UnsafeTargetError, match=f"backs loop device {dev}"):
+            check_file(str(moved))
+        os.rename(moved, img)
     finally:
         subprocess.run(["losetup", "--detach", dev], capture_output=True)
     assert check_file(str(img)) is None

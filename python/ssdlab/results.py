@@ -711,6 +711,19 @@ def current_dir() -> ResultsDir | None:
     return None
 
 
+@contextlib.contextmanager
+def outside_any_run():
+    """Code inside is not part of this process's run: :func:`current_dir` is None there, so
+    phases simulated inside (a fit's candidates) are not journalled into the run's folder.
+    Folders opened inside are kept after it, newest last."""
+    active = list(_ACTIVE)
+    _ACTIVE.clear()
+    try:
+        yield
+    finally:
+        _ACTIVE[:] = active + _ACTIVE
+
+
 def open_phase_journal(phase: str, source: str):
     """The journal (:class:`ssdlab.journal.PhaseJournal`) of a phase starting now in the
     current run's folder, or None when no run is going on (a target used on its own) or the

@@ -13,7 +13,6 @@ sizes).
 """
 from __future__ import annotations
 
-import contextlib
 import time
 import traceback
 
@@ -91,32 +90,20 @@ def _run(target, repro: dict, seed: int) -> dict:  # noqa: ARG001 - the target c
     return {"groups": groups, "series": keep}
 
 
-@contextlib.contextmanager
-def _outside_the_run():
-    """A candidate's phases are not the fit's: simulated in the fit's own process (one
-    worker), they would otherwise be journalled, with an fsync per phase, into the fit's
-    results folder as the run going on (:func:`ssdlab.results.current_dir`)."""
-    from .. import results
-
-    active = list(results._ACTIVE)
-    results._ACTIVE.clear()
-    try:
-        yield
-    finally:
-        results._ACTIVE[:] = active + results._ACTIVE
-
-
 def evaluate(task: dict) -> dict:
     """Simulates one candidate (``task``: ``index``, ``base`` profile, ``seed``, and ``runs``:
     per measured folder its ``repro``, profile overrides ``sets`` and ``scale``). Returns
     ``{"index", "ok", "outputs", "error", "wall_s"}``; a failure is returned, not raised, so
     one bad candidate costs the search nothing else."""
+    from .. import results
     from ..profiles import load_profile
 
     t0 = time.perf_counter()
     try:
         outputs = []
-        with _outside_the_run():
+        # simulated in the fit's own process, a candidate's phases would otherwise be
+        # journalled (an fsync each) into the fit's folder as the run going on
+        with results.outside_any_run():
             for run in task["runs"]:
                 profile = load_profile(task["base"], run["sets"])
                 outputs.append(simulate_one(profile, int(task["seed"]), run["repro"], float(run["scale"])))

@@ -333,6 +333,8 @@ class _Loop:
     #: Device number of the backing file when it is a device node (its ``st_rdev``), or None.
     backing_rdev: tuple[int, int] | None
     offset_bytes: int
+    #: Inode number of the backing file on ``backing_fs`` (0 when unknown).
+    backing_ino: int = 0
 
 
 def _loop(name: str) -> _Loop | None:
@@ -347,8 +349,9 @@ def _loop(name: str) -> _Loop | None:
             fcntl.ioctl(fd, _LOOP_GET_STATUS64, buf)
         finally:
             os.close(fd)
-        dev, _ino, rdev, offset = struct.unpack_from("<QQQQ", buf, 0)
-        return _Loop(name, (os.major(dev), os.minor(dev)), (os.major(rdev), os.minor(rdev)) if rdev else None, offset)
+        dev, ino, rdev, offset = struct.unpack_from("<QQQQ", buf, 0)
+        return _Loop(name, (os.major(dev), os.minor(dev)), (os.major(rdev), os.minor(rdev)) if rdev else None, offset,
+                     ino)
     except OSError:
         pass
     backing = _read(SYS_BLOCK / name / "loop" / "backing_file").removesuffix(" (deleted)")
@@ -362,8 +365,8 @@ def _loop(name: str) -> _Loop | None:
         return _Loop(name, None, None, offset_bytes)
     if stat.S_ISBLK(st.st_mode):
         return _Loop(name, (os.major(st.st_dev), os.minor(st.st_dev)), (os.major(st.st_rdev), os.minor(st.st_rdev)),
-                     offset_bytes)
-    return _Loop(name, (os.major(st.st_dev), os.minor(st.st_dev)), None, offset_bytes)
+                     offset_bytes, st.st_ino)
+    return _Loop(name, (os.major(st.st_dev), os.minor(st.st_dev)), None, offset_bytes, st.st_ino)
 
 
 def _loops() -> dict[str, _Loop]:
@@ -648,19 +651,25 @@ def check_device(path: str | os.PathLike, destroy: str | os.PathLike | None = No
 
 
 def file_reasons(path: str | os.PathLike) -> list[str]:
-    """Why overwriting regular file ``path`` would be unsafe (active swap file, loop backing file)."""
-    real = os.path.realpath(os.fspath(path))
+    """Why overwriting regular file ``path`` would be unsafe (active swap file, loop backing
+    file). Files are matched by filesystem and inode, so a hard link, a bind mount or a
+    backing file renamed or unlinked since is still the same file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    this = ((os.major(st.st_dev), os.minor(st.st_dev)), st.st_ino)
     reasons = []
     for fname, _typ in _swaps():
-        if _same_path(fname, real):
+        try:
+            sw = os.stat(fname)
+        except OSError:
+            continue
+        if ((os.major(sw.st_dev), os.minor(sw.st_dev)), sw.st_ino) == this:
             reasons.append("is an active swap file (/proc/swaps)")
-    try:
-        for loop in sorted(SYS_BLOCK.glob("loop*")):
-            bf = _read(loop / "loop" / "backing_file")
-            if bf and _same_path(bf.removesuffix(" (deleted)"), real):
-                reasons.append(f"backs loop device /dev/{loop.name}")
-    except OSError:
-        pass
+    for lo in _loops().values():
+        if lo.backing_rdev is None and (lo.backing_fs, lo.backing_ino) == this:
+            reasons.append(f"backs loop device /dev/{lo.name}")
     return reasons
 
 
