@@ -215,11 +215,17 @@ impl Gaps {
 const CALENDAR_PIECES: Ns = 1 << 14;
 
 /// What a die is booked for beyond the reads ([`Device::read_start`]): host programs and GC
-/// work, `[start, end)` [ns] in time order (those over by the time of the command that
-/// books or reads are dropped), and when its last read ends.
+/// work in time order (those over by the time of the command that books or reads are
+/// dropped), and when its last read ends. Each operation is kept as its start relative to
+/// the previous one's and its duration [ns], so a read that moves every later operation
+/// back moves one entry.
 #[derive(Clone, Default)]
 struct DieQueue {
+    /// `(start - previous start, duration)` [ns]; the first's relative start is unused.
     ops: VecDeque<(Ns, Ns)>,
+    /// Start of the first and of the last operation [ns].
+    first_start: Ns,
+    last_start: Ns,
     read_end: Ns,
 }
 
@@ -228,10 +234,40 @@ impl DieQueue {
     /// command at `now`.
     #[inline(always)]
     fn push(&mut self, now: Ns, start: Ns, end: Ns) {
-        while self.ops.front().is_some_and(|&(_, e)| e <= now) {
-            self.ops.pop_front();
+        self.drop_over(now);
+        if self.ops.is_empty() {
+            self.first_start = start;
+            self.ops.push_back((0, end - start));
+        } else {
+            debug_assert!(start >= self.last_start, "die work is booked in time order");
+            self.ops.push_back((start - self.last_start, end - start));
         }
-        self.ops.push_back((start, end));
+        self.last_start = start;
+    }
+
+    /// Drops the operations over by `now`.
+    #[inline(always)]
+    fn drop_over(&mut self, now: Ns) {
+        while let Some(&(_, len)) = self.ops.front() {
+            if self.first_start + len > now {
+                break;
+            }
+            self.ops.pop_front();
+            if let Some(&(rel, _)) = self.ops.front() {
+                self.first_start += rel;
+            }
+        }
+    }
+
+    /// Moves operation `i` and every later one back by `shift` [ns].
+    #[inline(always)]
+    fn delay_from(&mut self, i: usize, shift: Ns) {
+        if i == 0 {
+            self.first_start += shift;
+        } else {
+            self.ops[i].0 += shift;
+        }
+        self.last_start += shift;
     }
 }
 
@@ -1057,28 +1093,30 @@ impl Device {
     fn read_start(&mut self, die: usize, t: Ns) -> Ns {
         let q = &mut self.die_queue[die];
         let mut s = t.max(q.read_end);
-        while q.ops.front().is_some_and(|&(_, end)| end <= s) {
-            q.ops.pop_front();
-        }
-        // Work that has started by then goes on to its end.
-        for &(start, end) in &q.ops {
+        q.drop_over(s);
+        // Work that has started by then goes on to its end; `later` is the first operation
+        // that starts after, and its start.
+        let mut later = None;
+        let mut start = q.first_start;
+        for (i, &(rel, len)) in q.ops.iter().enumerate() {
+            if i > 0 {
+                start += rel;
+            }
             if start >= s {
+                later = Some((i, start));
                 break;
             }
-            s = s.max(end);
+            s = s.max(start + len);
         }
-        let later = q.ops.iter().position(|&(start, _)| start >= s);
         if later.is_none() {
             // Nothing recorded starts later, but the die may be booked later still (by work
             // from before the drive kept its calendars): wait for it, as in order.
             s = s.max(self.die_free[die]);
         }
         let end = s + self.t_read;
-        let shift = later.map_or(0, |i| end.saturating_sub(q.ops[i].0));
-        if let (Some(first), true) = (later, shift > 0) {
-            for op in q.ops.range_mut(first..) {
-                *op = (op.0 + shift, op.1 + shift);
-            }
+        let shift = later.map_or(0, |(_, start)| end.saturating_sub(start));
+        if let (Some((i, _)), true) = (later, shift > 0) {
+            q.delay_from(i, shift);
         }
         q.read_end = end;
         let free = &mut self.die_free[die];
