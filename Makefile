@@ -1,5 +1,5 @@
 # ssdlab — make demo: the main job on the default simulated drive; make test: every test;
-# make bench: the benchmarks (figures go into BENCHMARKS.md by hand, with the machine).
+# make bench: every benchmark, recorded in benches/records/ (BENCHMARKS.md's table is rendered from them).
 # Each target installs what it needs (scripts/bootstrap.sh; run as root on Debian).
 
 VENV := .venv
@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 SSDLAB := $(VENV)/bin/ssdlab
 DEMO_OUT ?= results/demo
 
-.PHONY: setup demo test test-rust test-python test-fuzz fuzz bench clean
+.PHONY: setup demo test test-rust test-python test-fuzz fuzz bench bench-compare clean
 
 # Seconds each fuzz target runs in `make test` (fuzz/run.sh; `make fuzz FUZZ_S=600` for longer).
 FUZZ_S ?= 15
@@ -42,16 +42,32 @@ test-python:
 test-fuzz fuzz: setup
 	./fuzz/run.sh $(FUZZ_S)
 
+# Every benchmark; each appends a record to benches/records/ (figures, commit, machine, load)
+# and prints its ratios against the last record with the same parameters; BENCHMARKS.md's
+# table of current figures is then rendered from the records.
 bench: setup
 	cargo bench -p ssdsim --bench steady_state
+	cargo bench -p ssdsim --bench replay
 	cargo bench -p ssdtrace --bench parse
 	$(PY) benches/bench_consistency.py --drives 256G,1T,4T
+	$(PY) benches/bench_randrw.py
 	$(PY) benches/bench_trace.py
+	$(PY) benches/bench_pts.py
 	$(PY) benches/bench_fio_overhead.py
 	$(PY) benches/bench_long_run.py
 	$(PY) benches/bench_todays_drives.py
 	$(PY) benches/bench_archetypes.py
 	$(PY) benches/bench_fit_coverage.py
+	$(PY) benches/records.py render
+
+# A quick subset (~10 min on 2 cores), each compared with its last record at the same
+# parameters. For a paired comparison with another build: benches/ab.py REV -- BENCH ARGS.
+bench-compare: setup
+	$(PY) benches/bench_randrw.py --runs 3 --ios 3000000 --warmup 1
+	$(PY) benches/bench_consistency.py --runs 3 --duration 300
+	$(PY) benches/bench_trace.py --runs 1
+	$(PY) benches/bench_todays_drives.py --big-runs 1
+	$(PY) benches/records.py render
 
 clean:
 	cargo clean

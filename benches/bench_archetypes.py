@@ -28,7 +28,8 @@ import numpy as np
 from ssdlab import analysis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import machine, run_child  # noqa: E402
+from bench_consistency import run_child  # noqa: E402
+from records import Recorder, machine  # noqa: E402
 
 #: From when the seeds' graphs are read [s].
 T0_S = 1400.0
@@ -78,6 +79,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profiles", default=",".join(RUNS), help="archetypes to run (default: %(default)s)")
     args = ap.parse_args()
+    rec = Recorder("archetypes", vars(args))
+    figures = {}
     print(f"Seed archetypes at full size, t >= {T0_S:.0f} s; {machine()}")
     for profile in args.profiles.split(","):
         if profile not in RUNS:
@@ -92,9 +95,13 @@ def main() -> None:
                   f"every {m['high_period_s']:.2f} s; 0 IOPS {100 * m['zero_share']:.1f} % in runs of "
                   f"{m['zero_run_s']:.2f} s every {m['zero_period_s']:.2f} s")
             print(f"  seed: {SEED[(profile, span_pct)]}")
+            key = f"{profile}_span{span_pct:.0f}"
+            figures.update({f"{key}_mean_iops": m["mean"], f"{key}_zero_share": m["zero_share"],
+                            f"{key}_high_share": m["high_share"], f"{key}_wall_s": wall})
         spans = sorted(means)
         if len(spans) == 2 and means[spans[1]]:
             print(f"  average with extra spare / without: {means[spans[0]] / means[spans[1]]:.1f}x")
+    rec.write(figures)
 
 
 if __name__ == "__main__":

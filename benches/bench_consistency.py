@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -24,31 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from records import Recorder, machine  # noqa: E402
+
 DRIVES = {
     "256G": [],
     "1T": ["--set", "blocks_per_plane=8192", "--set", "user_capacity_bytes=1024000000000"],
     "4T": ["--set", "blocks_per_plane=32768", "--set", "user_capacity_bytes=4096000000000"],
 }
-
-
-def machine_info() -> dict:
-    """This machine: CPU model, CPU count, memory [GiB], kernel."""
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"nproc": os.cpu_count(), "cpu": cpu, "mem_gib": round(mem_gib), "kernel": platform.release()}
-
-
-def machine() -> str:
-    m = machine_info()
-    return f"{m['cpu']}, {m['nproc']} cores, {m['mem_gib']} GiB, Linux {m['kernel']}"
 
 
 def run_child(cmd: list[str]) -> tuple[float, float, int]:
@@ -84,6 +66,8 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=2000.0, help="random-write seconds (default: %(default)s)")
     ap.add_argument("--profile", default="default", help="built-in profile (default: %(default)s)")
     args = ap.parse_args()
+    rec = Recorder("consistency", vars(args))
+    figures = {}
     print(f"consistency test, {args.duration:.0f} s random write, {args.runs} runs per drive; {machine()}")
     print(f"{'drive':<6} {'median wall s':>14} {'min..max s':>14} {'peak GiB':>9} {'sim IOs':>12} {'sim IO/s':>12} {'WA':>6}")
     for drive in args.drives.split(","):
@@ -94,6 +78,9 @@ def main() -> None:
         ios = runs[0]["ios"]
         print(f"{drive:<6} {med:>14.2f} {min(walls):>6.2f}..{max(walls):<6.2f} {peak:>9.2f} {ios:>12,} "
               f"{ios / med:>12,.0f} {runs[0]['wa']:>6.2f}")
+        figures.update({f"{drive}_wall_s": med, f"{drive}_peak_gib": peak, f"{drive}_sim_io_per_wall_s": ios / med,
+                        f"{drive}_wa": runs[0]["wa"]})
+    rec.write(figures)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 from ssdlab.targets.fio import fio_version, parse_fio_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import machine_info  # noqa: E402
+from records import Recorder, machine_info  # noqa: E402
 from ssdlab.targets.loop import LoopDevice, parse_size
 
 BUDGET = 0.03  # ssdlab may cost at most 3 % of fio's IOPS
@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench_fio_overhead: {tool} not found; skipped", file=sys.stderr)
             return 0
     mach = machine()
+    rec = Recorder("fio_overhead", {k: v for k, v in vars(args).items() if k not in ("json", "strict")})
     t_start = time.monotonic()
     rows: list[tuple[int, str, dict]] = []
     with tempfile.TemporaryDirectory(prefix="ssdlab-bench-") as tmp, \
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: the load average went above {(mach['nproc'] or 1) + 1} during the bench (this bench accounts "
               f"for about 2): other work competed for the CPUs; the spread between trials says how much to "
               f"trust the ratio")
+    rec.write({"ssdlab_iops": med_s, "fio_iops": med_f, "ratio": ratio, "median_paired_ratio": statistics.median(paired)})
     if args.json:
         Path(args.json).write_text(json.dumps({
             "machine": mach, "size": args.size, "dir": args.dir, "duration_s": args.duration, "trials": args.trials,

@@ -167,7 +167,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     a = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_consistency import machine
+    from records import Recorder, machine
+    rec = Recorder("fit_coverage", vars(a))
 
     scales = [float(x) for x in a.scales.split(",")]
     print(f"# fit coverage: {a.drives} planted drives x scales {a.scales}, {a.evals} simulations per fit, "
@@ -189,6 +190,7 @@ def main() -> None:
     pct = 100 * held / n if n else math.nan
     print(f"coverage: {held} of {n} pinned claims hold ({pct:.1f} %; target >= 90 %), "
           f"{time.perf_counter() - t0:.0f} s")
+    rec.write({"pinned_claims": n, "claims_held": held, "coverage_pct": pct, "wall_s": time.perf_counter() - t0})
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine, run_child  # noqa: E402
+from bench_consistency import DRIVES, run_child  # noqa: E402
+from records import Recorder, machine  # noqa: E402
 
 MIB = 2**20
 
@@ -81,6 +82,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.multiple < 2 or args.runs < 1 or args.trace_passes < 0:
         ap.error("--multiple must be >= 2, --runs >= 1, --trace-passes >= 0")
+    rec = Recorder("long_run", vars(args))
     cap = capacity_bytes(args.drive)
     print(f"Long runs on the simulated {args.drive} drive ({cap / 1e9:.0f} GB); {machine()}")
     short = [random_write_run(args.drive, cap) for _ in range(args.runs)]
@@ -94,6 +96,8 @@ def main() -> None:
     per = grow * MIB / extra if extra > 0 else float("nan")
     print(f"growth: {grow:+.0f} MiB ({100 * grow / med(short, 'peak_mib'):+.1f} %), {per:.0f} bytes per extra "
           f"interval (the series is {8 * long[0]['columns']} bytes per interval: {long[0]['columns']} columns)")
+    figures = {"short_peak_mib": med(short, "peak_mib"), "long_peak_mib": med(long, "peak_mib"),
+               "long_wall_s": med(long, "wall_s"), "long_cpu_s": med(long, "cpu_s"), "bytes_per_extra_interval": per}
     if args.trace_passes:
         one = trace_run(args.drive, 1)
         many = trace_run(args.drive, args.trace_passes)
@@ -101,6 +105,8 @@ def main() -> None:
         for label, r in (("1 pass", one), (f"{args.trace_passes} passes", many)):
             print(f"{label:<26} {str(r['complete']):>10} {r['peak_mib']:>9.0f} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
                   f"{r['written_bytes'] / 1e12:>10.2f}")
+        figures.update({"trace_many_peak_mib": many["peak_mib"], "trace_many_wall_s": many["wall_s"]})
+    rec.write(figures)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,16 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from records import Recorder  # noqa: E402
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", default="client", choices=("client", "enterprise"))
     ap.add_argument("--test", default="iops,tp,lat,wsat,hir,xsr,cbw,dirth")
     a = ap.parse_args()
+    rec = Recorder("pts", vars(a))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "pts"
         t0 = time.perf_counter()
@@ -36,6 +40,7 @@ def main() -> int:
         print(proc.stdout, end="")
         print(f"PTS {a.variant} ({a.test}) on {s['target']} ({s['capacity_bytes'] / 1e9:,.0f} GB): "
               f"wall {wall:,.1f} s (target <= 900 s); rounds to steady state: {rounds}")
+        rec.write({"wall_s": wall})
     return 0
 
 

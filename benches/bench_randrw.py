@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import machine  # noqa: E402
+from records import Recorder, machine  # noqa: E402
 
 from ssdlab.profiles import load_profile  # noqa: E402
 from ssdlab.targets.base import JobSpec  # noqa: E402
@@ -36,6 +36,7 @@ def main() -> None:
                     help="warm-up writes as multiples of the capacity (default: %(default)s)")
     ap.add_argument("--profile", default="default", help="built-in profile (default: %(default)s)")
     args = ap.parse_args()
+    rec = Recorder("randrw", vars(args))
     print(f"4 KiB randrw 70/30 QD32 on sim:{args.profile}; {machine()}")
     target = SimTarget(load_profile(args.profile), seed=1)
     t0 = time.perf_counter()
@@ -62,6 +63,8 @@ def main() -> None:
     print(f"median: {med['wall'] / 1e6:.2f} M simulated IO/s per wall second, {med['cpu'] / 1e6:.2f} M per CPU "
           f"second; simulated {med['read_iops']:,.0f} read + {med['write_iops']:,.0f} write IOPS, WA {med['wa']:.2f} "
           "(target: >= 3 M per wall second)")
+    rec.write({"sim_io_per_wall_s": med["wall"], "sim_io_per_cpu_s": med["cpu"], "read_iops": med["read_iops"],
+               "write_iops": med["write_iops"], "wa": med["wa"]})
 
 
 if __name__ == "__main__":

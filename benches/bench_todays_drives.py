@@ -26,7 +26,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import machine, run_child  # noqa: E402
+from bench_consistency import run_child  # noqa: E402
+from records import Recorder, machine  # noqa: E402
 
 #: Published (TechPowerUp): cache size [GB], rate after it [MB/s], fill average [MB/s], and
 #: where the review gives one, the end of the second phase [GB] and the rate after it.
@@ -62,6 +63,8 @@ def main() -> None:
     ap.add_argument("--drives", default=",".join(PUBLISHED), help="profiles to fill (default: %(default)s)")
     ap.add_argument("--big-runs", type=int, default=3, help="runs of the 4 TB qlc fill (0: none; default: %(default)s)")
     args = ap.parse_args()
+    rec = Recorder("todays_drives", vars(args))
+    figures = {}
     print(f"Whole-drive fills at full size; {machine()}")
     for name in filter(None, args.drives.split(",")):
         if name not in PUBLISHED:
@@ -78,6 +81,8 @@ def main() -> None:
             print(row("second phase ends [GB]", phases[1]["end_gb"], pub["second_end_gb"]))
             print(row("third rate [MB/s]", phases[2]["mbps"], pub["third_mbps"]))
         print(row("fill average [MB/s]", s["fill_mbps_mean"], pub["average_mbps"]))
+        figures.update({f"{name}_cache_gb": s["cache_bytes"] / 1e9, f"{name}_fill_mbps": s["fill_mbps_mean"],
+                        f"{name}_wall_s": wall})
         print("  phases: " + ", ".join(f"{p['start_gb']:.0f}-{p['end_gb']:.0f} GB {p['mbps']:,.0f} MB/s" for p in phases))
 
     walls = []
@@ -88,6 +93,8 @@ def main() -> None:
               f"{s['written_bytes'] / 1e12:.2f} TB written at {s['fill_mbps_mean']:,.0f} MB/s simulated")
     if walls:
         print(f"qlc at 4 TB: median {statistics.median(walls):.1f} s wall over {len(walls)} runs (target <= 20 s)")
+        figures["qlc_4tb_fill_wall_s"] = statistics.median(walls)
+    rec.write(figures)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_consistency import DRIVES, machine, run_child  # noqa: E402
+from bench_consistency import DRIVES, run_child  # noqa: E402
+from records import Recorder, machine  # noqa: E402
 
 
 def run_once(drive: str, profile: str, extra: list[str]) -> dict:
@@ -48,6 +49,7 @@ def main() -> None:
                     "`variants`) to PATH, to compare builds: a speed-up must leave them identical")
     ap.add_argument("extra", nargs="*", help="more `ssdlab trace run` options after --, e.g. -- --passes 2")
     args = ap.parse_args()
+    rec = Recorder("trace", {k: v for k, v in vars(args).items() if k != "rows_json"})
     print(f"JEDEC-like trace test on {args.drive} sim:{args.profile}, {args.runs} runs; {machine()}")
     runs = [run_once(args.drive, args.profile, args.extra) for _ in range(args.runs)]
     walls = [r["wall_s"] for r in runs]
@@ -64,6 +66,8 @@ def main() -> None:
     for r in first["rows"]:
         print(f"{r['variant']:<14} {r['commands']:>12,} {r['iops_mean']:>10,.0f} {r['mbps_mean']:>8.1f} "
               f"{r['write_amplification']:>6.2f} {r['duration_s']:>10,.0f}")
+    rec.write({"cpu_s": statistics.median(cpus), "wall_s": med, "commands": first["commands"],
+               "commands_per_wall_s": first["commands"] / med})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Benchmark records (benches/records.py): what a run appends, what it is compared with, the
+table BENCHMARKS.md is rendered with, and A/B runs that must not become records."""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHES = Path(__file__).resolve().parents[1] / "benches"
+
+
+@pytest.fixture()
+def records(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHES))
+    mod = importlib.import_module("records")
+    monkeypatch.setattr(mod, "RECORDS", tmp_path / "records")
+    monkeypatch.delenv(mod.AB_FIGURES_ENV, raising=False)
+    yield mod
+    sys.modules.pop("records", None)
+
+
+def test_a_run_is_recorded_and_compared_with_the_last_of_the_same_parameters(records, capsys):
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 4.0e6, "wa": 7.5})
+    records.Recorder("demo", {"ios": 99}).write({"io_per_cpu_s": 1.0e6, "wa": 2.0})
+    capsys.readouterr()
+    rec = records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 5.0e6, "wa": 7.5})
+    out = capsys.readouterr().out
+    # compared with the first run (same parameters), not the second
+    assert "ratio  1.250" in out and "ratio  1.000" in out
+    rows = records.read("demo")
+    assert len(rows) == 3 and rows[-1] == json.loads(json.dumps(rec))
+    for key in ("commit", "date", "machine", "load_before", "load_after", "params", "figures"):
+        assert key in rows[-1]
+    assert rows[-1]["machine"]["nproc"] >= 1
+
+
+def test_first_run_says_there_is_nothing_to_compare(records, capsys):
+    records.Recorder("fresh", {}).write({"wall_s": 1.0})
+    assert "nothing to compare" in capsys.readouterr().out
+
+
+def test_render_writes_the_newest_record_per_parameter_set_between_markers(records, tmp_path):
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 4.0e6})
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 5.0e6})
+    records.Recorder("demo", {"ios": 99}).write({"io_per_cpu_s": 1.0e6})
+    md = tmp_path / "BENCHMARKS.md"
+    md.write_text("# Benchmarks\n\nprose that stays\n")
+    text = records.render(md)
+    assert text.count(records.BEGIN) == 1 and "prose that stays" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| demo")]
+    assert len(rows) == 2
+    assert any("5e+06" in r or "5,000,000" in r for r in rows) and not any("4e+06" in r for r in rows)
+    # rendering again replaces the table instead of adding one
+    md.write_text(text)
+    assert records.render(md).count(records.BEGIN) == 1
+
+
+def test_an_ab_run_writes_its_figures_to_the_file_and_no_record(records, tmp_path, monkeypatch):
+    out = tmp_path / "figs.json"
+    monkeypatch.setenv(records.AB_FIGURES_ENV, str(out))
+    records.Recorder("demo", {}).write({"wall_s": 2.0})
+    assert json.loads(out.read_text()) == {"wall_s": 2.0}
+    assert records.read("demo") == []
