@@ -100,6 +100,12 @@ def test_a_test_that_does_not_purge_offers_no_purge(helps):
         assert ("--purge" in text) == t.purges, t.name
 
 
+def test_help_gives_the_progress_interval(helps):
+    for t in declare.tests():
+        text = " ".join(helps[t.name].split())
+        assert f"a line every {progress.LINE_EVERY_S:g} s, or every SSDLAB_PROGRESS_EVERY_S seconds" in text, t.name
+
+
 def test_run_refuses_purge_and_records_no_purge(tmp_path):
     r = run_cli("run", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--purge", "blkdiscard",
                 "--out", str(tmp_path / "o"), check=False)

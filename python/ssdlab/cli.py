@@ -46,7 +46,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                    help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                   help="no progress bars (they are shown when stderr is a terminal)")
+                   help="print no progress on stderr (a bar per phase on a terminal; else a line every 30 s, "
+                        "or every SSDLAB_PROGRESS_EVERY_S seconds)")
     real = p.add_argument_group("real targets (fio)")
     real.add_argument("--destroy-data", dest="destroy", metavar="DEVICE",
                       help="allow writing to DEVICE although the safety gate found data, partitions, signatures "

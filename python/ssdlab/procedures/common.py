@@ -227,7 +227,7 @@ def no_endurance_reason(summary: dict, test: str = "") -> str | None:
     if summary.get("endurance"):
         return None
     if test:
-        return (f"{test} does not judge steady state, and a write rate and write amplification measured before it "
+        return (f"ssdlab {test} does not judge steady state, and a write rate and write amplification measured before it "
                 "do not last; `ssdlab consistency` projects endurance from its steady state")
     if summary.get("steady_state_onset_s") is None:
         return (f"no steady state was reached in {summary.get('duration_s') or 0:.0f} s of random writes: its write "
