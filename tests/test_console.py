@@ -255,3 +255,16 @@ def test_fio_engines_come_from_fios_json():
     assert fio_engines({"global options": {"ioengine": "io_uring"}, "jobs": [{"job options": {}}]}) == ["io_uring"]
     assert fio_engines({"jobs": [{"job options": {"ioengine": "libaio"}}, {"job options": {}}]}) == ["libaio", "psync"]
     assert fio_engines(None) == []
+
+
+def test_purge_none_leaves_a_file_target_as_it_is(tmp_path):
+    from ssdlab.targets.fio import FioTarget
+
+    path = tmp_path / "drive.img"
+    path.write_bytes(b"\x5a" * (8 << 20))
+    with FioTarget(f"file:{path}", tmp_path / "wd", destroy=str(path), purge_method="none") as t:
+        assert t.purge() == {"method": "none"} and t.describe()["purge_method"] == "none"
+    assert path.read_bytes()[:4096] == b"\x5a" * 4096
+    with FioTarget(f"file:{path}", tmp_path / "wd2") as t:
+        assert t.purge()["method"] == "truncate" and t.describe()["purge_method"] == "truncate"
+    assert path.read_bytes()[:4096] == bytes(4096)
