@@ -2,10 +2,13 @@
 sweep, a recovery, a used, a trace, a PTS, a job-file run, a consistency and a review folder
 (its parts), on small simulated drives. Each figure printed must equal the summary's value
 (read here by key, not through the headline declarations), and a run's own rows must not
-be n/a. Every test's last line points at its report.html."""
+be n/a. Every test's last line points at its report.html, its console output reads clean
+(sizes in units, no n/a with a unit), and its summary.json holds byte counts and counts as
+integers."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +74,7 @@ def folders(tmp_path_factory):
         name, proc = running.pop(0)
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"{name}: {err}"
+        (root / f"{name}.stdout").write_text(out)
         assert f"open {root / name / 'report.html'}" in out.strip().splitlines()[-1], (name, out)  # the last line
     return root
 
@@ -102,3 +106,45 @@ def test_compare_puts_every_kind_side_by_side(folders):
     for i, name in enumerate(names):
         for label, path in RUNS[name][1]:
             assert table[label][i] == format_value(_value(folders / name, path)), (name, label)
+
+
+#: Summary keys that hold a whole number of bytes or a count: ``*_bytes``, ``*_ios``,
+#: ``*_commands``, ``*_count`` and a few bare names.
+COUNT_KEY = re.compile(r"(_bytes|_ios|_commands|_count)$|^(bytes|ios|commands|count|reads|writes|trims|flushes|erases|"
+                       r"zones|rounds|intervals|passes|n_\w+)$")
+
+
+def non_integers(v, path: str = "") -> list[str]:
+    """Where a byte count or count of a summary holds something other than a whole number
+    (an int; None is "not measured")."""
+    out = []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            p = f"{path}.{k}" if path else str(k)
+            if COUNT_KEY.search(str(k)) and x is not None and (isinstance(x, bool) or not isinstance(x, (int, dict, list))):
+                out.append(f"{p} = {x!r}")
+            out += non_integers(x, p)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            out += non_integers(x, f"{path}[{i}]")
+    return out
+
+
+def test_the_integer_checker_catches_what_it_is_for():
+    assert non_integers({"written_bytes": 7516192767.999996}) == ["written_bytes = 7516192767.999996"]
+    assert non_integers({"fill": [{"host_write_bytes": 1.0, "ios": 3}], "write_mbps_first_zones": 5.5}) == [
+        "fill[0].host_write_bytes = 1.0"]
+    assert non_integers({"capacity_bytes": 7, "zones": 10, "cache_bytes": None}) == []
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_summary_counts_are_integers(folders, name):
+    for path in sorted((folders / name).rglob("summary.json")):
+        assert non_integers(json.loads(path.read_text())) == [], path
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_console_output_reads_clean(folders, name):
+    from test_console import console_flaws
+
+    assert console_flaws((folders / f"{name}.stdout").read_text()) == []

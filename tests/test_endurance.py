@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ssdlab import analysis, report
-from ssdlab.procedures import consistency
+from ssdlab.procedures import common, consistency
 from ssdlab.profiles import keys, load_profile
 
 from conftest import run_cli, set_args
@@ -108,7 +108,7 @@ def test_real_drive_without_counters_has_no_days(capsys):
     # A real drive's summary: no profile, no geometry, no write amplification.
     summary = {"host_write_bytes": 3.6e12, "duration_s": 3600.0, "write_amplification": None,
                "steady_state_write_amplification": None, "steady_state_onset_s": 600.0}
-    e = consistency.endurance(summary, 256_000_000_000)
+    e = common.endurance(summary, 256_000_000_000)
     assert e["days_until_rated_pe"] is None and e["nand_bytes_per_day"] is None
     assert e["write_amplification_basis"] is None
     assert "write amplification unknown" in e["unavailable"] and "rated P/E cycles unknown" in e["unavailable"]

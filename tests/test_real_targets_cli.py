@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def test_consistency_on_a_loop_device_end_to_end(tmp_path):
     assert s["write_amplification"] is None  # a loop device has no NAND counters
     kept = {p.name for p in (out / "fio").iterdir()}
     assert any(n.endswith(".fio") for n in kept) and any(n.endswith(".json") for n in kept)
+    # the engine fio ran the phases with, as their job files say
+    engines = {m for p in (out / "fio").glob("*.fio") for m in re.findall(r"^ioengine=(\w+)", p.read_text(), re.M)}
+    assert len(engines) == 1 and s["target_info"]["ioengine"] == engines.pop()
     assert not loops_backed_in(scratch), "the loop device must be removed after the run"
     assert not list(scratch.iterdir())
 

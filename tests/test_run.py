@@ -91,11 +91,8 @@ def test_job_file_on_simulator(tmp_path):
     assert summary["write_amplification"] is not None
     assert {"read_iops", "write_iops", "read_mbps", "write_mbps", "read_lat_p99_us"} <= set(series)
     assert any("ioengine=libaio" in n for n in summary["not_applicable"])
-    # Endurance at this run's write rate and WA, by hand: raw NAND x rated P/E / (NAND bytes per day).
-    e = summary["endurance"]
-    per_day = summary["host_write_bytes"] / summary["duration_s"] * 86400 * summary["write_amplification"]
-    raw = summary["geometry"]["physical_bytes"]
-    assert e["days_until_rated_pe"] == pytest.approx(raw * summary["profile"]["rated_pe_cycles"] / per_day, rel=1e-9)
+    # No endurance projection from a run that judges no steady state; the summary says why.
+    assert summary["endurance"] is None and "does not judge steady state" in summary["endurance_unavailable"]
     # Thinktime left the drive idle: the simulator counts the gaps.
     assert summary["groups"][1]["idle_gaps"] == pytest.approx(st["ios"] / 2000, abs=1)
 

@@ -607,8 +607,9 @@ def endurance_projection(host_write_bytes: float | int, duration_s: float, write
     rate = host / dur
     per_day = rate * S_PER_DAY
     nand_per_day = None if wa is None else per_day * wa
-    tbw = None if wa is None or pe is None else pe_cap * pe / wa
-    days = None if tbw is None or per_day == 0 else tbw / per_day
+    tbw_exact = None if wa is None or pe is None else pe_cap * pe / wa
+    tbw = None if tbw_exact is None else int(round(tbw_exact))  # whole bytes
+    days = None if tbw_exact is None or per_day == 0 else tbw_exact / per_day
     missing = [why for why, gone in (("write amplification unknown (no NAND write counter)", wa is None),
                                      ("rated P/E cycles unknown", pe is None),
                                      ("no host writes", per_day == 0)) if gone]

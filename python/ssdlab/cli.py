@@ -46,7 +46,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                    help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                   help="no progress bars (they are shown when stderr is a terminal)")
+                   help="print no progress on stderr (a bar per phase on a terminal; else a line every 30 s, "
+                        "or every SSDLAB_PROGRESS_EVERY_S seconds)")
     real = p.add_argument_group("real targets (fio)")
     real.add_argument("--destroy-data", dest="destroy", metavar="DEVICE",
                       help="allow writing to DEVICE although the safety gate found data, partitions, signatures "
@@ -60,7 +61,7 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
     real.add_argument("--purge", dest="purge_method", default="blkdiscard",
                       choices=["blkdiscard", "nvme-format", "ata-secure-erase", "none"],
                       help="how a real device is returned to fresh-out-of-box before a test (default: %(default)s; "
-                           "files are truncated)")
+                           "a file:PATH is truncated instead, unless none)")
 
 
 def open_cli_target(args, out_dir=None):
@@ -110,6 +111,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         t = sub.add_parser(test.name, help=test.help.replace("%", "%%"), description=test.description,
                            epilog=EPILOG, allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
+        if not test.purges:  # no --purge on a test that never purges (argparse has no public removal)
+            t._handle_conflict_resolve(None, [("--purge", t._option_string_actions["--purge"])])
+            t.set_defaults(purge_method="none")
         declare.add_arguments(t, test.params)
         t.set_defaults(func=functools.partial(run_test, test), passthrough=test.passthrough)
 
@@ -151,10 +155,11 @@ def run_procedure(args, module, params, printer) -> int:
     folder ``OUT/fio``, made when it opens, is removed again if the run is refused). A
     failure once it runs, a results file that cannot be written included, is one
     :class:`~ssdlab.errors.UserError` and the folder's INCOMPLETE marker says what it was."""
-    from . import results
+    from . import progress, results
     from .procedures.common import print_plan
     from .results import ResultsDir
 
+    progress.configure(args.progress)
     if args.dry_run:
         target = open_cli_target(args)
         try:
@@ -166,28 +171,41 @@ def run_procedure(args, module, params, printer) -> int:
             target.close()
         return 0
     results.check_results_dir(args.out, overwrite=args.force)
-    with results.remove_new_folders(Path(args.out) / "fio"):
-        target = open_cli_target(args, args.out)
+    # A line every progress.every_s() seconds when stderr is not a terminal, whatever runs:
+    # the innermost step (setting the target up, a phase, the results), else the whole run.
+    with progress.step(f"{module.name} on {args.target}"):
+        with results.remove_new_folders(Path(args.out) / "fio"):
+            with progress.step(f"setting up {args.target}"):
+                target = open_cli_target(args, args.out)
+            try:
+                module.plan(target, params)
+                rd = ResultsDir(args.out, overwrite=True)  # checked above, before the target made OUT/fio
+            except BaseException:
+                _close(target)
+                raise
         try:
-            module.plan(target, params)
-            rd = ResultsDir(args.out, overwrite=True)  # checked above, before the target made OUT/fio
-        except BaseException:
-            target.close()
-            raise
-    try:
-        summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
-    except (UserError, OSError) as e:  # the target failed, or a results file could not be written
-        if isinstance(e, OSError) and not isinstance(e, UserError) and e.errno not in results.NO_ROOM_ERRNOS:
-            raise
-        err = _failed_run(rd, e)
-        if err is e:
-            raise
-        raise err from e
-    finally:
-        target.close()
+            summary = module.run(target, params, rd, argv=sys.argv, progress=args.progress)
+        except (UserError, OSError) as e:  # the target failed, or a results file could not be written
+            if isinstance(e, OSError) and not isinstance(e, UserError) and e.errno not in results.NO_ROOM_ERRNOS:
+                raise
+            err = _failed_run(rd, e)
+            if err is e:
+                raise
+            raise err from e
+        finally:
+            _close(target)
     printer(summary)
     print(f"  results in {args.out}/: open {Path(args.out) / 'report.html'} (charts, tables, the run's settings)")
     return 0
+
+
+def _close(target) -> None:
+    """Lets go of the target (a loop device is detached and its backing file freed), with
+    progress lines while that lasts."""
+    from . import progress
+
+    with progress.step(f"releasing {target.name}"):
+        target.close()
 
 
 def run_test(test, args) -> int:

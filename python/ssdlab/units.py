@@ -76,3 +76,33 @@ def parse_time_s(text: str | float, default_unit_s: float = 1.0) -> float:
                          "(minutes), h or d (600, 10m, 1h, 500ms)")
     return float(m.group(1)) * (TIME_UNITS_S[unit] if unit else default_unit_s)
 
+
+
+#: Units of :func:`human_size`: decimal (as drive makers and MB/s count) and binary.
+_DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes for people to read in the console: three significant digits of the largest
+    decimal unit (``256 GB``, ``34.4 GB``, ``1.00 GB`` for 999,997,440 bytes; digits are dropped
+    only when exact), followed by the binary size when that is exact and the decimal one is
+    not (``34.4 GB (32 GiB)``, ``131 kB (128 KiB)``). Not for reading back: see
+    :func:`format_size` for that."""
+    n = int(n)
+    if abs(n) < 1000:
+        return f"{n} B"
+    k = 0
+    while k + 1 < len(_DECIMAL_UNITS) and abs(n) >= 1000 ** (k + 1) * 0.9995:  # 999.6 MB reads 1.00 GB
+        k += 1
+    value = n / 1000**k
+    digits = 0 if abs(value) >= 99.95 else 1 if abs(value) >= 9.995 else 2
+    text = f"{value:.{digits}f}"
+    exact = Decimal(n) / Decimal(1000**k)
+    if Decimal(text) == exact:  # exact: no trailing zeros
+        return f"{exact.normalize():f} {_DECIMAL_UNITS[k]}"
+    b = max((i for i in range(1, len(_BINARY_UNITS)) if abs(n) >= 1024**i), default=0)
+    whole = Decimal(n) / Decimal(1024**b)
+    if b and whole == whole.quantize(Decimal("0.01")):  # at most two decimals: 1.5 GiB
+        return f"{text} {_DECIMAL_UNITS[k]} ({whole.normalize():f} {_BINARY_UNITS[b]})"
+    return f"{text} {_DECIMAL_UNITS[k]}"

@@ -277,26 +277,25 @@ def _metrics(series: dict, grid, bs_bytes: float, round_s: float) -> tuple[dict,
     return series, {**metrics, "round_s": float(round_s), "log_window_ms": grid.window_ms}, grid
 
 
-def _fmt(v, spec=",.0f"):
-    return "n/a" if v is None else format(v, spec)
-
-
 def print_metrics(m: dict, what: str) -> None:
+    from ..procedures.common import figure
+
     print(what)
     print(f"  {m['n_intervals']} intervals of {m['interval_s']:g} s ({m['duration_s']:g} s)")
-    print(f"  IOPS mean {_fmt(m['iops_mean'])}  median {_fmt(m['iops_median'])}  p1 {_fmt(m['iops_p1'])}  "
-          f"p99 {_fmt(m['iops_p99'])}  min {_fmt(m['iops_min'])}  max {_fmt(m['iops_max'])}")
-    print(f"  MB/s mean {_fmt(m['mbps_mean'], ',.1f')}  coefficient of variation {_fmt(m['iops_cv'], '.3f')}  "
-          f"consistency score {_fmt(m['consistency_score'], '.2f')}")
-    print(f"  zero-IOPS seconds {_fmt(m['zero_iops_seconds'], 'g')}  longest stall {_fmt(m['longest_stall_s'], 'g')} s")
-    print(f"  fresh-out-of-box {_fmt(m['fob_iops'])} IOPS for {_fmt(m['fob_duration_s'], 'g')} s  "
+    print(f"  IOPS mean {figure(m['iops_mean'])}  median {figure(m['iops_median'])}  p1 {figure(m['iops_p1'])}  "
+          f"p99 {figure(m['iops_p99'])}  min {figure(m['iops_min'])}  max {figure(m['iops_max'])}")
+    print(f"  MB/s mean {figure(m['mbps_mean'], ',.1f')}  coefficient of variation {figure(m['iops_cv'], '.3f')}  "
+          f"consistency score {figure(m['consistency_score'], '.2f')}")
+    print(f"  zero-IOPS seconds {figure(m['zero_iops_seconds'], 'g')}  longest stall "
+          f"{figure(m['longest_stall_s'], 'g', 's')}")
+    print(f"  fresh-out-of-box {figure(m['fob_iops'], unit='IOPS')} for {figure(m['fob_duration_s'], 'g', 's')}  "
           + ("steady state not reached" if m["steady_state_onset_s"] is None else
-             f"steady state from {_fmt(m['steady_state_onset_s'], 'g')} s "
-             f"(mean {_fmt(m['steady_state_iops_mean'])} IOPS)"))
+             f"steady state from {figure(m['steady_state_onset_s'], 'g', 's')} "
+             f"(mean {figure(m['steady_state_iops_mean'], unit='IOPS')})"))
     if m.get("bimodal"):
-        print(f"  bimodal: high mode {_fmt(m['high_mode_iops'])} IOPS {m['high_mode_share'] * 100:.1f}% of the time, "
-              f"low mode {_fmt(m['low_mode_iops'])} IOPS; bursts {_fmt(m['burst_mean_s'], '.3g')} s "
-              f"every {_fmt(m['burst_period_s'], '.3g')} s")
+        print(f"  bimodal: high mode {figure(m['high_mode_iops'], unit='IOPS')} {m['high_mode_share'] * 100:.1f}% of "
+              f"the time, low mode {figure(m['low_mode_iops'], unit='IOPS')}; bursts "
+              f"{figure(m['burst_mean_s'], '.3g', 's')} every {figure(m['burst_period_s'], '.3g', 's')}")
 
 
 def cmd_analyze(args) -> int:

@@ -1,12 +1,14 @@
 """Pieces shared by procedures: spans, phase runner with progress, results bookkeeping."""
 from __future__ import annotations
 
+import math
 import sys
 
 from .. import analysis, report, results
 from ..errors import UserError
-from ..progress import phase_bar
+from ..progress import phase_bar, step
 from ..targets.base import JobSpec, PhaseResult, Target
+from ..units import human_size
 
 FILL_BS_BYTES = 128 * 1024
 
@@ -129,6 +131,13 @@ def end_run(rd: results.ResultsDir, summary: dict, complete: bool, error: str | 
     rd.finish()
 
 
+def purge(target: Target) -> dict:
+    """:meth:`Target.purge <ssdlab.targets.base.Target.purge>`, with progress lines while it
+    lasts (a format or a discard of a large drive takes minutes)."""
+    with step(f"purging {target.name}"):
+        return target.purge()
+
+
 def span_bytes(capacity_bytes: int, span_pct: float, align_bytes: int = FILL_BS_BYTES) -> int:
     """The tested span: ``span_pct`` % of the capacity, rounded down to ``align_bytes``.
     A span below 100 % leaves the rest of the drive unwritten: extra spare area, exactly as
@@ -153,7 +162,7 @@ def run_phase(target: Target, job: JobSpec, label: str | None = None, progress: 
 def print_plan(target, jobs, what: str = "") -> None:
     """``--dry-run``: what would run (``what``: e.g. "review of "), and the fio job files for
     real targets."""
-    print(f"# dry run: {what}{target.name} ({target.capacity_bytes} bytes); nothing is written")
+    print(f"# dry run: {what}{target.name} ({human_size(target.capacity_bytes)}); nothing is written")
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
@@ -177,14 +186,26 @@ def print_jobs(target, jobs) -> None:
             print(target.job_text(job))
 
 
-def endurance(summary: dict, capacity_bytes: int, measured: str = "whole random-write phase") -> dict | None:
-    """The endurance projection (:func:`ssdlab.analysis.endurance_projection`) of a run: its
-    host write rate (``host_write_bytes`` / ``duration_s``), kept up around the clock, at the
-    steady-state write amplification when known, else the WA over what ``measured`` names. The
-    rated P/E cycles and the raw NAND capacity come from a simulated drive's profile
+def figure(v, spec: str = ",.0f", unit: str = "") -> str:
+    """A figure for the console: ``v`` formatted by ``spec``, followed by its ``unit`` (``12 s``,
+    ``3.5 MB/s``), or ``n/a`` with no unit when ``v`` is None or not finite."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return format(v, spec) + (f" {unit}" if unit else "")
+
+
+def endurance(summary: dict, capacity_bytes: int) -> dict | None:
+    """The endurance projection (:func:`ssdlab.analysis.endurance_projection`) of a run that
+    reached steady state (``steady_state_onset_s``): its host write rate
+    (``host_write_bytes`` / ``duration_s``), kept up around the clock, at the steady-state
+    write amplification when known, else the WA of the whole random-write phase. The rated
+    P/E cycles and the raw NAND capacity come from a simulated drive's profile
     (``rated_pe_cycles``, ``geometry.physical_bytes``); a real drive has neither, so its
     days are n/a (and its NAND figures too without counters); ``unavailable`` says why.
-    None when the phase wrote nothing in no time (stopped at once)."""
+    None without a steady state (:func:`no_endurance_reason` says why), or when the phase
+    wrote nothing in no time (stopped at once)."""
+    if summary.get("steady_state_onset_s") is None:
+        return None
     if not summary.get("duration_s") or summary.get("host_write_bytes") is None:
         return None
     steady = summary.get("steady_state_write_amplification")
@@ -195,14 +216,41 @@ def endurance(summary: dict, capacity_bytes: int, measured: str = "whole random-
                                         profile.get("rated_pe_cycles"), geometry.get("physical_bytes"))
     out["write_amplification_basis"] = (
         f"steady state from {summary['steady_state_onset_s']:.0f} s" if steady is not None
-        else f"{measured}; no steady state was reached" if wa is not None and "steady_state_onset_s" in summary
-        else measured if wa is not None else None)
+        else "whole random-write phase" if wa is not None else None)
     return out
 
 
-def show_endurance(e: dict | None) -> None:
-    """The endurance lines a test prints at the end (nothing without a projection)."""
+def no_endurance_reason(summary: dict, test: str = "") -> str | None:
+    """Why a run has no endurance projection (None when it has one): a run that never
+    reached steady state writes at fresh-out-of-box rates and write amplification, which do
+    not last; ``test`` names a test that does not judge steady state at all."""
+    if summary.get("endurance"):
+        return None
+    if test:
+        return (f"ssdlab {test} does not judge steady state, and a write rate and write amplification measured before it "
+                "do not last; `ssdlab consistency` projects endurance from its steady state")
+    if summary.get("steady_state_onset_s") is None:
+        return (f"no steady state was reached in {summary.get('duration_s') or 0:.0f} s of random writes: its write "
+                "rate and write amplification are those of a drive still settling, which do not last; run longer "
+                "(--duration)")
+    return "the random-write phase wrote nothing"
+
+
+def add_endurance(summary: dict, capacity_bytes: int, test: str = "") -> None:
+    """Sets ``endurance`` (:func:`endurance`; None for a ``test`` that judges no steady
+    state) and, without one, ``endurance_unavailable`` (:func:`no_endurance_reason`)."""
+    summary["endurance"] = None if test else endurance(summary, capacity_bytes)
+    reason = no_endurance_reason(summary, test)
+    if reason is not None:
+        summary["endurance_unavailable"] = reason
+
+
+def show_endurance(e: dict | None, why: str | None = None) -> None:
+    """The endurance lines a test prints at the end: the projection, or one line saying why
+    there is none (``why``: the summary's ``endurance_unavailable``)."""
     if not e:
+        if why:
+            print(f"  endurance: not projected: {why}")
         return
     v = report.format_value
     nand = f"; NAND {v(e['nand_bytes_per_day'] / 1e12)} TB/day at WA {v(e['write_amplification'])} " \

@@ -16,10 +16,10 @@ import numpy as np
 from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import JobSpec, Target
-from ..units import MAX_BS_BYTES
+from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Test, at_most, param, size
-from .common import (FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, endurance, failure_of, mark_stopped,
-                     raise_stopped, run_phase, show_endurance, span_bytes)
+from .common import (FILL_BS_BYTES, add_endurance, base_summary, done_with_drive, end_run, failure_of, figure,
+                    Interrupted, mark_stopped, purge, raise_stopped, run_phase, show_endurance, span_bytes)
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,9 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
     span = fill.span_bytes
     summary = base_summary("consistency", target, params.seed, argv, span_pct=params.span_pct, span_bytes=span,
                            qd=params.qd, bs_bytes=params.bs_bytes, requested_duration_s=params.duration_s)
-    summary["purge"] = target.purge()
+    summary["purge"] = purge(target)
     summary["preconditioning"] = (
-        f"{summary['purge']['method']}; sequential fill of {span} bytes with 128 KiB writes at QD32"
+        f"{summary['purge']['method']}; sequential fill of {human_size(span)} with 128 KiB writes at QD32"
     )
     try:
         fill_result = run_phase(target, fill, "sequential fill", progress)
@@ -131,7 +131,7 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
         summary["write_amplification_source"] = how
     summary["steady_state_write_amplification"] = steady_state_write_amplification(
         series, metrics.get("steady_state_onset_s"))
-    summary["endurance"] = endurance(summary, target.capacity_bytes)
+    add_endurance(summary, target.capacity_bytes)
     summary["latency_us"] = result.latency_us
     summary["complete"] = result.complete
     title = f"{target.name} — 4 KiB random write QD{params.qd}, span {params.span_pct:g}%"
@@ -146,27 +146,23 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
         rd.finish()
 
 
-def _fmt(v, spec=",.0f"):
-    return "n/a" if v is None else format(v, spec)
-
-
 def show(s: dict) -> None:
     """The lines printed at the end of a run."""
     interval = s.get("interval_s", 1.0)
     per = "" if interval == 1.0 else f" (per {interval:g} s interval)"
     print(f"{s['target']}  span {s['span_pct']:g}%  {s['duration_s']:.0f} s of 4 KiB random write at QD{s['qd']}")
-    print(f"  IOPS{per} mean {_fmt(s['iops_mean'])}  median {_fmt(s['iops_median'])}  p1 {_fmt(s['iops_p1'])}  "
-          f"p99 {_fmt(s['iops_p99'])}  min {_fmt(s['iops_min'])}")
+    print(f"  IOPS{per} mean {figure(s['iops_mean'])}  median {figure(s['iops_median'])}  p1 {figure(s['iops_p1'])}  "
+          f"p99 {figure(s['iops_p99'])}  min {figure(s['iops_min'])}")
     stall = ",.0f" if interval >= 1 else ",.1f"
-    print(f"  zero-IOPS seconds {_fmt(s['zero_iops_seconds'], stall)}  longest stall "
-          f"{_fmt(s['longest_stall_s'], stall)} s  "
-          + ("steady state not reached" if s['steady_state_onset_s'] is None
-             else f"steady state from {_fmt(s['steady_state_onset_s'])} s"))
+    print(f"  zero-IOPS seconds {figure(s['zero_iops_seconds'], stall)}  longest stall "
+          f"{figure(s['longest_stall_s'], stall, 's')}  "
+          + ("steady state not reached" if figure(s['steady_state_onset_s']) == "n/a"
+             else f"steady state from {figure(s['steady_state_onset_s'], unit='s')}"))
     if s.get("write_amplification") is not None:
         steady = s.get("steady_state_write_amplification")
         print(f"  write amplification {s['write_amplification']:.2f}"
               + (f" (steady state {steady:.2f})" if steady is not None else " (over the whole phase)"))
-    show_endurance(s.get("endurance"))
+    show_endurance(s.get("endurance"), s.get("endurance_unavailable"))
 
 #: The consistency test's headline figures (summary keys; labels and units as the report's).
 HEADLINE_KEYS = ("iops_mean", "iops_median", "iops_p1", "zero_iops_seconds", "fob_iops", "steady_state_onset_s",

@@ -347,6 +347,9 @@ class Test:
     #: what the run found, for ``ssdlab compare`` (units as :func:`ssdlab.report.format_value`
     #: takes them: "IOPS", "MB/s", "s", "%", "GB", "share"...); None: none beyond the common ones.
     headline: Callable[[dict, Any], list[tuple[str, str, Any]]] | None = None
+    #: Whether the test purges the drive (``--purge`` says how); False: it meets the drive as
+    #: it is, and the command line offers no ``--purge``.
+    purges: bool = True
 
     @property
     def summary_name(self) -> str:

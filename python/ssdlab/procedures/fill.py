@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import plots, results
 from ..targets.base import JobSpec, Target
-from .common import Interrupted, declared_summary, end_run, failure_of, run_phase, span_bytes
+from .common import declared_summary, end_run, failure_of, figure, Interrupted, purge, run_phase, span_bytes
 from ..units import MAX_BS_BYTES
 from .declare import MAX_QD, Test, param, size
 
@@ -55,9 +55,20 @@ def plan(target: Target, params: FillParams) -> list[JobSpec]:
     return jobs
 
 
+def written_bytes(series: dict) -> np.ndarray:
+    """Bytes written up to the end of each interval (whole bytes): the series' own
+    ``host_write_bytes`` per interval where the target counts them (the simulator), else MB/s
+    x interval length (fio's MB/s is IOs x block size / interval, so that is whole bytes again)."""
+    if "host_write_bytes" in series:
+        per = np.asarray(series["host_write_bytes"], float)
+    else:
+        per = np.asarray(series["mbps"], float) * _durations(series) * 1e6
+    return np.cumsum(np.rint(per).astype(np.int64))
+
+
 def written_gb(series: dict) -> np.ndarray:
     """Bytes written up to the end of each interval [GB, 10^9 bytes]."""
-    return np.cumsum(np.asarray(series["mbps"], float) * _durations(series)) / 1e3
+    return written_bytes(series) / 1e9
 
 
 def _durations(series: dict) -> np.ndarray:
@@ -118,19 +129,20 @@ def analyze_fill(series: dict, min_phase_pct: float) -> dict:
     """The fill's metrics: phases, write cache (bytes written before the first phase whose rate
     is at least :data:`MIN_RATE_CHANGE` below the first phase's; None when the rate never
     drops), average MB/s and time."""
-    gb = written_gb(series)
+    done = written_bytes(series)
+    gb = done / 1e9
     mbps = np.asarray(series["mbps"], float)
     full = mbps[:-1] if len(mbps) > 2 else mbps  # the last interval is partial
     min_gb = float(gb[len(full) - 1]) * min_phase_pct / 100 if len(full) else 0.0
     found = phases(full, gb[:len(full)], min_gb)
     cache = None
     if found and any(p["mbps"] <= (1 - MIN_RATE_CHANGE) * found[0]["mbps"] for p in found[1:]):
-        cache = found[0]["end_gb"] * 1e9
+        cache = int(done[found[0]["intervals"] - 1])  # written by the end of the first phase
     total_s = float(np.sum(_durations(series)))
     return {"phases": found, "cache_bytes": cache, "cache_mbps": found[0]["mbps"] if cache else None,
             "after_cache_mbps": [p["mbps"] for p in found[1:]] if cache else [],
             "fill_mbps_mean": float(gb[-1] * 1e3 / total_s) if total_s else None,
-            "written_bytes": float(gb[-1] * 1e9) if len(gb) else 0.0, "fill_s": total_s,
+            "written_bytes": int(done[-1]) if len(done) else 0, "fill_s": total_s,
             "phase_method": (f"binary segmentation of MB/s per interval into constant-rate phases: a split is "
                              f"kept when the two sides' mean rates differ by at least {MIN_RATE_CHANGE:.0%} and "
                              f"each side holds at least {min_phase_pct:g} % of the bytes written ({min_gb:,.2f} GB)")}
@@ -146,7 +158,7 @@ def run(target: Target, params: FillParams, out, *, argv=None, overwrite: bool =
     jobs = plan(target, params)
     summary = declared_summary("fill", target, params, argv)
     summary["span_bytes"] = jobs[0].span_bytes
-    summary["purge"] = target.purge()
+    summary["purge"] = purge(target)
     done: dict[str, dict] = {}
     complete, error = True, None
     try:
@@ -174,15 +186,15 @@ def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
     of) the fill's cache rate."""
     if series is None or not len(series["t_s"]) or not summary.get("cache_mbps"):
         return
-    gb = written_gb(series)
+    done = written_bytes(series)
     fast = np.asarray(series["mbps"], float) >= (1 - MIN_RATE_CHANGE) * summary["cache_mbps"]
     first_slow = int(np.argmin(fast)) if not fast.all() else len(fast)
-    back = float(gb[first_slow - 1] * 1e9) if first_slow else 0.0
+    back = int(done[first_slow - 1]) if first_slow else 0
     burst_s = float(np.sum(_durations(series)))
-    summary["burst_mbps_mean"] = float(gb[-1] * 1e3 / burst_s) if burst_s > 0 else None
+    summary["burst_mbps_mean"] = float(done[-1] / 1e6 / burst_s) if burst_s > 0 else None
     summary["cache_after_pause_bytes"] = back
     summary["cache_after_pause_pct"] = 100.0 * back / summary["cache_bytes"]
-    summary["burst_bytes"] = float(gb[-1] * 1e9)
+    summary["burst_bytes"] = int(done[-1])
 
 
 def _plot(rd, target: Target, summary: dict, done: dict) -> None:
@@ -208,14 +220,10 @@ def _plot(rd, target: Target, summary: dict, done: dict) -> None:
                    {"series": "fill", "y": "mbps", "label": "host writes", "unit": "MB/s"}]}]
 
 
-def _fmt(v, spec: str) -> str:
-    return "n/a" if v is None else format(v, spec)
-
-
 def show(s: dict) -> None:
     """The lines printed at the end."""
-    print(f"{s['target']}  fill of {s['span_bytes'] / 1e9:,.1f} GB: {_fmt(s.get('fill_mbps_mean'), ',.0f')} MB/s "
-          f"average, {_fmt(s.get('fill_s'), ',.1f')} s")
+    print(f"{s['target']}  fill of {s['span_bytes'] / 1e9:,.1f} GB: {figure(s.get('fill_mbps_mean'), ',.0f', 'MB/s')} "
+          f"average, {figure(s.get('fill_s'), ',.1f', 's')}")
     if s.get("cache_bytes"):
         rates = ", then ".join(f"{r:,.0f}" for r in s["after_cache_mbps"])
         print(f"  write cache {s['cache_bytes'] / 1e9:,.1f} GB at {s['cache_mbps']:,.0f} MB/s, then {rates} MB/s")

@@ -29,8 +29,8 @@ from ..pts import spec, suite
 from ..pts.journal import Journal
 from ..targets.base import JobSpec, Target
 from ..workload import fiojob
-from .common import declared_summary, end_run
-from ..units import MAX_BS_BYTES
+from .common import declared_summary, end_run, figure
+from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
 
 
@@ -154,7 +154,7 @@ def print_plan(target: Target, params: PtsParams) -> None:
     """``--dry-run``: the sequence of each test and the fio job text of one of its rounds."""
     plan(target, params)
     s = settings(target, params)
-    print(f"# dry run: PTS {s.variant.name} on {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    print(f"# dry run: PTS {s.variant.name} on {target.name} ({human_size(target.capacity_bytes)}); nothing is written")
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
@@ -276,10 +276,6 @@ def _collect(rd, target: Target, s: suite.Settings, summary: dict, outcomes: dic
     summary["plots"] = pngs
 
 
-def _fmt(v, spec_: str = ",.0f") -> str:
-    return "n/a" if v is None else format(v, spec_)
-
-
 def show(s: dict) -> None:
     """A few lines per test."""
     p = s.get("pts", {})
@@ -294,30 +290,32 @@ def show(s: dict) -> None:
         return f" (steady state {'at round ' + str(d['round']) if d['reached'] else 'NOT reached'})"
     if "iops" in res:
         m = res["iops"]["matrix"]
-        print(f"  IOPS: 4 KiB 0/100 {_fmt(m.get('r0w100_4096'))}, 4 KiB 100/0 {_fmt(m.get('r100w0_4096'))}" + st("iops"))
+        print(f"  IOPS: 4 KiB 0/100 {figure(m.get('r0w100_4096'))}, 4 KiB 100/0 {figure(m.get('r100w0_4096'))}"
+              + st("iops"))
     if "tp" in res:
-        print("  TP: " + ", ".join(f"{k} {_fmt(v['mbps'], ',.1f')} MB/s" for k, v in res["tp"].items()))
+        print("  TP: " + ", ".join(f"{k} {figure(v['mbps'], ',.1f', 'MB/s')}" for k, v in res["tp"].items()))
     if "lat" in res:
         c = res["lat"]["cells"].get("r0w100_4096") or {}
-        print(f"  LAT: 4 KiB 0/100 ART {_fmt((c.get('art_us') or 0) / 1e3, '.3f')} ms, 5 nines "
-              f"{_fmt((c.get('five_nines_us') or 0) / 1e3, '.3f')} ms, max {_fmt((c.get('max_us') or 0) / 1e3, '.3f')} ms"
-              + st("lat"))
+        ms = {k: None if c.get(k) is None else c[k] / 1e3 for k in ("art_us", "five_nines_us", "max_us")}
+        print(f"  LAT: 4 KiB 0/100 ART {figure(ms['art_us'], '.3f', 'ms')}, 5 nines "
+              f"{figure(ms['five_nines_us'], '.3f', 'ms')}, max {figure(ms['max_us'], '.3f', 'ms')}" + st("lat"))
     if "wsat" in res:
         w = res["wsat"]
-        print(f"  WSAT: {_fmt(w['fob_iops'])} IOPS fresh, {_fmt(w['final_iops'])} IOPS at the end, "
-              f"{_fmt(w['drive_fills'], '.2f')} drive fills")
+        print(f"  WSAT: {figure(w['fob_iops'], unit='IOPS')} fresh, {figure(w['final_iops'], unit='IOPS')} at the end, "
+              f"{figure(w['drive_fills'], '.2f', 'drive fills')}")
     if "hir" in res:
-        print(f"  HIR: baseline {_fmt(res['hir']['baseline_iops'])} IOPS; while writing: " + ", ".join(
-            f"{k} s wait {_fmt(v.get('access_iops'))}" for k, v in res["hir"]["waits"].items()))
+        print(f"  HIR: baseline {figure(res['hir']['baseline_iops'], unit='IOPS')}; while writing: " + ", ".join(
+            f"{k} s wait {figure(v.get('access_iops'))}" for k, v in res["hir"]["waits"].items()))
     if "xsr" in res:
-        print("  XSR: " + ", ".join(f"{g['group']} {_fmt(g['mbps'], ',.1f')} MB/s" for g in res["xsr"]["groups"]))
+        print("  XSR: " + ", ".join(f"{g['group']} {figure(g['mbps'], ',.1f', 'MB/s')}" for g in res["xsr"]["groups"]))
     if "cbw" in res:
         w = res["cbw"]["window"]
-        print(f"  CBW/ECW: {_fmt(w['iops'])} IOPS, {_fmt(w['mbps'], ',.1f')} MB/s" + st("cbw"))
+        print(f"  CBW/ECW: {figure(w['iops'], unit='IOPS')}, {figure(w['mbps'], ',.1f', 'MB/s')}" + st("cbw"))
     if "dirth" in res:
         d = res["dirth"]
         pts_ = d["points"]
-        print("  DIRTH: " + ", ".join(f"{w} {k} {_fmt(pts_[k]['iops'])} IOPS" for w, k in d["selected"].items() if k))
+        print("  DIRTH: " + ", ".join(f"{w} {k} {figure(pts_[k]['iops'], unit='IOPS')}"
+                                      for w, k in d["selected"].items() if k))
     if p.get("resume"):
         print(f"  {p['resume']}")
 

@@ -39,8 +39,9 @@ from pathlib import Path
 
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
-from ..units import MAX_BS_BYTES
+from .common import (FILL_BS_BYTES, base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, run_phase,
+                    span_bytes)
+from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
 from .sweep import (FULL_DEFAULT, MAX_ZONES, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
@@ -150,16 +151,16 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
         idle_min=p.idle_min, torture_qd=p.torture_qd, torture_bs_bytes=p.torture_bs_bytes, zones=layout.zones,
         zone_size_bytes=layout.zone_size_bytes, zone_bytes=layout.sample_bytes, sweep_bs_bytes=layout.bs_bytes,
         sweep_qd=p.sweep_qd, read_pass=p.read, retorture_before_idle=p.retorture, sweep_write_bytes=layout.write_bytes)
-    summary["purge"] = target.purge()
+    summary["purge"] = purge(target)
     summary["preconditioning"] = (
-        f"{summary['purge']['method']}; clean sweep; then sequential fill of {span} bytes (128 KiB, QD32) and "
+        f"{summary['purge']['method']}; clean sweep; then sequential fill of {human_size(span)} (128 KiB, QD32) and "
         f"{p.torture_bs_bytes // 1024} KiB random writes at QD{p.torture_qd} over the span for {p.torture_min:g} min; "
         + ("before the idle period the drive is purged, filled and tortured again (as in the review), so no "
            "earlier sweep's writes are rewritten by the after-idle sweep" if p.retorture else
            "the idle period follows the after-torture sweep directly (--no-retorture): the after-idle sweep "
            "rewrites what that sweep wrote, which overstates idle recovery"))
     summary["method"] = (describe_sweep(layout, p.sweep_qd) + "; each sweep writes "
-                         f"{layout.write_bytes} bytes ({layout.write_bytes / span * 100:.1f} % of the span), "
+                         f"{human_size(layout.write_bytes)} ({layout.write_bytes / span * 100:.1f} % of the span), "
                          "which is part of the drive's history")
     sweeps = layout.position_columns(target.capacity_bytes)
     summary["stages"] = {}
@@ -197,7 +198,7 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
             if kind == "sweep":
                 measure(name, stages[name])
             elif kind == "purge":
-                summary["purge_before_idle"] = target.purge()
+                summary["purge_before_idle"] = purge(target)
             else:
                 step(name)
         complete, error = True, None

@@ -40,6 +40,7 @@ from typing import Any
 from .. import report, results
 from ..errors import UserError
 from ..targets.base import JobSpec, Target
+from ..units import human_size
 from . import consistency, recovery, used
 from .common import describe_target, print_jobs
 from .common import print_plan as print_header
@@ -183,10 +184,11 @@ def describe_part(part: Part) -> str:
         return (f"span {q.span_pct:g} %: sequential fill, then {q.bs_bytes // 1024} KiB random write QD{q.qd} "
                 f"for {q.duration_s:g} s")
     if part.module is recovery:
-        zb = "whole zones" if q.zone_bytes == WHOLE_ZONES else "default sample" if q.zone_bytes is None else f"{q.zone_bytes} bytes"
+        zb = ("whole zones" if q.zone_bytes == WHOLE_ZONES else "default sample" if q.zone_bytes is None
+              else human_size(q.zone_bytes))
         return (f"sweeps of {q.zones} zones ({zb}); torture {q.torture_min:g} min; idle {q.idle_min:g} min; "
                 f"{'re-torture before idle; ' if q.retorture else ''}TRIM")
-    dirty = f"{q.dirty_bytes} bytes" if q.dirty_bytes is not None else f"{q.dirty_spans:g}x the span"
+    dirty = human_size(q.dirty_bytes) if q.dirty_bytes is not None else f"{q.dirty_spans:g}x the span"
     return (f"{q.bs_bytes // 1024} KiB random write QD{q.qd} for {q.duration_s:g} s per state; "
             f"used = fill + {dirty} of random writes")
 

@@ -13,13 +13,12 @@ Its groups (fio's ``stonewall``) run one after another; the jobs of a group run 
 Results: ``series`` (every group back to back: ``t_s`` from the start of the run, ``group``,
 per direction ``{dir}_iops``, ``{dir}_mbps`` and the latency columns), ``job.fio`` (the
 workload as ssdlab understood it), the summary with per-group and per-direction figures
-(IOPS, MB/s, latency percentiles; on the simulator write amplification, GC work and an
-endurance projection), plots and report.html.
+(IOPS, MB/s, latency percentiles; on the simulator write amplification and GC work; no
+endurance projection: a run judges no steady state), plots and report.html.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +28,10 @@ from .. import plots, report, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target
+from ..units import human_size
 from ..workload import fiojob
-from .common import FILL_BS_BYTES, declared_summary, done_with_drive, end_run, endurance, failure_of, show_endurance
+from .common import (FILL_BS_BYTES, add_endurance, declared_summary, done_with_drive, end_run, failure_of, figure,
+                     show_endurance)
 from .engine import combine, direction_figures, group_summary, not_applicable, plan_groups, run_group
 from .declare import Test, param
 
@@ -101,6 +102,9 @@ def load(params: RunParams) -> Loaded:
         text = named.text(p)
         return Loaded(source, workload=fiojob.parse_job_text(text, source=f"<built-in workload {named.name}>"),
                       named=named, named_params=p)
+    if any(a == "--purge" or a.startswith("--purge=") for a in args):
+        raise UserError("run: --purge: run never purges the drive, the workload meets it as it is (--fill fills it "
+                        "first); purge it with a test that does, or with blkdiscard, before the run")
     bad = [a for a in args if not a.startswith("--")]
     if bad:
         raise UserError(f"run: {bad[0]!r}: fio options are given as --name=value (e.g. --rw=randrw --bs=4k)")
@@ -178,13 +182,13 @@ def print_plan(target: Target, params: RunParams) -> None:
     """``--dry-run``: the workload as ssdlab understood it, then per group what runs: the
     simulator's workload keys, or fio's job file."""
     loaded = load(params)
-    print(f"# dry run: {loaded.source} on {target.name} ({target.capacity_bytes} bytes); nothing is written")
+    print(f"# dry run: {loaded.source} on {target.name} ({human_size(target.capacity_bytes)}); nothing is written")
     refused = getattr(target, "refused", None)
     if refused:
         print(f"# WARNING: a real run would be refused: {refused}")
     if loaded.workload is None:
         span = _generated_span(loaded, target)
-        print(f"# a generated command stream over the first {span:,} bytes, replayed in order at "
+        print(f"# a generated command stream over the first {human_size(span)}, replayed in order at "
               f"QD{_replay_job(loaded).qd}:")
         for k, v in loaded.named.totals(loaded.named_params).items():
             print(f"#   {k} = {v:,}" if isinstance(v, int) else f"#   {k} = {v}")
@@ -192,7 +196,7 @@ def print_plan(target: Target, params: RunParams) -> None:
     workload = loaded.workload
     steps = plan_groups(workload, target, params.interval_s)
     if params.fill:
-        print(f"# first: sequential fill of {_fill_job(target, params).span_bytes} bytes, 128 KiB at QD32")
+        print(f"# first: sequential fill of {human_size(_fill_job(target, params).span_bytes)}, 128 KiB at QD32")
     print(fiojob.format_job_file(workload))
     for note in workload_notes(workload):
         print(f"# note: {note}")
@@ -287,7 +291,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
     if target.simulated:
         summary["nand_write_bytes"] = t.get("nand_write_bytes")
         summary["write_amplification"] = t.get("write_amplification")
-        summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
+        add_endurance(summary, target.capacity_bytes, test="run")
     if len(r.series.get("t_s", ())):
         title = f"{target.name} — {loaded.source}"
         summary["plots"] = [x.name for x in plots.line_plot(rd / "mbps", r.series["t_s"], {"MB/s": r.series["mbps"]},
@@ -337,7 +341,7 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
         nand = sum(g.get("nand_write_bytes") or 0 for g in groups)
         summary["nand_write_bytes"] = nand
         summary["write_amplification"] = nand / host if host else None
-        summary["endurance"] = endurance(summary, target.capacity_bytes, "whole run")
+        add_endurance(summary, target.capacity_bytes, test="run")
     title = f"{target.name} — {summary['workload_source']}"
     summary["plots"] = []
     if len(series["t_s"]):
@@ -370,10 +374,6 @@ def _hints(series: dict, title: str) -> list[dict]:
     return hints + [h for h in rest if h.get("label") != "IOPS"]
 
 
-def _fmt(v, spec: str) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
-
-
 def workload_notes(workload) -> list[str]:
     """What fio would do with the jobs on a real target that their pattern does not say
     (:attr:`ssdlab.workload.fiojob.Job.host_notes`), once per job section."""
@@ -387,14 +387,15 @@ def show(s: dict) -> None:
         print(f"  group {i} {g['name']}: {g['duration_s']:.1f} s" + ("" if g["complete"] else " (incomplete)"))
         for d, f in g["directions"].items():
             lat = f["latency_us"]
-            print(f"    {d:<5} {_fmt(f['iops_mean'], ',.0f'):>10} IOPS {_fmt(f['mbps_mean'], ',.1f'):>9} MB/s" + (
-                  f"  p50 {_fmt(lat.get('p50'), ',.0f')} µs  p99 {_fmt(lat.get('p99'), ',.0f')} µs  "
-                  f"max {_fmt(lat.get('max'), ',.0f')} µs" if lat else ""))
+            iops, mbps = figure(f['iops_mean'], ',.0f', 'IOPS'), figure(f['mbps_mean'], ',.1f', 'MB/s')
+            print(f"    {d:<5} {iops:>15} {mbps:>14}"
+                  + (f"  p50 {figure(lat.get('p50'), ',.0f', 'µs')}  p99 {figure(lat.get('p99'), ',.0f', 'µs')}  "
+                     f"max {figure(lat.get('max'), ',.0f', 'µs')}" if lat else ""))
         if g.get("write_amplification") is not None:
             print(f"    write amplification {g['write_amplification']:.2f}")
     if s.get("table_text"):
         print(s["table_text"])
-    show_endurance(s.get("endurance"))
+    show_endurance(s.get("endurance"), s.get("endurance_unavailable"))
     for note in s.get("workload_notes", []):
         print(f"  note: {note}", file=sys.stderr)
     options = list(dict.fromkeys(n.split(": ", 1)[1].split(" (", 1)[0] for n in s.get("not_applicable", [])))
@@ -437,6 +438,7 @@ TEST = Test(
         "the job goes to fio as written, after the safety gate, writing to the target. The drive is not purged: the "
         "workload meets it as it is (--fill fills it first; the simulator starts fresh). Writes series (per "
         "direction IOPS, MB/s, latency per interval), job.fio (the workload as understood), summary.json (per "
-        "group and direction; on the simulator write amplification and endurance), plots and report.html. "
+        "group and direction; on the simulator write amplification), plots and report.html. "
         "Sizes and times in fio's units (4k = 4096 bytes; runtime in s)."),
-    params=RunParams, plan=plan, run=run, show=show, headline=headline, passthrough="fio_args", early=early, print_plan=print_plan)
+    params=RunParams, plan=plan, run=run, show=show, headline=headline, passthrough="fio_args", early=early,
+    print_plan=print_plan, purges=False)

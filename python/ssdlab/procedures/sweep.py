@@ -37,8 +37,8 @@ from .. import plots, results
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
-from .common import Interrupted, base_summary, done_with_drive, end_run, failure_of, span_bytes
-from ..units import MAX_BS_BYTES
+from .common import base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, span_bytes
+from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_QD, Test, param, size
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
@@ -310,7 +310,7 @@ def sweep_table(rows: list[tuple[str, dict]], title: str) -> dict:
 
 
 def describe_sweep(layout: ZoneLayout, qd: int) -> str:
-    return (f"{layout.zones} zones of {layout.zone_size_bytes} bytes; {layout.sample_bytes} bytes sequential "
+    return (f"{layout.zones} zones of {human_size(layout.zone_size_bytes)}; {human_size(layout.sample_bytes)} sequential "
             f"per zone in {layout.bs_bytes // 1024} KiB requests at QD{qd}")
 
 
@@ -326,7 +326,7 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
         zones=layout.zones, zone_size_bytes=layout.zone_size_bytes, zone_bytes=layout.sample_bytes,
         bs_bytes=layout.bs_bytes, qd=params.qd, write_pass=params.write, read_pass=params.read,
         sweep_write_bytes=layout.write_bytes if params.write else 0)
-    summary["purge"] = target.purge()
+    summary["purge"] = purge(target)
     summary["preconditioning"] = f"{summary['purge']['method']}; no fill (a clean drive, as HD Tach on a new drive)"
     summary["method"] = describe_sweep(layout, params.qd) + "; write pass first, then the read pass reads those bytes back"
     try:
@@ -357,7 +357,7 @@ def _mb(v) -> str:
 
 def show(s: dict) -> None:
     """The lines printed at the end of a run."""
-    print(f"{s['target']}  sweep of {s['zones']} zones, {s['zone_bytes']} bytes each, "
+    print(f"{s['target']}  sweep of {s['zones']} zones, {human_size(s['zone_bytes'])} each, "
           f"{s['bs_bytes'] // 1024} KiB QD{s['qd']}")
     for d in ("write", "read"):
         if s[f"{d}_mbps_mean"] is not None:

@@ -41,9 +41,9 @@ from .. import report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
-from .common import (FILL_BS_BYTES, Interrupted, base_summary, failure_of, mark_stopped, print_plan as print_header,
-                     raise_stopped, run_phase, span_bytes)
-from ..units import MAX_SIZE_BYTES
+from .common import (FILL_BS_BYTES, base_summary, failure_of, Interrupted, mark_stopped, print_plan as print_header,
+                    purge, raise_stopped, run_phase, span_bytes)
+from ..units import MAX_SIZE_BYTES, human_size
 from .declare import MAX_QD, MAX_SPANS, Test, at_most, check, declared, param, size
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
@@ -75,7 +75,7 @@ class TraceSource:
     def describe(self, span: int) -> str:
         if self.generated:
             return (f"JEDEC-client-like generator (seed {self.seed}, skew {self.skew}), "
-                    f"{self.pass_write_bytes(span)} bytes written per pass over {span} bytes")
+                    f"{human_size(self.pass_write_bytes(span))} written per pass over {human_size(span)}")
         return f"{self.path} ({self.fmt or 'format detected'})"
 
     def pass_write_bytes(self, span: int) -> int:
@@ -221,7 +221,7 @@ def print_plan(target: Target, params: TraceRunParams) -> None:
         if isinstance(s, ReplayJob):
             print(f"# replay {s.name}: qd={s.qd}, trace timestamps ignored (as fast as the drive goes)")
         else:
-            print(f"# purge, then phase {s.name}: sequential fill of {s.span_bytes} bytes, 128 KiB at QD32")
+            print(f"# purge, then phase {s.name}: sequential fill of {human_size(s.span_bytes)}, 128 KiB at QD32")
 
 
 def _chunks(source_file, mapping: dict, on_records,
@@ -300,7 +300,8 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
                            trace=params.source.describe(span), trace_info=trace_info, passes=params.passes,
                            qds=list(params.qds), keep_reads=params.keep_reads, remap=params.remap,
                            window_commands=params.window_commands)
-    summary["preconditioning"] = f"purge, then sequential fill of {span} bytes with 128 KiB writes at QD32, before each variant"
+    summary["preconditioning"] = (f"purge, then sequential fill of {human_size(span)} with 128 KiB writes at QD32, "
+                                  "before each variant")
     rows: list[dict] = []
     per_variant: dict[str, list[ReplayResult]] = {}
     summary["variants"] = rows
@@ -351,7 +352,7 @@ def _run_variant(target: Target, group: list, params: TraceRunParams, span: int,
         if stop.is_set():
             raise KeyboardInterrupt
         if isinstance(step, JobSpec):
-            target.purge()
+            purge(target)
             run_phase(target, step, f"{step.name} (sequential fill)", progress)
             continue
         trim = step.name.rpartition("-")[0].endswith("-trim")

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from .. import plots, report, results
 from ..targets.base import JobSpec, Target
-from .common import FILL_BS_BYTES, Interrupted, base_summary, done_with_drive, end_run, failure_of, run_phase, span_bytes
+from .common import (FILL_BS_BYTES, base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, run_phase,
+                    span_bytes)
 from ..units import MAX_BS_BYTES
 from .declare import MAX_DURATION_S, MAX_QD, MAX_SPANS, Test, at_most, check, param, size
 from .sweep import trim_bs
@@ -142,9 +143,9 @@ def run(target: Target, p: UsedParams, out: str | Path | results.ResultsDir, *,
 
     complete, error = True, None
     try:
-        summary["purge"] = target.purge()
+        summary["purge"] = purge(target)
         step("new", f"new: {what}")
-        summary["purge_used"] = target.purge()
+        summary["purge_used"] = purge(target)
         summary["preconditioning"] = (
             f"new: {summary['purge']['method']}. used: {summary['purge_used']['method']}, sequential fill of "
             f"{span} bytes (128 KiB, QD32), then {dirty} bytes of {what} over the span, no TRIM. "

@@ -95,7 +95,7 @@ __all__ = [
 _BLKDISCARD = 0x1277
 #: Bytes discarded per BLKDISCARD call of a purge.
 _DISCARD_STEP_BYTES = 1 << 30
-#: Purge methods a real target understands (``--purge``). Files always use ``truncate``.
+#: Purge methods a real target understands (``--purge``). Files use ``truncate`` for all but ``none``.
 PURGE_METHODS = ("blkdiscard", "nvme-format", "ata-secure-erase", "none")
 
 _ENGINES = ("io_uring", "libaio")
@@ -549,7 +549,7 @@ class FioTarget:
         size_bytes: for ``file:`` targets: the file's size (created sparse if missing,
             resized if different). Default: the existing file's size.
         purge_method: ``blkdiscard`` (default), ``nvme-format``, ``ata-secure-erase`` or
-            ``none`` for devices; files always purge by ``truncate``.
+            ``none``; a file purges by ``truncate`` unless it is ``none``.
         fio: the fio executable.
     """
 
@@ -573,6 +573,7 @@ class FioTarget:
         self.fio = fio
         self.refused: str | None = None
         self._engine: str | None = None
+        self._facts: dict = {}
         self._counter = 0
         if purge_method not in PURGE_METHODS:
             raise ValueError(f"{name}: purge method {purge_method!r} is not one of {PURGE_METHODS}")
@@ -928,6 +929,7 @@ class FioTarget:
             run.notes.insert(0, f"interrupted by {interrupted}: partial results")
         try:
             run.data = parse_fio_json(out_json.read_text())
+            self._note_engines(run.data)
         except (OSError, ValueError) as e:
             run.json_error = e
             if not interrupted:
@@ -1189,6 +1191,7 @@ class FioTarget:
         data = None
         try:
             data = parse_fio_json(out_json.read_text())
+            self._note_engines(data)
         except (OSError, ValueError) as e:
             if not interrupted:
                 raise FioError(self._fail_msg(job, seg.jobfile, err_path, rc, f"no JSON summary ({e})")) from None
@@ -1427,8 +1430,9 @@ class FioTarget:
     # -- purge -------------------------------------------------------------------------------
     def purge(self) -> dict:
         """Return the target to a fresh state: whole-device discard (default), NVMe format,
-        or, for files, truncate to 0 and re-create sparse. Returns ``{"method": ..., ...}``."""
-        if self.kind == "file":
+        or, for files, truncate to 0 and re-create sparse; nothing with ``purge_method``
+        ``none``. Returns ``{"method": ..., ...}``."""
+        if self.kind == "file" and self.purge_method != "none":
             if self.dry_run:
                 return {"method": "truncate", "dry_run": True}
             t0 = time.monotonic()
@@ -1503,12 +1507,25 @@ class FioTarget:
         return {"method": "nvme-format", "ses": 1, "lbaf": lbaf, "seconds": time.monotonic() - t0}
 
     # -- facts -------------------------------------------------------------------------------
+    def _note_engines(self, data: dict) -> None:
+        """Adds the I/O engines fio ran a job file's jobs with, as its JSON output reports
+        them (:func:`fio_engines`), to ``ioengine`` of :meth:`describe`."""
+        used = self._facts.get("ioengine")
+        engines = ([] if used is None else used.split(", ")) + fio_engines(data)
+        if engines:
+            self._facts["ioengine"] = ", ".join(dict.fromkeys(engines))
+
     def describe(self) -> dict:
-        """Facts for summary.json: kind, path, capacity, model/firmware (sysfs), fio version, engine."""
-        d: dict = {"target": self.name, "kind": self.kind, "path": self.path, "capacity_bytes": self.capacity_bytes,
-                   "simulated": False, "workdir": str(self.workdir), "dry_run": self.dry_run,
-                   "purge_method": "truncate" if self.kind == "file" else self.purge_method,
-                   "ioengine": self._engine}
+        """Facts for summary.json: kind, path, capacity, model/firmware (sysfs), fio version,
+        and ``ioengine``: the I/O engine(s) fio ran the jobs with, from its JSON output (None
+        until fio has run a job). The same dict every call, kept up to date as fio runs, so a
+        summary holding it records the engines of every phase that ran."""
+        d = self._facts
+        d.update({"target": self.name, "kind": self.kind, "path": self.path, "capacity_bytes": self.capacity_bytes,
+                  "simulated": False, "workdir": str(self.workdir), "dry_run": self.dry_run,
+                  "purge_method": "truncate" if self.kind == "file" and self.purge_method != "none"
+                  else self.purge_method})
+        d.setdefault("ioengine", None)
         try:
             d["fio_version"] = fio_version(self.fio)
         except (FioError, OSError, subprocess.SubprocessError):
@@ -1561,6 +1578,14 @@ class FioTarget:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, capacity_bytes={self.capacity_bytes}, workdir={str(self.workdir)!r})"
+
+
+def fio_engines(data: dict | None) -> list[str]:
+    """The I/O engines of the jobs in fio's JSON output, in order, each once: a job's own
+    ``ioengine`` option, else its global section's, else fio's default (psync)."""
+    glob_engine = ((data or {}).get("global options") or {}).get("ioengine")
+    jobs = (data or {}).get("jobs") or []
+    return list(dict.fromkeys((j.get("job options") or {}).get("ioengine") or glob_engine or "psync" for j in jobs))
 
 
 def _direction_totals(data: dict | None) -> dict:
@@ -1635,7 +1660,7 @@ class LoopTarget(FioTarget):
         if dry_run:
             self.name = f"loop:{label}"
             self.dry_run, self.fio = True, fio
-            self._engine, self._counter = None, 0
+            self._engine, self._counter, self._facts = None, 0, {}
             self.purge_method = purge_method
             self.kind, self.path, self.real_path, self.kernel_name = "block", "/dev/loopN", "/dev/loopN", None
             self.capacity_bytes = size_bytes
