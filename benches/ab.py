@@ -58,12 +58,14 @@ def run(pythonpath: Path, cmd: list[str]) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 usage="%(prog)s REV [--pairs N] -- BENCHMARK [OPTIONS]")
     ap.add_argument("rev", help="the baseline commit (B)")
     ap.add_argument("--pairs", type=int, default=3, help="A/B pairs (default: %(default)s)")
-    ap.add_argument("bench", nargs=argparse.REMAINDER, help="-- then the benchmark script and its options")
-    a = ap.parse_args()
-    cmd = a.bench[1:] if a.bench[:1] == ["--"] else a.bench
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    a = ap.parse_args(argv[:split])
+    cmd = argv[split + 1:]
     if not cmd:
         ap.error("name the benchmark after --, e.g. -- benches/bench_randrw.py --runs 1")
     base = build(a.rev)
