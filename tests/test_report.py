@@ -414,6 +414,7 @@ def test_page_loads_without_errors_or_requests(browser, runs):
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert requests == [runs["html"].resolve().as_uri()], requests
     assert browser.execute_script("return window.ssdlabReport && Object.keys(window.ssdlabReport.views).length") == 2
+    assert page_problems(browser) == []
 
 
 def test_scale_variant_drive_and_zoom_switches_redraw(browser, runs, tmp_path):

@@ -1486,6 +1486,8 @@ tr.hl td.barcell .bar{background:#f2c89b}
 td.barcell .v{position:relative;padding-left:4px}
 thead th{background:#f0f2f5;vertical-align:bottom;white-space:normal;min-width:5em}
 table.metrics thead th[data-run]{cursor:pointer}
+table.metrics td{white-space:normal}
+table.metrics th[scope=row]{white-space:normal;min-width:12em}
 table.metrics .shown{background:#e8f0fa}
 table.metrics thead th.shown{background:#cfe0f5}
 table.kv td{text-align:left;white-space:normal;word-break:break-all}
