@@ -176,6 +176,8 @@ def test_a_few_outliers_do_not_raise_the_linear_top():
     ax = consistency_figures({"run": s}, title="t")["steady_linear"].axes[0]
     assert ax.get_ylim()[1] == 40000.0
     assert [t.get_text() for t in ax.texts if t.get_gid() == "above_top"] == ["2 intervals above 40K not shown"]
+    assert _collection(ax, "iops:IOPS per 1 s interval").get_offsets()[:, 1].max() <= 40000.0  # as the note says
+    assert plots.figure_problems(ax.figure) == []
 
 
 def test_explicit_limits_and_zoom():

@@ -544,3 +544,25 @@ def test_trace_replay_report_renders(browser, tmp_path):
     before = _canvas(browser, sec)
     browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")[0].click()
     assert _canvas(browser, sec) != before
+
+
+def test_values_are_labelled_with_units_never_raw_keys():
+    assert report.value_label("capacity_bytes") == ("user capacity", "GB", 1e9)
+    assert report.value_label("wall_s") == ("wall-clock time", "s", 1.0)
+    assert report.value_label("cache_after_pause_pct")[1] == "%"
+    assert report.value_label("bs_bytes") == ("block size", "KiB", 1024.0)
+    # keys in no table are named from their words, the unit from the last one
+    assert report.value_label("after_idle_write_mbps") == ("after idle write", "MB/s", 1.0)
+    assert report.value_label("spare_bytes") == ("spare", "GB", 1e9)
+    pts = {"test": "pts", "tests": ["lat"], "qd": 0, "threads": 0, "wsat_max_s": 21600.0, "hir_cycles": 360,
+           "dirth_bs_bytes": 8192, "round_s": 5.0, "pts": {"threads": 2, "qd": 16}}
+    view = report._pts_view(pts)
+    assert (view["threads"], view["qd"]) == (2, 16) and view["round_s"] == 5.0
+    assert not {"wsat_max_s", "hir_cycles", "dirth_bs_bytes"} & set(view)
+    fill = {"test": "fill", "phases": [{"start_gb": 0.0, "end_gb": 2.0, "mbps": 1500.0},
+                                       {"start_gb": 2.0, "end_gb": 7.0, "mbps": 450.0}],
+            "cache_bytes": 2e9, "burst_bytes": 1.5e9, "burst_mbps_mean": 1400.0, "pause_s": 60.0}
+    table = report._fill_phases(fill)
+    assert table["rows"] == [["write cache", 0.0, 2.0, 2.0, 1500.0], ["phase 2", 2.0, 7.0, 5.0, 450.0],
+                             ["burst after 60 s idle", 0.0, 1.5, 1.5, 1400.0]]
+    assert report._fill_phases({"test": "sweep"}) is None

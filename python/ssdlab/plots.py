@@ -341,11 +341,13 @@ def _scatter_run(
     stall_color: str,
     alpha: float,
     window: tuple[float, float],
+    top: float = math.inf,
 ) -> int:
-    """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn."""
+    """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn. Dots
+    above ``top`` (the linear view's 40K) are left out: the plot counts them in a note."""
     lo, hi = window
     in_win = np.isfinite(t) & (t >= lo) & (t < hi) & np.isfinite(y)
-    pos = in_win & (y > 0)
+    pos = in_win & (y > 0) & (y <= top)
     zero = in_win & (y <= 0)
     n = int(pos.sum())
     ax.scatter(
@@ -453,7 +455,7 @@ def consistency_figures(
                 n_stalls += _scatter_run(
                     ax, label if multi else dots, t, y, logy=logy, floor=floor, color=color,
                     stall_color=color if multi else _STALL_COLOR, alpha=0.75 if multi else 1.0,
-                    window=window,
+                    window=window, top=math.inf if logy else linear_top_iops,
                 )
             ax.set_xlim(*window)
             _label_ends(ax.xaxis, *window)
@@ -485,7 +487,8 @@ def consistency_figures(
             ax.set_title(subtitle, loc="right", fontsize=9, color="0.3")
             _legend(ax, n_stalls, logy=logy, floor=floor, multi=multi, stall_color=_STALL_COLOR)
             shown = [label for label, (t, y, _) in data.items()
-                     if np.any(np.isfinite(t) & (t >= window[0]) & (t < window[1]) & (y > 0))]
+                     if np.any(np.isfinite(t) & (t >= window[0]) & (t < window[1]) & (y > 0)
+                               & (y <= (math.inf if logy else linear_top_iops)))]
             figs[view] = _expect(fig, [f"iops:{label if multi else dots}" for label in shown])
     return figs
 

@@ -29,9 +29,13 @@ What the page shows, like the reviews' interactive consistency graphs (AnandTech
 * A run that groups other results folders (``"test": "review"``, with their folder names in
   ``part_dirs``) comes first: its tables are the page's overview. :func:`expand_run_dirs`
   turns such a folder into itself and its parts.
+* Every chart labels the range it shows: log axes span whole decades with the top and bottom
+  labelled, linear ones start at 0, the x axis labels both ends (the end of the run).
 * Tables: the main metrics side by side (one column per run; click a column header to show
-  that run), every ``tables`` entry a run provides, and per run a collapsible block with the
-  ssdlab version, command line, target, profile, target facts and every stored value.
+  that run), every ``tables`` entry a run provides (and a fill's phases, from its summary),
+  the other values labelled with units (:func:`value_label`; a PTS run's threads and queue
+  depth as run, only the options of the tests it ran), and per run a collapsible block with
+  the ssdlab version, command line, target, profile, target facts and every stored value.
 
 Grouping: runs are grouped into *drives* by (``target``, ``target_info.model``,
 ``profile``); inside a drive, runs are *variants* labelled by ``span_pct``: 100 % (or no
@@ -105,6 +109,8 @@ __all__ = [
     "downsample_indices",
     "format_value",
     "MAIN_METRICS",
+    "VALUE_LABELS",
+    "value_label",
     "unit_suffix",
     "MAX_POINTS",
     "REPORT_NAME",
