@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+#: Every plot a test writes (in this process or in a command it runs) must show its data inside
+#: its labelled range: :func:`ssdlab.plots.save_figure` refuses it otherwise.
+os.environ["SSDLAB_CHECK_PLOTS"] = "1"
+
 REPO = Path(__file__).resolve().parent.parent
 PYTHON_DIR = str(REPO / "python")
 SHARED = REPO.parent / "shared"

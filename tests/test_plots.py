@@ -102,7 +102,9 @@ def test_log_plot_draws_zero_iops_at_floor_with_legend():
     assert np.all(off[:, 1] == 1.0)  # drawn at the floor, y=1
     assert sorted(off[:, 0]) == sorted(set(range(n)) - {10, 50, 90})
     lo, hi = ax.get_ylim()
-    assert lo < 1.0 < hi  # the floor is inside the axis, so the marks are visible
+    assert lo == 1.0 < hi  # the floor is the axis' bottom, a labelled decade
+    tip_up = stalls.get_paths()[0].vertices
+    assert tip_up[:, 1].min() == 0.0 < tip_up[:, 1].max()  # the mark stands on the floor, inside the axes
     assert any("0 IOPS (stall), drawn at 1" in t and "97 intervals" in t for t in _legend_texts(ax))
     dots = _collection(ax, "iops:IOPS per 1 s interval")
     assert len(dots.get_offsets()) == 3
@@ -174,6 +176,8 @@ def test_a_few_outliers_do_not_raise_the_linear_top():
     ax = consistency_figures({"run": s}, title="t")["steady_linear"].axes[0]
     assert ax.get_ylim()[1] == 40000.0
     assert [t.get_text() for t in ax.texts if t.get_gid() == "above_top"] == ["2 intervals above 40K not shown"]
+    assert _collection(ax, "iops:IOPS per 1 s interval").get_offsets()[:, 1].max() <= 40000.0  # as the note says
+    assert plots.figure_problems(ax.figure) == []
 
 
 def test_explicit_limits_and_zoom():
@@ -297,3 +301,66 @@ def test_latency_plot_names_directions_and_needs_latency_columns():
         empty[c][:] = np.nan  # columns without data count as none
     with pytest.raises(ValueError, match="no per-interval latency columns"):
         plots.latency_figure(empty, title="t")
+
+
+# --------------------------------------------------------------------------- labelled ranges
+
+def _labelled(axis) -> list[float]:
+    locs = axis.get_majorticklocs()
+    lo, hi = sorted(axis.axes.get_xlim() if axis is axis.axes.xaxis else axis.axes.get_ylim())
+    locs = [v for v in locs if lo - abs(lo) * 1e-9 <= v <= hi + abs(hi) * 1e-9]
+    return [v for v, t in zip(locs, axis.get_major_formatter().format_ticks(locs)) if t]
+
+
+def test_every_figure_labels_the_range_of_its_data():
+    s = review_like()
+    s["t_s"] = s["t_s"] + 0.5  # a run that ends off a round number: 2000.5 s
+    figs = consistency_figures({"run": s}, title="t")
+    x = np.linspace(0.2, 7.5, 40)
+    built = [*figs.values(),
+             line_figure(x, {"fill": np.full(40, 380.0), "burst": (x[:5], np.full(5, 411.0))}, "GB", "MB/s", "t"),
+             line_figure(x, {"a": np.r_[0.0, np.full(39, 3.2e4)]}, "x", "IOPS", "t", logy=True),
+             bar_table_figure({"new": 372.4, "used": -15.3}, "MB/s", "t"),
+             plots.latency_figure(latency_like(), title="t")]
+    for fig in built:
+        assert plots.figure_problems(fig) == [], fig.axes[0].get_title()
+    log = figs["log"].axes[0]
+    assert log.get_ylim() == (1.0, 1e5) and _labelled(log.yaxis)[-1] == 1e5  # FOB ~80K under a labelled 100K
+    assert _labelled(log.xaxis)[-1] == log.get_xlim()[1] == 2000.5  # the end of the run is labelled
+    fill = built[3].axes[0]
+    assert fill.get_ylim()[0] == 0.0 and fill.get_ylim()[1] >= 411.0 and fill.get_xlim()[0] == 0.0
+    assert {ln.get_gid() for ln in fill.lines} == {"line:fill", "line:burst"}
+    lat = built[-1].axes[0]
+    lo, hi = lat.get_ylim()
+    assert np.log10(lo).is_integer() and np.log10(hi).is_integer()  # whole decades
+    # p99.9 is drawn above max, and larger than p99 drawn above it: each one shows where they meet
+    order = {c.get_gid().split("_lat_")[1]: c for c in lat.collections}
+    assert order["max_us"].get_zorder() < order["p99_9_us"].get_zorder() < order["p99_us"].get_zorder()
+    assert order["p99_9_us"].get_sizes()[0] > order["p99_us"].get_sizes()[0]
+    assert len(order["max_us"].get_facecolors()) == 0 or order["max_us"].get_facecolors()[0][3] == 0  # hollow
+
+
+def test_figure_problems_catch_a_clipped_chart(tmp_path, monkeypatch):
+    from matplotlib.ticker import FixedLocator
+
+    def fresh():
+        return line_figure(np.arange(10.0), {"w": np.full(10, 450.0), "r": np.full(10, 210.0)}, "x", "MB/s", "t")
+
+    fig = fresh()
+    fig.axes[0].set_ylim(300, 400)  # the axis cuts the data off
+    assert any("outside the axis" in p for p in plots.figure_problems(fig))
+    fig = fresh()
+    fig.axes[0].yaxis.set_major_locator(FixedLocator([0, 100, 200, 300, 400]))  # top of the axis unlabelled
+    assert any("above the highest label (400)" in p for p in plots.figure_problems(fig))
+    fig = fresh()
+    fig.axes[0].xaxis.set_major_locator(FixedLocator([0, 2, 4, 6, 8]))  # the end (9) unlabelled
+    assert any("x: highest value 9 above the highest label (8)" in p for p in plots.figure_problems(fig))
+    fig = fresh()
+    next(ln for ln in fig.axes[0].lines if ln.get_gid() == "line:r").remove()  # a series lost
+    assert plots.figure_problems(fig) == ["series 'line:r' draws no point"]
+    monkeypatch.setenv("SSDLAB_CHECK_PLOTS", "1")
+    with pytest.raises(ValueError, match="clipped.png: the plot does not show its data"):
+        save_figure(fig, tmp_path / "clipped.png")
+    assert not (tmp_path / "clipped.png").exists()
+    monkeypatch.setenv("SSDLAB_CHECK_PLOTS", "0")
+    assert save_figure(fig, tmp_path / "clipped.png").exists()  # only checked when asked

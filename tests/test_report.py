@@ -339,6 +339,74 @@ def _png_pixels(png: bytes) -> np.ndarray:
     return mpimg.imread(io.BytesIO(png), format="png")[..., :3]
 
 
+#: In the page: what a reader at this width would find wrong. Every chart shown (and every chart
+#: of a line section's chart buttons): its visible data lie inside the axes, the lowest and
+#: highest tick labels enclose the data (labels parsed back from "2.5K", "100K"), and the x
+#: axis labels both ends of its range; no element inside a card scrolls sideways.
+_PAGE_PROBLEMS_JS = r"""
+var out = [], R = window.ssdlabReport, MUL = {'': 1, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12};
+function num(t) { var m = /^\s*(-?[0-9.]+)\s*([KMGT]?)\s*$/.exec(t); return m ? parseFloat(m[1]) * MUL[m[2]] : NaN; }
+function labels(c, axis) {
+  return Array.prototype.map.call(c.plot.querySelectorAll('.dygraph-axis-label-' + axis),
+    function (e) { return num(e.textContent); }).filter(function (v) { return isFinite(v); });
+}
+function check(name, c) {
+  if (c.root.hidden || !c.g || !c.P) return;
+  var P = c.P, xr = c.g.xAxisRange(), yr = c.g.yAxisRange(), lo = Infinity, hi = -Infinity, n = 0;
+  P.series.forEach(function (s) {
+    if (s.hidden) return;
+    for (var i = 0; i < s.x.length; i++) {
+      var x = s.x[i], y = s.y[i];
+      if (x === null || y === null || y === undefined || x < xr[0] || x > xr[1] || (P.logy && y <= 0)) continue;
+      n++; if (y < lo) lo = y; if (y > hi) hi = y;
+    }
+  });
+  var yl = labels(c, 'y'), xl = labels(c, 'x'), tol = 1e-9;
+  if (!n) { out.push(name + ': no data drawn'); return; }
+  if (yl.length < 2) { out.push(name + ': ' + yl.length + ' y labels'); return; }
+  if (xl.length < 2) { out.push(name + ': ' + xl.length + ' x labels'); return; }
+  var ylo = Math.min.apply(null, yl), yhi = Math.max.apply(null, yl), xlo = Math.min.apply(null, xl), xhi = Math.max.apply(null, xl);
+  var span = xr[1] - xr[0], rel = function (v) { return Math.abs(v) * 1e-3; };
+  if (lo < yr[0] * (1 - tol) || hi > yr[1] * (1 + tol)) out.push(name + ': data ' + lo + '..' + hi + ' outside the y axis ' + yr);
+  if (lo < ylo - rel(ylo)) out.push(name + ': lowest value ' + lo + ' below the lowest y label ' + ylo);
+  if (hi > yhi + rel(yhi)) out.push(name + ': highest value ' + hi + ' above the highest y label ' + yhi);
+  if (xhi < xr[1] - Math.max(span * 1e-3, rel(xr[1]))) out.push(name + ': x axis ends at ' + xr[1] + ', last x label ' + xhi);
+  if (xlo > xr[0] + Math.max(span * 1e-3, rel(xr[0]))) out.push(name + ': x axis starts at ' + xr[0] + ', first x label ' + xlo);
+}
+Object.keys(R.views).forEach(function (k) {
+  var v = R.views[k];
+  if (v.state && v.state.chart !== undefined) {  // a line section: every chart of its buttons
+    var n = 0; R.data.line_sections.filter(function (s) { return s.id === k; })[0].runs.forEach(function (id) { n = Math.max(n, R.data.runs[id].charts.length); });
+    var was = v.state.chart;
+    for (var i = 0; i < n; i++) { v.state.chart = i; v.render(); check(k + ' chart ' + i, v.chart); }
+    v.state.chart = was; v.render();
+  } else check(k, v.chart);
+  (v.companions || []).forEach(function (cp) { check(k + '-' + cp.id, cp.chart); });
+});
+Array.prototype.forEach.call(document.querySelectorAll('main section'), function (sec) {
+  if (sec.scrollWidth > sec.clientWidth + 1) out.push(sec.id + ': wider than its card (' + sec.scrollWidth + ' > ' + sec.clientWidth + ' px)');
+  Array.prototype.forEach.call(sec.querySelectorAll('*'), function (e) {
+    if (!e.offsetParent || !e.clientWidth) return;
+    var ov = getComputedStyle(e).overflowX;
+    if ((ov === 'auto' || ov === 'scroll') && e.scrollWidth > e.clientWidth + 1) {
+      var t = e.querySelector('h4, caption, th'), what = e.previousElementSibling ? e.previousElementSibling.textContent : (t ? t.textContent : '');
+      out.push(sec.id + ': ' + e.tagName.toLowerCase() + '.' + e.className + ' ' + JSON.stringify(what.slice(0, 60)) +
+               ' scrolls sideways (' + e.scrollWidth + ' > ' + e.clientWidth + ' px)');
+    }
+  });
+});
+return out;
+"""
+
+
+def page_problems(driver) -> list[str]:
+    """What is wrong with the page open in ``driver`` (see :data:`_PAGE_PROBLEMS_JS`), plus
+    console errors and warnings since the last look at the log."""
+    found = list(driver.execute_script(_PAGE_PROBLEMS_JS))
+    found += [f"console: {e.get('message')}" for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
+    return found
+
+
 def test_page_loads_without_errors_or_requests(browser, runs):
     logs, requests = _open(browser, runs["html"])
     errors = [e for e in logs if e.get("level") in ("SEVERE", "WARNING")]
@@ -346,6 +414,7 @@ def test_page_loads_without_errors_or_requests(browser, runs):
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert requests == [runs["html"].resolve().as_uri()], requests
     assert browser.execute_script("return window.ssdlabReport && Object.keys(window.ssdlabReport.views).length") == 2
+    assert page_problems(browser) == []
 
 
 def test_scale_variant_drive_and_zoom_switches_redraw(browser, runs, tmp_path):
@@ -475,3 +544,25 @@ def test_trace_replay_report_renders(browser, tmp_path):
     before = _canvas(browser, sec)
     browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")[0].click()
     assert _canvas(browser, sec) != before
+
+
+def test_values_are_labelled_with_units_never_raw_keys():
+    assert report.value_label("capacity_bytes") == ("user capacity", "GB", 1e9)
+    assert report.value_label("wall_s") == ("wall-clock time", "s", 1.0)
+    assert report.value_label("cache_after_pause_pct")[1] == "%"
+    assert report.value_label("bs_bytes") == ("block size", "KiB", 1024.0)
+    # keys in no table are named from their words, the unit from the last one
+    assert report.value_label("after_idle_write_mbps") == ("after idle write", "MB/s", 1.0)
+    assert report.value_label("spare_bytes") == ("spare", "GB", 1e9)
+    pts = {"test": "pts", "tests": ["lat"], "qd": 0, "threads": 0, "wsat_max_s": 21600.0, "hir_cycles": 360,
+           "dirth_bs_bytes": 8192, "round_s": 5.0, "pts": {"threads": 2, "qd": 16}}
+    view = report._pts_view(pts)
+    assert (view["threads"], view["qd"]) == (2, 16) and view["round_s"] == 5.0
+    assert not {"wsat_max_s", "hir_cycles", "dirth_bs_bytes"} & set(view)
+    fill = {"test": "fill", "phases": [{"start_gb": 0.0, "end_gb": 2.0, "mbps": 1500.0},
+                                       {"start_gb": 2.0, "end_gb": 7.0, "mbps": 450.0}],
+            "cache_bytes": 2e9, "burst_bytes": 1.5e9, "burst_mbps_mean": 1400.0, "pause_s": 60.0}
+    table = report._fill_phases(fill)
+    assert table["rows"] == [["write cache", 0.0, 2.0, 2.0, 1500.0], ["phase 2", 2.0, 7.0, 5.0, 450.0],
+                             ["burst after 60 s idle", 0.0, 1.5, 1.5, 1400.0]]
+    assert report._fill_phases({"test": "sweep"}) is None

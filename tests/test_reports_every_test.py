@@ -3,7 +3,8 @@ consistency, on small simulated drives (and a synthetic fio log for analyze), al
 Ctrl-C. Each page is opened in a real headless Chromium (the ``browser`` fixture of
 test_report.py): no console errors or warnings, no network request (neither in Chromium's
 network log nor in the Resource Timing API), and the charts the test should show exist and
-have data drawn in them (coloured pixels, not just axes).
+have data drawn in them (coloured pixels, not just axes); at 1280 px every chart labels the
+range of its data and nothing inside a card scrolls sideways (``page_problems``).
 
 Set ``SSDLAB_SCREENSHOT_DIR`` to keep the screenshots.
 """
@@ -16,18 +17,20 @@ import numpy as np
 import pytest
 
 from conftest import interrupt_cli, run_cli, set_args
-from test_report import _attr, _canvas, _open, _page_data, _png_pixels, _shot_dir, browser  # noqa: F401
+from test_report import _attr, _canvas, _open, _page_data, _png_pixels, _shot_dir, browser, page_problems  # noqa: F401
 
 
 # --------------------------------------------------------------------------- helpers
 
 def _load_clean(driver, page: Path) -> None:
-    """Opens ``page``: it must exist, finish its script, log nothing and fetch nothing."""
+    """Opens ``page``: it must exist, finish its script, log nothing, fetch nothing, and show
+    every chart's data inside its labelled range with no card scrolling sideways."""
     assert page.exists(), f"{page} was not written"
     logs, requests = _open(driver, page)
     assert [e for e in logs if e.get("level") in ("SEVERE", "WARNING")] == [], logs
     assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert requests == [page.resolve().as_uri()], requests
+    assert page_problems(driver) == [], page
 
 
 def _drawn(driver, section: str, shot: Path) -> int:

@@ -16,6 +16,7 @@ from ssdlab.targets import open_target
 
 from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
 from test_report import _open as open_page
+from test_report import page_problems
 from test_report import browser  # noqa: F401 - the headless Chromium fixture
 
 PARTS = ["consistency", "consistency-spare25", "recovery", "used"]
@@ -238,3 +239,4 @@ def test_review_page_loads_in_chromium_without_errors_or_requests(review_run, br
     assert requests == [page.resolve().as_uri()]
     n = browser.execute_script("return window.ssdlabReport && Object.keys(window.ssdlabReport.views).length")
     assert n >= 2  # the consistency scatter plot and the recovery lines at least
+    assert page_problems(browser) == []  # at 1280 px: charts label their data's range, tables fit their cards

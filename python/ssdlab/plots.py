@@ -12,6 +12,13 @@ Intervals with zero IOPS (the drive stalled for a whole interval) cannot sit on 
 rather than letting matplotlib drop them silently, they are drawn at a floor (y=1 IOPS)
 with their own marker, and the legend says so.
 
+Every axis labels the range it shows: log axes span whole decades with a label at each end,
+linear throughput axes start at 0 and end at a labelled "nice" value, and the x axis labels
+its last value (the end of the run). :func:`figure_problems` checks a figure for that (data
+inside the axes and inside the outermost tick labels, every series it was given drawn); with
+the environment variable ``SSDLAB_CHECK_PLOTS=1`` (the test suite sets it) :func:`save_figure`
+refuses a figure that fails it.
+
 Everything is drawn on :class:`matplotlib.figure.Figure` objects with the Agg canvas (no
 pyplot, no global backend switch), so plotting is safe in threads and in notebooks.
 Output is deterministic: fixed SVG hash salt, no date/software in the metadata.
@@ -29,8 +36,11 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.container import BarContainer
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.markers import MarkerStyle
+from matplotlib.path import Path as MplPath
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 __all__ = [
     "REVIEW_ZOOM_START_S",
@@ -50,6 +60,7 @@ __all__ = [
     "latency_figure",
     "latency_plot",
     "save_figure",
+    "figure_problems",
 ]
 
 #: Where the reviews start the steady-state zoom (s), for runs of at least 2000 s.
@@ -67,14 +78,20 @@ DPI = 100
 #: Where zero-IOPS intervals are drawn on a log axis (IOPS).
 ZERO_FLOOR_IOPS = 1.0
 _DOT_AREA = 4.0  # marker area (pt^2): small dots like the reviews
-_STALL_AREA = 22.0
-_STALL_MARKER = "v"
+#: A downward triangle whose tip is the point (it stands on a floor at the axis' bottom, inside
+#: the axes); a marker path is scaled to half its size from the point, hence the area (pt^2).
+_STALL_AREA = 88.0
+_STALL_MARKER = MarkerStyle(MplPath([(0.0, 0.0), (-0.5, 1.0), (0.5, 1.0), (0.0, 0.0)], closed=True))
 _SINGLE_COLOR = "#1f5fa8"
 #: Mantissas of the "nice" axis tops chosen by :func:`nice_ceil`.
 NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
 _STALL_COLOR = "#d62728"
 #: Latency statistics keep one colour each (also in report.html); directions differ by marker.
 LATENCY_COLORS = {"p50": "#1f5fa8", "p99": "#d9822b", "p99.9": "#2ca02c", "max": "#d62728"}
+#: How the statistics overlap readably (p99.9 often equals max or p99): (marker area factor,
+#: hollow, z-order): max the largest ring at the bottom, p99.9 a size larger than p99 above it.
+_LATENCY_STYLE = {"max": (3.0, True, 2.0), "p99.9": (2.2, False, 2.1), "p99": (1.0, False, 2.2),
+                  "p50": (1.0, False, 2.3)}
 _DIRECTION_MARKERS = {"write": "o", "read": "s", "trim": "^"}
 _RASTERIZE_ABOVE = 20_000  # points per artist; keeps SVGs of long runs small
 _RC = {
@@ -109,6 +126,48 @@ def _si(v: float, _pos: Any = None) -> str:
         if a >= div:
             return f"{v / div:g}{suffix}"
     return f"{v:g}"
+
+
+def _decades(lo: float, hi: float) -> tuple[float, float]:
+    """The whole decades enclosing [lo, hi] (positive), at least one decade."""
+    a = 10.0 ** math.floor(math.log10(lo) + 1e-9)
+    b = 10.0 ** math.ceil(math.log10(max(hi, lo)) - 1e-9)
+    return a, (b if b > a else a * 10.0)
+
+
+def _label_ends(axis: Any, lo: float, hi: float) -> None:
+    """Linear ``axis`` (ax.xaxis / ax.yaxis) from ``lo`` to ``hi`` with ticks at "nice" steps and
+    at both ends (a step tick closer than 40 % of a step to an end gives way to it)."""
+    steps = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    step = float(steps[1] - steps[0]) if len(steps) > 1 else hi - lo
+    inner = [float(v) for v in steps if v - lo > 0.4 * step and hi - v > 0.4 * step]
+    axis.set_major_locator(FixedLocator([lo, *inner, hi]))
+    axis.set_major_formatter(FuncFormatter(_plain))
+
+
+def _plain(v: float, _pos: Any = None) -> str:
+    """Tick label without trailing zeros: 0, 0.5, 7.516, 1,400, 2,000."""
+    if abs(v) >= 1000 and float(v).is_integer():
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def _linear_top(hi: float) -> float:
+    """Top of a linear value axis: a nice number 5 % above the highest value (1 without data)."""
+    return nice_ceil(hi * 1.05) if hi > 0 and math.isfinite(hi) else 1.0
+
+
+def _x_range(lo: float, hi: float) -> tuple[float, float]:
+    """The x range of a line plot: the data's, from 0 when the data start near it (GB written)."""
+    if 0 < lo <= 0.05 * hi:
+        lo = 0.0
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
+def _expect(fig: Figure, gids: Iterable[str]) -> Figure:
+    """Notes the artists (by gid) ``fig`` must show, for :func:`figure_problems`."""
+    fig.ssdlab_series = list(gids)  # type: ignore[attr-defined]
+    return fig
 
 
 def _as_series(obj: Any) -> Mapping[str, Any]:
@@ -168,6 +227,8 @@ def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg"):
         raise ValueError(f"{path}: plots are written as .png or .svg, not {path.suffix or 'no suffix'!r}")
+    if os.environ.get("SSDLAB_CHECK_PLOTS") == "1" and (problems := figure_problems(fig)):
+        raise ValueError(f"{path}: the plot does not show its data in the labelled range: " + "; ".join(problems))
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
     path.parent.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(_RC):
@@ -177,6 +238,79 @@ def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
     if fig.get_layout_engine() is not None:
         fig.set_layout_engine("none")
     return path
+
+
+def _drawn_points(ax: Axes) -> tuple[dict[str, int], list[np.ndarray], list[np.ndarray]]:
+    """What ``ax`` shows in data coordinates: points per artist gid, and the x and y values of
+    its lines, scatter dots and bars (a horizontal bar's extent along x only)."""
+    counts: dict[str, int] = {}
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    artists = [(a.get_gid(), np.asarray(a.get_xydata(), dtype=float)) for a in ax.lines]
+    artists += [(c.get_gid(), np.asarray(c.get_offsets(), dtype=float)) for c in ax.collections
+                if c.get_offset_transform() == ax.transData]
+    for gid, xy in artists:
+        xy = xy.reshape(-1, 2)
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if gid:
+            counts[gid] = counts.get(gid, 0) + len(xy)
+        xs.append(xy[:, 0])
+        ys.append(xy[:, 1])
+    for bars in (c for c in ax.containers if isinstance(c, BarContainer)):
+        for r in bars.patches:
+            if bars.orientation == "horizontal":
+                xs.append(np.array([r.get_x(), r.get_x() + r.get_width()], dtype=float))
+            else:
+                ys.append(np.array([r.get_y(), r.get_y() + r.get_height()], dtype=float))
+            if r.get_gid():
+                counts[r.get_gid()] = counts.get(r.get_gid(), 0) + 1
+    return counts, xs, ys
+
+
+def _axis_problems(name: str, axis: Any, lim: tuple[float, float], values: list[np.ndarray]) -> list[str]:
+    """The data of one axis outside its limits or beyond its outermost labelled ticks."""
+    v = np.concatenate(values) if values else np.zeros(0)
+    log = axis.get_scale() == "log"
+    v = v[np.isfinite(v) & ((v > 0) if log else True)]
+    if not len(v):
+        return []
+    lo, hi = sorted(lim)
+    tol = (lambda x: abs(x) * 1e-9) if log else (lambda x: (hi - lo) * 1e-9)
+    dmin, dmax = float(v.min()), float(v.max())
+    out = []
+    if dmin < lo - tol(lo) or dmax > hi + tol(hi):
+        out.append(f"{name}: data {dmin:g} to {dmax:g} outside the axis {lo:g} to {hi:g}")
+    locs = np.asarray(axis.get_majorticklocs(), dtype=float)
+    locs = locs[(locs >= lo - tol(lo)) & (locs <= hi + tol(hi))]
+    texts = axis.get_major_formatter().format_ticks(list(locs)) if len(locs) else []
+    labelled = [float(x) for x, t in zip(locs, texts) if t.strip()]
+    if len(labelled) < 2:
+        return out + [f"{name}: {len(labelled)} tick labels"]
+    if dmin < min(labelled) - tol(min(labelled)):
+        out.append(f"{name}: lowest value {dmin:g} below the lowest label ({min(labelled):g})")
+    if dmax > max(labelled) + tol(max(labelled)):
+        out.append(f"{name}: highest value {dmax:g} above the highest label ({max(labelled):g})")
+    return out
+
+
+def figure_problems(fig: Figure) -> list[str]:
+    """What keeps ``fig`` from showing its data in the range it labels: for every axes (heat
+    maps and colour bars aside), data outside the axis limits or beyond the outermost tick
+    labels of x or y (a chart must label the top and bottom of what it shows and the end of
+    its run), and series the figure was built with (artist gids) that draw no point."""
+    out = []
+    counts: dict[str, int] = {}
+    for i, ax in enumerate(fig.axes):
+        if ax.images or getattr(ax, "_colorbar", None) is not None:
+            continue
+        c, xs, ys = _drawn_points(ax)
+        for gid, n in c.items():
+            counts[gid] = counts.get(gid, 0) + n
+        where = f"axes {i + 1}" if len(fig.axes) > 1 else ""
+        out += _axis_problems(f"{where} x".strip(), ax.xaxis, ax.get_xlim(), xs)
+        out += _axis_problems(f"{where} y".strip(), ax.yaxis, ax.get_ylim(), ys)
+    out += [f"series {gid!r} draws no point" for gid in getattr(fig, "ssdlab_series", []) if not counts.get(gid)]
+    return out
 
 
 def _save_all(fig: Figure, base: Path, formats: Sequence[str]) -> list[Path]:
@@ -207,11 +341,13 @@ def _scatter_run(
     stall_color: str,
     alpha: float,
     window: tuple[float, float],
+    top: float = math.inf,
 ) -> int:
-    """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn."""
+    """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn. Dots
+    above ``top`` (the linear view's 40K) are left out: the plot counts them in a note."""
     lo, hi = window
     in_win = np.isfinite(t) & (t >= lo) & (t < hi) & np.isfinite(y)
-    pos = in_win & (y > 0)
+    pos = in_win & (y > 0) & (y <= top)
     zero = in_win & (y <= 0)
     n = int(pos.sum())
     ax.scatter(
@@ -234,7 +370,7 @@ def _legend(ax: Axes, n_stalls: int, *, logy: bool, floor: float, multi: bool, s
     if n_stalls:
         where = f"drawn at {_si(floor)}" if logy else "drawn at 0"
         handles.append(Line2D(
-            [], [], linestyle="none", marker=_STALL_MARKER, markersize=3,
+            [], [], linestyle="none", marker=_STALL_MARKER, markersize=6,
             markerfacecolor="0.6" if multi else stall_color, markeredgecolor="black", markeredgewidth=0.4,
         ))
         labels.append(f"0 IOPS (stall), {where}: {n_stalls} intervals")
@@ -319,17 +455,19 @@ def consistency_figures(
                 n_stalls += _scatter_run(
                     ax, label if multi else dots, t, y, logy=logy, floor=floor, color=color,
                     stall_color=color if multi else _STALL_COLOR, alpha=0.75 if multi else 1.0,
-                    window=window,
+                    window=window, top=math.inf if logy else linear_top_iops,
                 )
             ax.set_xlim(*window)
+            _label_ends(ax.xaxis, *window)
             if logy:
                 ax.set_yscale("log")
-                ax.set_ylim(floor / 2.0, log_top_iops)
+                ax.set_ylim(floor, log_top_iops)
                 ax.yaxis.set_major_locator(LogLocator(base=10))
                 ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
                 ax.yaxis.set_minor_formatter(NullFormatter())
             else:
                 ax.set_ylim(0.0, linear_top_iops)
+                _label_ends(ax.yaxis, 0.0, linear_top_iops)
                 above = sum(
                     int(np.sum((t >= window[0]) & (t < window[1]) & (y > linear_top_iops)))
                     for t, y, _ in data.values()
@@ -348,7 +486,10 @@ def consistency_figures(
             ax.set_title(title, loc="left")
             ax.set_title(subtitle, loc="right", fontsize=9, color="0.3")
             _legend(ax, n_stalls, logy=logy, floor=floor, multi=multi, stall_color=_STALL_COLOR)
-            figs[view] = fig
+            shown = [label for label, (t, y, _) in data.items()
+                     if np.any(np.isfinite(t) & (t >= window[0]) & (t < window[1]) & (y > 0)
+                               & (y <= (math.inf if logy else linear_top_iops)))]
+            figs[view] = _expect(fig, [f"iops:{label if multi else dots}" for label in shown])
     return figs
 
 
@@ -420,37 +561,49 @@ def line_figure(
         raise ValueError(f"line plot {title!r}: x must be 1-D, got shape {x.shape}")
     if not ys:
         raise ValueError(f"line plot {title!r}: nothing to plot (ys is empty)")
-    cols = {}
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for label, y in ys.items():
+        xy = x
+        if isinstance(y, tuple):  # (x, y) of a series on its own x (a burst after the fill)
+            xy, y = np.asarray(y[0], dtype=float), y[1]
         y = np.asarray(y, dtype=float)
-        if y.shape != x.shape:
-            raise ValueError(f"line plot {title!r}: {label!r} has shape {y.shape}, x has {x.shape}")
-        cols[str(label)] = y
+        if y.shape != xy.shape:
+            raise ValueError(f"line plot {title!r}: {label!r} has shape {y.shape}, x has {xy.shape}")
+        cols[str(label)] = (xy, y)
     colors = matplotlib.colormaps["tab10"].colors
+    every_y = np.concatenate([y[np.isfinite(y) & np.isfinite(xy)] for xy, y in cols.values()])
+    every_x = np.concatenate([xy[np.isfinite(xy)] for xy, _ in cols.values()])
     with matplotlib.rc_context(_RC):
         fig, ax = _new_figure()
-        marker = "o" if len(x) <= 60 else None
         n_nonpos = 0
         floor = ZERO_FLOOR_IOPS
-        if logy:
-            pos = np.concatenate([y[np.isfinite(y) & (y > 0)] for y in cols.values()])
-            if len(pos) and pos.min() < floor:
-                floor = 10.0 ** (math.floor(math.log10(pos.min())) - 1)
-        for i, (label, y) in enumerate(cols.items()):
+        pos = every_y[every_y > 0]
+        if logy and len(pos):
+            floor = _decades(float(pos.min()), float(pos.max()))[0]
+        for i, (label, (xy, y)) in enumerate(cols.items()):
             color = colors[i % len(colors)]
             shown = np.where(y > 0, y, np.nan) if logy else y
-            ax.plot(x, shown, color=color, marker=marker, markersize=3, linewidth=1.3, label=label, gid=f"line:{label}")
+            ax.plot(xy, shown, color=color, marker="o" if len(xy) <= 60 else None, markersize=3, linewidth=1.3,
+                    label=label, gid=f"line:{label}")
             if logy:
                 bad = np.isfinite(y) & (y <= 0)
                 if bad.any():
                     n_nonpos += int(bad.sum())
-                    ax.scatter(x[bad], np.full(int(bad.sum()), floor), marker=_STALL_MARKER, s=_STALL_AREA,
+                    ax.scatter(xy[bad], np.full(int(bad.sum()), floor), marker=_STALL_MARKER, s=_STALL_AREA,
                                color=color, edgecolors="black", linewidths=0.4, clip_on=False, zorder=3,
                                gid=f"zeros:{label}")
+        if len(every_x):
+            ax.set_xlim(*_x_range(float(every_x.min()), float(every_x.max())))
+            _label_ends(ax.xaxis, *ax.get_xlim())
         if logy:
             ax.set_yscale("log")
-            if n_nonpos:
-                ax.set_ylim(bottom=floor / 2.0)
+            ax.set_ylim(*_decades(floor, float(pos.max())) if len(pos) else (1.0, 10.0))
+        else:
+            lo = float(every_y.min()) if len(every_y) else 0.0
+            bottom = -nice_ceil(-lo * 1.05) if lo < 0 else 0.0
+            top = _linear_top(float(every_y.max()) if len(every_y) else 0.0)
+            ax.set_ylim(bottom, top)
+            _label_ends(ax.yaxis, bottom, top)
         ax.yaxis.set_major_formatter(FuncFormatter(_si))
         ax.grid(True, which="major", color="0.85", linewidth=0.7)
         ax.set_axisbelow(True)
@@ -459,12 +612,13 @@ def line_figure(
         ax.set_title(title, loc="left")
         handles, labels = ax.get_legend_handles_labels()
         if n_nonpos:
-            handles.append(Line2D([], [], linestyle="none", marker=_STALL_MARKER, markerfacecolor="0.6",
+            handles.append(Line2D([], [], linestyle="none", marker=_STALL_MARKER, markersize=12, markerfacecolor="0.6",
                                   markeredgecolor="black", markeredgewidth=0.4))
             labels.append(f"0 or less, drawn at {_si(floor)}: {n_nonpos} points")
         if len(cols) > 1 or n_nonpos:
             ax.legend(handles, labels, loc="best", fontsize=8, framealpha=0.85)
-    return fig
+    return _expect(fig, [f"line:{label}" for label, (xy, y) in cols.items()
+                         if np.any(np.isfinite(xy) & np.isfinite(y) & ((y > 0) if logy else True))])
 
 
 def line_plot(
@@ -480,9 +634,11 @@ def line_plot(
 ) -> list[Path]:
     """Lines of y against x, one per entry of ``ys`` (label -> array as long as ``x``).
 
-    For sweeps (MB/s vs LBA position) and traces (IOPS per 100k commands). With
-    ``logy=True``, zero or negative values are drawn at a floor with their own marker
-    instead of vanishing. The file format comes from ``out_path``'s suffix (.png/.svg), or
+    For sweeps (MB/s vs LBA position) and traces (IOPS per 100k commands). An entry may
+    also be an ``(x, y)`` pair: a series on its own x (the burst after a fill, against its
+    own GB written). A linear y axis starts at 0 (below it only for negative values); with
+    ``logy=True`` it spans whole decades and zero or negative values are drawn at its floor
+    with their own marker instead of vanishing. The file format comes from ``out_path``'s suffix (.png/.svg), or
     give ``formats=("png", "svg")`` to write both next to each other. Returns the paths.
     """
     fig = line_figure(x, ys, xlabel, ylabel, title, logy)
@@ -524,14 +680,16 @@ def bar_table_figure(
             x = bar.get_width() if np.isfinite(v) else 0.0
             ax.text(x + 0.01 * vmax * (1 if x >= 0 else -1), bar.get_y() + bar.get_height() / 2, text,
                     va="center", ha="left" if x >= 0 else "right", fontsize=9)
-        lo = min(0.0, float(finite.min()) * 1.15) if len(finite) else 0.0
-        ax.set_xlim(lo, max(vmax * 1.15, 0.0) if (len(finite) and finite.max() > 0) else 1.0)
+        lo = -nice_ceil(-float(finite.min()) * 1.15) if len(finite) and finite.min() < 0 else 0.0
+        hi = nice_ceil(vmax * 1.15) if (len(finite) and finite.max() > 0) else 1.0
+        ax.set_xlim(lo, hi)
+        _label_ends(ax.xaxis, lo, hi)
         ax.xaxis.set_major_formatter(FuncFormatter(_si))
         ax.grid(True, axis="x", color="0.85", linewidth=0.7)
         ax.set_axisbelow(True)
         ax.set_xlabel(ylabel)
         ax.set_title(title, loc="left")
-    return fig
+    return _expect(fig, ["bars"] if len(finite) else [])
 
 
 def bar_table_plot(
@@ -567,8 +725,10 @@ def _us_text(v: float, _pos: Any = None) -> str:
 def latency_figure(series: Any, *, title: str) -> Figure:
     """Per-interval latency against time on a log axis: every ``{direction}_lat_{stat}_us``
     column of ``series`` (a series dict or a PhaseResult) that holds data, p50 / p99 / p99.9 /
-    max in fixed colours, one marker per direction. Intervals in which nothing completed (NaN)
-    are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
+    max in fixed colours, one marker per direction; max as the largest hollow marker under
+    p99.9, p99.9 a size larger than p99 under p99, so that each shows where they coincide.
+    The y axis spans the whole decades around the data. Intervals in which nothing completed
+    (NaN) are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
     latency columns."""
     from .report import latency_columns
 
@@ -582,18 +742,28 @@ def latency_figure(series: Any, *, title: str) -> Figure:
     d = d[np.isfinite(d) & (d > 0)]
     interval = float(np.median(d)) if len(d) else 1.0
     several = len({d for _, d, _ in cols}) > 1
+    drawn, lo, hi = [], math.inf, 0.0
     with matplotlib.rc_context(_RC):
         fig, ax = _new_figure()
         for col, direction, stat in cols:
             y = np.asarray(series[col], dtype=float)
             ok = np.isfinite(t) & np.isfinite(y) & (y > 0)
             n = int(ok.sum())
-            ax.scatter(t[ok], y[ok], s=_DOT_AREA * (1.5 if stat == "max" else 1.0),
-                       color=LATENCY_COLORS.get(stat, "0.4"), marker=_DIRECTION_MARKERS.get(direction, "o"),
-                       linewidths=0, label=f"{direction} {stat}" if several else stat, gid=f"latency:{col}",
-                       rasterized=n > _RASTERIZE_ABOVE, zorder=2)
-        ax.set_xlim(0.0, max(_run_end(t, interval), interval))
+            if n:
+                drawn.append(f"latency:{col}")
+                lo, hi = min(lo, float(y[ok].min())), max(hi, float(y[ok].max()))
+            area, hollow, z = _LATENCY_STYLE.get(stat, (1.0, False, 2.0))
+            color = LATENCY_COLORS.get(stat, "0.4")
+            ax.scatter(t[ok], y[ok], s=_DOT_AREA * area, marker=_DIRECTION_MARKERS.get(direction, "o"),
+                       facecolors="none" if hollow else color, edgecolors=color, linewidths=0.8 if hollow else 0,
+                       label=f"{direction} {stat}" if several else stat, gid=f"latency:{col}",
+                       rasterized=n > _RASTERIZE_ABOVE, zorder=z)
+        end = max(_run_end(t, interval), interval)
+        ax.set_xlim(0.0, end)
+        _label_ends(ax.xaxis, 0.0, end)
         ax.set_yscale("log")
+        if drawn:
+            ax.set_ylim(*_decades(lo, hi))
         ax.yaxis.set_major_locator(LogLocator(base=10))
         ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
         ax.yaxis.set_minor_formatter(NullFormatter())
@@ -608,7 +778,7 @@ def latency_figure(series: Any, *, title: str) -> Figure:
         handles, labels = ax.get_legend_handles_labels()
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=len(handles),
                   markerscale=2.0, fontsize=8, frameon=False, scatterpoints=1, borderaxespad=0.0)
-    return fig
+    return _expect(fig, drawn)
 
 
 def latency_plot(out_path: str | os.PathLike, series: Any, *, title: str,

@@ -29,9 +29,13 @@ What the page shows, like the reviews' interactive consistency graphs (AnandTech
 * A run that groups other results folders (``"test": "review"``, with their folder names in
   ``part_dirs``) comes first: its tables are the page's overview. :func:`expand_run_dirs`
   turns such a folder into itself and its parts.
+* Every chart labels the range it shows: log axes span whole decades with the top and bottom
+  labelled, linear ones start at 0, the x axis labels both ends (the end of the run).
 * Tables: the main metrics side by side (one column per run; click a column header to show
-  that run), every ``tables`` entry a run provides, and per run a collapsible block with the
-  ssdlab version, command line, target, profile, target facts and every stored value.
+  that run), every ``tables`` entry a run provides (and a fill's phases, from its summary),
+  the other values labelled with units (:func:`value_label`; a PTS run's threads and queue
+  depth as run, only the options of the tests it ran), and per run a collapsible block with
+  the ssdlab version, command line, target, profile, target facts and every stored value.
 
 Grouping: runs are grouped into *drives* by (``target``, ``target_info.model``,
 ``profile``); inside a drive, runs are *variants* labelled by ``span_pct``: 100 % (or no
@@ -105,6 +109,8 @@ __all__ = [
     "downsample_indices",
     "format_value",
     "MAIN_METRICS",
+    "VALUE_LABELS",
+    "value_label",
     "unit_suffix",
     "MAX_POINTS",
     "REPORT_NAME",
@@ -182,14 +188,79 @@ ENDURANCE_METRICS: tuple[tuple[str, str, str, float], ...] = (
     ("years_until_rated_pe", "time to the rated P/E count", "years", 1.0),
     ("unavailable", "n/a because", "", 1.0),
 )
-#: Run parameters shown above the metrics.
-_PARAMS: tuple[tuple[str, str, str], ...] = (
+#: Run parameters shown above the metrics: (key, label, unit[, divisor from the summary's unit]).
+_PARAMS: tuple[tuple, ...] = (
     ("span_pct", "span", "%"),
     ("duration_s", "duration", "s"),
     ("qd", "queue depth", ""),
-    ("bs_bytes", "block size", "bytes"),
+    ("threads", "threads", ""),
+    ("bs_bytes", "block size", "KiB", 1024.0),
 )
-_PARAM_KEYS = {k for k, _, _ in _PARAMS}
+_PARAM_KEYS = {k for k, *_ in _PARAMS}
+#: Labels and units of the summary values the "Values" tables show, beyond
+#: :data:`MAIN_METRICS` and the run parameters: key -> (label, unit, divisor from the
+#: summary's unit; bytes shown as GB or KiB). A key found in none of them is named from its
+#: words by :func:`value_label` (``after_idle_write_mbps`` -> "after idle write", MB/s).
+VALUE_LABELS: dict[str, tuple[str, str, float]] = {
+    "capacity_bytes": ("user capacity", "GB", 1e9),
+    "span_bytes": ("span", "GB", 1e9),
+    "requested_duration_s": ("duration asked for", "s", 1.0),
+    "n_intervals": ("intervals", "", 1.0),
+    "interval_s": ("interval", "s", 1.0),
+    "nan_intervals": ("intervals without a measurement", "", 1.0),
+    "iops_std": ("IOPS standard deviation", "IOPS", 1.0),
+    "rounds_total": ("steady-state rounds", "", 1.0),
+    "steady_state_rounds": ("rounds in steady state", "", 1.0),
+    "modes_from_s": ("modes counted from", "s", 1.0),
+    "mode_threshold_iops": ("threshold between the modes", "IOPS", 1.0),
+    "host_write_bytes": ("host writes", "GB", 1e9),
+    "nand_write_bytes": ("NAND writes", "GB", 1e9),
+    "wall_s": ("wall-clock time", "s", 1.0),
+    "parts_done": ("parts done", "", 1.0),
+    # fill
+    "pause_s": ("idle pause before the burst", "s", 1.0),
+    "burst_pct": ("burst after the pause, of the span", "%", 1.0),
+    "min_phase_pct": ("shortest phase kept, of the bytes written", "%", 1.0),
+    "cache_bytes": ("write cache", "GB", 1e9),
+    "cache_mbps": ("in-cache write", "MB/s", 1.0),
+    "fill_mbps_mean": ("whole-drive fill average", "MB/s", 1.0),
+    "written_bytes": ("written by the fill", "GB", 1e9),
+    "fill_s": ("fill time", "s", 1.0),
+    "burst_mbps_mean": ("burst after the pause, average", "MB/s", 1.0),
+    "burst_bytes": ("burst after the pause", "GB", 1e9),
+    "cache_after_pause_bytes": ("cache back after the pause", "GB", 1e9),
+    "cache_after_pause_pct": ("cache back after the pause, of the cache", "%", 1.0),
+    # SNIA PTS
+    "round_s": ("round length", "s", 1.0),
+    "max_rounds": ("rounds at most", "", 1.0),
+    "wsat_max_s": ("WSAT time limit", "s", 1.0),
+    "wsat_capacities": ("WSAT ends after, user capacities", "", 1.0),
+    "hir_cycles": ("HIR cycles per wait state", "", 1.0),
+    "hir_return_s": ("HIR writes after each wait state", "s", 1.0),
+    "dirth_bs_bytes": ("DIRTH block size", "KiB", 1024.0),
+    "dirth_read_pct": ("DIRTH reads", "%", 1.0),
+    "dirth_art_limit_ms": ("DIRTH response-time limit", "ms", 1.0),
+    "resume": ("resumed", "", 1.0),
+    # recovery, used, sweep
+    "torture_min": ("torture", "min", 1.0),
+    "idle_min": ("idle time", "min", 1.0),
+    "torture_qd": ("torture queue depth", "", 1.0),
+    "torture_bs_bytes": ("torture block size", "KiB", 1024.0),
+    "zone_size_bytes": ("zone size", "GB", 1e9),
+    "zone_bytes": ("written per zone", "GB", 1e9),
+    "sweep_bs_bytes": ("sweep block size", "KiB", 1024.0),
+    "sweep_qd": ("sweep queue depth", "", 1.0),
+    "sweep_write_bytes": ("written per sweep", "GB", 1e9),
+    "edge_zones": ("zones at each end compared", "", 1.0),
+    "dirty_write_bytes": ("random writes that make the drive used", "GB", 1e9),
+    "used_vs_new_pct": ("used, of new", "%", 1.0),
+    "trimmed_vs_new_pct": ("used after TRIM, of new", "%", 1.0),
+}
+#: Units named by the last word of a key (:func:`value_label`): word -> (unit, divisor).
+_KEY_UNITS = {"mbps": ("MB/s", 1.0), "iops": ("IOPS", 1.0), "pct": ("%", 1.0), "s": ("s", 1.0),
+              "min": ("min", 1.0), "ms": ("ms", 1.0), "us": ("µs", 1.0), "bytes": ("GB", 1e9)}
+#: Headings of the test sections (default: the test's name, capitalised).
+SECTION_TITLES = {"pts": "SNIA PTS", "fill": "Whole-drive fill"}
 #: Keys that describe the run rather than measure it (left out of "other values").
 _META_KEYS = {
     "test", "target", "ssdlab_version", "seed", "python_version", "platform", "hostname",
@@ -835,18 +906,44 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _metric_rows(runs: Sequence[dict], keys: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, list[Any]]]:
+def value_label(key: str) -> tuple[str, str, float]:
+    """(label, unit, divisor) of a summary value: from :data:`VALUE_LABELS`,
+    :data:`MAIN_METRICS` or the run parameters, else from the key's words with the unit its
+    last word names (``_mbps``, ``_iops``, ``_pct``, ``_s``, ``_bytes`` as GB...)."""
+    if key in VALUE_LABELS:
+        return VALUE_LABELS[key]
+    for k, label, unit, *div in MAIN_METRICS + _PARAMS:
+        if k == key:
+            return label, unit, div[0] if div else 1.0
+    words = key.split(".")[-1].split("_")
+    unit, div = _KEY_UNITS.get(words[-1], ("", 1.0)) if len(words) > 1 else ("", 1.0)
+    if unit:
+        words = words[:-1]
+    names = {"mbps": "MB/s", "iops": "IOPS", "pct": "%", "qd": "queue depth", "bs": "block size", "lat": "latency"}
+    return " ".join(names.get(w, w) for w in words), unit, div
+
+
+def _scaled(v: Any, div: float) -> Any:
+    if div == 1.0 or isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return v
+    return float(v) / div
+
+
+def _metric_rows(runs: Sequence[dict], keys: Sequence[tuple]) -> list[tuple[str, str, list[Any]]]:
+    """Rows of (label with unit, unit, one value per run) for ``keys``: (key, label, unit) or
+    (key, label, unit, divisor); keys no run has are left out."""
     rows = []
-    for key, label, unit in keys:
-        vals = [_get(r["summary"], key) for r in runs]
+    for key, label, unit, *div in keys:
+        vals = [_scaled(_get(r["summary"], key), div[0] if div else 1.0) for r in runs]
         if all(v is None for v in vals):
             continue
         rows.append((label + unit_suffix(label, unit), unit, vals))
     return rows
 
 
-def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str]]:
-    """Top-level numeric values of non-consistency runs (in first-seen order)."""
+def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str, float]]:
+    """Top-level numeric values of non-consistency runs (in first-seen order), labelled by
+    :func:`value_label`."""
     seen: dict[str, None] = {}
     for r in runs:
         for k, v in r["summary"].items():
@@ -854,7 +951,21 @@ def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str]]:
                 continue
             if isinstance(v, (bool, int, float)):
                 seen.setdefault(k, None)
-    return [(k, k, "") for k in seen]
+    return [(k, *value_label(k)) for k in seen]
+
+
+def _pts_view(summary: Mapping[str, Any]) -> dict:
+    """A PTS run's summary as its "Values" table shows it: the threads and queue depth the
+    tests ran at (``pts``; the top-level 0 means "the variant's"), without the options of the
+    tests that did not run (``wsat_max_s`` when WSAT was not chosen)."""
+    from .pts.spec import TESTS
+
+    ran = set(summary.get("tests") or TESTS)
+    out = {k: v for k, v in summary.items()
+           if not any(k.startswith(f"{t}_") for t in TESTS if t not in ran)}
+    pts = summary.get("pts") if isinstance(summary.get("pts"), Mapping) else {}
+    out.update({k: pts[k] for k in ("threads", "qd") if k in pts})
+    return out
 
 
 def _metrics_table(runs: Sequence[dict], keys: Sequence[tuple[str, str, str]], table_id: str,
@@ -925,7 +1036,10 @@ def _user_table(t: Any, i: int) -> str:
         body.append(f"<tr{hl}>{''.join(tds)}</tr>")
     title = t.get("title") or f"table {i + 1}"
     note = f'<p class="note">{_e(t["note"])}</p>' if t.get("note") else ""
-    head = "".join(f"<th scope=\"col\">{_e(c)}</th>" for c in cols)
+    # a column of text is aligned left, its heading too
+    text_cols = {j for j in range(len(cols)) if any(_cell_class(row[j]).startswith("txt") for row in grid
+                                                     if row[j] is not None)}
+    head = "".join(f'<th scope="col"{" class=txt" if j in text_cols else ""}>{_e(c)}</th>' for j, c in enumerate(cols))
     return (f'<div class="usertable"><h4>{_e(title)}</h4><div class="tablewrap"><table class="data">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}</div>")
 
@@ -947,11 +1061,36 @@ def _json_block(obj: Any) -> str:
     return _e(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
+def _fill_phases(s: Mapping[str, Any]) -> dict | None:
+    """The fill's phases as a table (phase, GB written from/to, GB, MB/s), and the burst after
+    the idle pause, from the fill's summary; None without phases."""
+    phases = s.get("phases")
+    if s.get("test") != "fill" or not isinstance(phases, list) or not phases:
+        return None
+    rows = []
+    for i, ph in enumerate(p for p in phases if isinstance(p, Mapping)):
+        a, b = _num(ph.get("start_gb")), _num(ph.get("end_gb"))
+        name = "write cache" if i == 0 and s.get("cache_bytes") else f"phase {i + 1}"
+        rows.append([name, a, b, None if a is None or b is None else b - a, _num(ph.get("mbps"))])
+    if _num(s.get("burst_bytes")) is not None:
+        gb = float(s["burst_bytes"]) / 1e9
+        pause = _num(s.get("pause_s"))
+        rows.append([f"burst after {pause:g} s idle" if pause is not None else "burst after the pause",
+                     0.0, gb, gb, _num(s.get("burst_mbps_mean"))])
+    return {"title": "Fill phases (constant-rate pieces of the MB/s series)",
+            "columns": ["phase", "from (GB written)", "to (GB written)", "written (GB)", "MB/s"],
+            "rows": rows, "bars": ["MB/s"], "note": s.get("phase_method") or ""}
+
+
 def _run_tables(runs: Sequence[dict]) -> str:
-    """The ``tables`` every run provides, titled with the run's drive and variant."""
+    """The ``tables`` every run provides (after the tables the report derives from the summary:
+    a fill's phases), titled with the run's drive and variant."""
     out = []
     for r in runs:
         tables = r["summary"].get("tables")
+        derived = _fill_phases(r["summary"])
+        if derived is not None:
+            tables = [derived] + (tables if isinstance(tables, list) else [])
         if tables is None:
             continue
         head = f'<h3 class="runtables">{_e(r["drive"])} · {_e(r["variant"])} <span class="sub">{_e(r["name"])}</span></h3>'
@@ -1096,6 +1235,18 @@ def _quick_facts(r: dict) -> str:
     return " · ".join(parts)
 
 
+def _section_title(test: str) -> str:
+    return SECTION_TITLES.get(test, test.capitalize())
+
+
+def _values_table(runs: Sequence[dict], table_id: str, section: str,
+                  fallback: Sequence[tuple[str, str, str]] = ()) -> str:
+    """The "Values" table of runs other than consistency: parameters and top-level numbers of
+    each summary, labelled with units (:func:`value_label`); a PTS run's as :func:`_pts_view`."""
+    shown = [{**r, "summary": _pts_view(r["summary"])} if r["test"] == "pts" else r for r in runs]
+    return _metrics_table(shown, _generic_metric_keys(shown) or fallback, table_id, section, "Values")
+
+
 def render_report(runs: list[dict], title: str | None = None) -> str:
     """The HTML text for runs loaded by :func:`load_run` (ids are assigned here)."""
     if not runs:
@@ -1148,9 +1299,9 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
 
     def rest_section(i: int, test: str, rs: list[dict]) -> str:
         sid = f"other-{i}"
-        return (f'<section id="{sid}-section"><h2>{_e(test.capitalize())}</h2>'
+        return (f'<section id="{sid}-section"><h2>{_e(_section_title(test))}</h2>'
                 + _run_tables(rs)
-                + _metrics_table(rs, _generic_metric_keys(rs) or MAIN_METRICS, f"metrics-{sid}", sid, "Values")
+                + _values_table(rs, f"metrics-{sid}", sid, MAIN_METRICS)
                 + "</section>")
 
     parts: list[str] = []
@@ -1189,10 +1340,10 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
     for i, (test, rs) in enumerate(line_sections.items()):
         sid = f"lines-{i}"
         parts.append(
-            f'<section id="{sid}-section"><h2>{_e(test.capitalize())}</h2>'
+            f'<section id="{sid}-section"><h2>{_e(_section_title(test))}</h2>'
             + _chart_block(sid, f"{test} line plot")
             + _run_tables(rs)
-            + _metrics_table(rs, _generic_metric_keys(rs), f"metrics-{sid}", sid, "Values")
+            + _values_table(rs, f"metrics-{sid}", sid)
             + "</section>")
     for i, (test, rs) in enumerate(rest.items()):
         if test not in GROUP_TESTS:
@@ -1333,14 +1484,16 @@ button.btn:disabled{opacity:.45;cursor:not-allowed}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:13.5px;margin:4px 0 8px}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}
-th[scope=row],td.txt{text-align:left}
+th[scope=row],td.txt,th.txt{text-align:left}
 td.txt.long{white-space:normal;min-width:22em}
 td.barcell{position:relative;min-width:9em;text-align:left}
-td.barcell .bar{position:absolute;left:4px;top:4px;bottom:4px;background:#c4d7ee;border-radius:2px}
+td.barcell .bar{position:absolute;left:0;top:4px;bottom:4px;border-left:4px solid transparent;background:#c4d7ee padding-box;border-radius:2px}
 tr.hl td.barcell .bar{background:#f2c89b}
 td.barcell .v{position:relative;padding-left:4px}
-thead th{background:#f0f2f5;vertical-align:bottom}
+thead th{background:#f0f2f5;vertical-align:bottom;white-space:normal;min-width:5em}
 table.metrics thead th[data-run]{cursor:pointer}
+table.metrics td{white-space:normal}
+table.metrics th[scope=row]{white-space:normal;min-width:12em}
 table.metrics .shown{background:#e8f0fa}
 table.metrics thead th.shown{background:#cfe0f5}
 table.kv td{text-align:left;white-space:normal;word-break:break-all}
@@ -1388,6 +1541,67 @@ function niceCeil(x) {
   var e = Math.floor(Math.log10(x)), m = x / Math.pow(10, e), ms = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10];
   for (var i = 0; i < ms.length; i++) if (m <= ms[i] + 1e-9) return ms[i] * Math.pow(10, e);
   return 10 * Math.pow(10, e);
+}
+// Axis ticks that label both ends of the range shown (a reader takes the range off the
+// labels): linear axes at multiples of a 1/2/2.5/5 step plus the two ends (a neighbour closer
+// than half a step to an end gives way), log axes at every decade (the range is whole decades).
+function niceStep(span, n) {
+  var raw = span / Math.max(n, 1), e = Math.floor(Math.log10(raw)), ms = [1, 2, 2.5, 5, 10];
+  for (var i = 0; i < ms.length; i++) if (ms[i] * Math.pow(10, e) >= raw * (1 - 1e-9)) return ms[i] * Math.pow(10, e);
+  return 10 * Math.pow(10, e);
+}
+function linearTicks(a, b, n, label) {
+  if (!(b > a)) return [{v: a, label: label(a)}];
+  var step = niceStep(b - a, n), eps = step * 1e-6, out = [];
+  for (var k = Math.ceil((a - eps) / step); k * step <= b + eps; k++) {
+    var v = parseFloat((k * step).toPrecision(12));
+    if (v - a > step / 2 - eps && b - v > step / 2 - eps) out.push({v: v, label: label(v)});
+  }
+  out.unshift({v: a, label: label(a)});
+  out.push({v: b, label: label(b)});
+  return out;
+}
+function logTicks(a, b, label) {
+  var lo = Math.floor(Math.log10(a) + 1e-9), hi = Math.ceil(Math.log10(b) - 1e-9), out = [], few = hi - lo <= 2;
+  for (var e = lo; e <= hi; e++) {
+    var d = Math.pow(10, e);
+    if (d >= a * (1 - 1e-9) && d <= b * (1 + 1e-9)) out.push({v: d, label: label(d)});
+    if (e === hi) break;
+    for (var m = 2; m < 10; m++) {  // minor grid lines; 2 and 5 labelled when the axis spans few decades
+      var v = m * d;
+      if (v > a && v < b) out.push(few && (m === 2 || m === 5) ? {v: v, label: label(v)} : {v: v});
+    }
+  }
+  return out;
+}
+// dygraphs leaves out a tick at the right end of x (position 1) and at the top of y: those
+// move a hair inside the range (their labels keep the exact value).
+function keepEnd(ticks, b, inside) {
+  ticks.forEach(function (t) { if (t.v >= b) t.v = inside; });
+  return ticks;
+}
+// A log axis over the whole decades around [lo, hi] (positive values).
+function decades(lo, hi) {
+  if (!(lo > 0)) lo = 1;
+  if (!(hi >= lo)) hi = lo;
+  var a = Math.pow(10, Math.floor(Math.log10(lo) + 1e-9)), b = Math.pow(10, Math.ceil(Math.log10(hi) - 1e-9));
+  return [a, b > a ? b : a * 10];
+}
+// The y range of a chart: whole decades (log), else from 0 (or below it, for negative values)
+// to a nice number above the highest value.
+function yRange(series, logy, x0, x1) {
+  var lo = Infinity, hi = -Infinity, minPos = Infinity;
+  series.forEach(function (s) {
+    if (s.hidden) return;
+    for (var i = 0; i < s.x.length; i++) {
+      var v = s.y[i], xv = s.x[i];
+      if (v === null || v === undefined || xv === null || xv < x0 || xv > x1) continue;
+      if (v < lo) lo = v; if (v > hi) hi = v; if (v > 0 && v < minPos) minPos = v;
+    }
+  });
+  if (logy) return isFinite(minPos) ? decades(minPos, Math.max(hi, minPos)) : [1, 10];
+  if (!isFinite(lo)) return [0, 1];
+  return [lo < 0 ? -niceCeil(-lo * 1.05) : 0, hi > 0 ? niceCeil(hi * 1.05) : 1];
 }
 function percentile(arr, p) {
   if (!arr.length) return 0;
@@ -1437,15 +1651,31 @@ function triangle(g, name, ctx, cx, cy, color) {
 }
 // marker shapes tell runs or phases apart where colours tell latency statistics apart
 var SHAPES = ['circle', 'square', 'diamond', 'triangle'];
-function shapeCallback(shape) {
+function shapeCallback(shape, hollow) {
   return function (g, name, ctx, cx, cy, color, r) {
-    ctx.beginPath(); ctx.fillStyle = color;
+    ctx.beginPath(); ctx.fillStyle = color; ctx.strokeStyle = color; ctx.lineWidth = 1.2;
     if (shape === 'square') ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
     else if (shape === 'diamond') { r *= 1.4; ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy); ctx.lineTo(cx, cy + r); ctx.lineTo(cx - r, cy); ctx.closePath(); }
     else if (shape === 'triangle') { r *= 1.4; ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy + 0.8 * r); ctx.lineTo(cx - r, cy + 0.8 * r); ctx.closePath(); }
     else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
-    ctx.fill();
+    if (hollow) ctx.stroke(); else ctx.fill();
   };
+}
+// Latency statistics overlap (p99.9 often equals max or p99): drawn from the highest up, max as
+// the largest hollow marker, p99.9 a size larger than p99 and p50, so each one shows around the
+// one drawn over it.
+var STAT_STYLE = {'max': {rank: 0, size: 2.0, hollow: true}, 'p99.9': {rank: 1, size: 1.6},
+                  'p99': {rank: 2, size: 1.0}, 'p50': {rank: 3, size: 1.0}};
+function statStyled(series) {
+  series.forEach(function (s, i) {
+    var st = s.stat && STAT_STYLE[s.stat];
+    s._order = i;
+    if (st) { s.size = (s.size || 1.5) * st.size; s.hollow = !!st.hollow; }
+  });
+  return series.sort(function (a, b) {
+    var ra = a.stat && STAT_STYLE[a.stat] ? STAT_STYLE[a.stat].rank : 9, rb = b.stat && STAT_STYLE[b.stat] ? STAT_STYLE[b.stat].rank : 9;
+    return ra - rb || a._order - b._order;
+  });
 }
 function positives(ys) { return ys.map(function (v) { return v !== null && v > 0 ? v : null; }); }
 
@@ -1513,7 +1743,7 @@ Chart.prototype.draw = function (P) {
     if (s.kind === 'line') o = {strokeWidth: 1.6, drawPoints: s.x.length <= 60, pointSize: 2};
     else if (s.kind === 'stall') o = {strokeWidth: 0, drawPoints: true, pointSize: 4, drawPointCallback: triangle, drawHighlightPointCallback: triangle};
     else o = {strokeWidth: 0, drawPoints: true, pointSize: s.size || 1.5};
-    if (s.shape && s.shape !== 'circle' && s.kind !== 'stall') o.drawPointCallback = o.drawHighlightPointCallback = shapeCallback(s.shape);
+    if (s.kind !== 'stall' && ((s.shape && s.shape !== 'circle') || s.hollow)) o.drawPointCallback = o.drawHighlightPointCallback = shapeCallback(s.shape, s.hollow);
     per[name] = o;
     cols.push({x: s.x, y: P.logy && s.kind !== 'stall' ? positives(s.y) : s.y});
   });
@@ -1524,6 +1754,14 @@ Chart.prototype.draw = function (P) {
            valueRange: (P.y0 === null || P.y0 === undefined) ? null : [P.y0, P.y1],
            includeZero: !!P.includeZero, connectSeparatedPoints: !!P.connect,
            xlabel: esc(P.xlabel || ''), ylabel: esc(P.ylabel || '')};
+  var xfmt = function (v) { return si(v); }, yfmt = xfmt;
+  o.axes = {x: {axisLabelFormatter: xfmt, valueFormatter: fmt, pixelsPerLabel: 70,
+                ticker: function (a, b, px) { return keepEnd(linearTicks(a, b, px / 70, xfmt), b, b - (b - a) * 1e-9); }},
+            y: {axisLabelFormatter: yfmt, valueFormatter: fmt, pixelsPerLabel: 30,
+                ticker: function (a, b, px) {
+                  return P.logy ? keepEnd(logTicks(a, b, yfmt), b, b * (1 - 1e-9))
+                                : keepEnd(linearTicks(a, b, px / 30, yfmt), b, b - (b - a) * 1e-9);
+                }}};
   var wasHidden = self.root.hidden;
   self.root.hidden = false;
   if (!self.g) {
@@ -1535,8 +1773,6 @@ Chart.prototype.draw = function (P) {
       var p = self.P, eps = Math.abs(p.x1 - p.x0) * 1e-6;
       if ((Math.abs(a - p.x0) > eps || Math.abs(b - p.x1) > eps) && self.h.zoom) self.h.zoom(a, b);
     };
-    o.axes = {x: {axisLabelFormatter: function (v) { return si(v); }, valueFormatter: function (v) { return fmt(v); }},
-              y: {axisLabelFormatter: function (v) { return si(v); }, valueFormatter: function (v) { return fmt(v); }}};
     self.g = new Dygraph(self.plot, rows, o);
   } else {
     if (wasHidden) self.g.resize();
@@ -1705,7 +1941,7 @@ function ConsistencyView(root) {
     chart.draw({title: g.label + ' \u2014 ' + (multi ? 'all variants' : runs[ids[0]].variant),
                 subtitle: (st.zoom === 'whole' ? 'whole run' : 'from t=' + fmt(w[0]) + ' s') + ', ' + st.scale + ' scale',
                 xlabel: 'time (s)', ylabel: 'IOPS', xname: 't', xunit: ' s', logy: logy, x0: w[0], x1: w[1],
-                y0: logy ? floor / 2 : 0, y1: top, series: series});
+                y0: logy ? floor : 0, y1: top, series: series});
     chart.legend(legend);
     root.setAttribute('data-points', String(points));
     root.setAttribute('data-stalls', String(stalls));
@@ -1732,13 +1968,14 @@ function ConsistencyView(root) {
         k++;
         var label = (multi ? r.variant + ' \u00b7 ' : '') + y.label;
         series.push({label: label, color: color, x: ch.x, y: y.values, kind: ch.kind, unit: y.unit, hidden: !!cp.hidden[key],
-                     shape: shape, size: ch.x.length > 6000 ? 1.1 : ch.x.length > 300 ? 1.5 : 2.5});
+                     shape: shape, stat: y.stat, size: ch.x.length > 6000 ? 1.1 : ch.x.length > 300 ? 1.5 : 2.5});
         items.push({label: label, color: color, key: key, off: !!cp.hidden[key], marker: shape || (ch.kind === 'line' ? 'line' : 'dot')});
       });
     });
+    var yr = yRange(series, first.logy, w[0], w[1]);
     cp.chart.draw({title: first.title, subtitle: (multi ? 'all variants' : runs[have[0]].variant) + (first.logy ? ', log scale' : ''),
                    xlabel: 'time (s)', ylabel: first.ylabel, xname: 't', xunit: ' s', logy: first.logy, x0: w[0], x1: w[1],
-                   y0: null, includeZero: !first.logy, series: series});
+                   y0: yr[0], y1: yr[1], series: statStyled(series)});
     cp.chart.legend(items, function (key) { cp.hidden[key] = !cp.hidden[key]; drawCompanion(cp, shown(), windowFor(shown())); });
     cp.chart.root.setAttribute('data-run', have.join(','));
     cp.chart.caption.textContent = notes.join(' | ');
@@ -1814,7 +2051,7 @@ function LinesView(root, section) {
         k++;
         var label = (multiRun ? r.drive + ' \u00b7 ' + r.variant + ' \u00b7 ' : '') + y.label;
         series.push({label: label, color: color, x: xs, y: y.values, kind: c.kind, hidden: hidden, unit: y.unit || '',
-                     shape: shape, size: xs.length > 6000 ? 1.1 : xs.length > 300 ? 1.5 : 2.5});
+                     shape: shape, stat: y.stat, size: xs.length > 6000 ? 1.1 : xs.length > 300 ? 1.5 : 2.5});
         items.push({label: label, color: color, key: key, off: hidden, marker: shape || (c.kind === 'line' ? 'line' : 'dot')});
         xs.forEach(function (v) { if (v !== null) { if (v < xmin) xmin = v; if (v > xmax) xmax = v; } });
         if (hidden) return;
@@ -1835,12 +2072,13 @@ function LinesView(root, section) {
     }
     if (!isFinite(xmin)) { xmin = 0; xmax = 1; }
     if (!isFinite(ymin)) { ymin = 0; ymax = 1; }
+    if (xmin > 0 && xmin <= 0.05 * xmax) xmin = 0;  // a count from zero (GB written): the axis starts at 0
     var c0 = cs[0][1], w = st.custom || [xmin, xmax];
-    var y0 = logy ? floor / 2 : Math.min(0, ymin), y1 = logy ? Math.pow(10, Math.ceil(Math.log10(Math.max(ymax, floor) * 1.3))) : niceCeil(ymax > 0 ? ymax * 1.05 : 1);
-    if (!logy && ymin < 0) y0 = -niceCeil(-ymin * 1.05);
+    var yr = yRange(series, logy, w[0], w[1]), y0 = logy ? Math.min(yr[0], floor) : yr[0], y1 = yr[1];
+    var ownX = series.some(function (s) { return s.x !== series[0].x; });  // series on their own x: join their points
     chart.draw({title: c0.title, subtitle: (multiRun ? 'all runs' : runs[cs[0][0]].drive + ' \u00b7 ' + runs[cs[0][0]].variant) + ', ' + st.scale + ' scale',
                 xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1] > w[0] ? w[1] : w[0] + 1,
-                y0: y0, y1: y1, series: series, connect: multiRun});
+                y0: y0, y1: y1, series: statStyled(series), connect: multiRun || ownX});
     chart.legend(items, function (key) { st.hidden[key] = !st.hidden[key]; render(); });
     root.setAttribute('data-zoom', st.custom ? 'custom' : 'whole');
     root.setAttribute('data-run', cs.map(function (p) { return p[0]; }).join(','));

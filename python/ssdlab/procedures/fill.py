@@ -200,11 +200,13 @@ def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
 def _plot(rd, target: Target, summary: dict, done: dict) -> None:
     fill = _with_gb(done["fill"])
     title = f"{target.name}: whole-drive fill, {summary['bs_bytes'] // 1024} KiB QD{summary['qd']}"
-    summary["plots"] = [p.name for p in plots.line_plot(rd / "fill", fill["written_gb"], {"fill": fill["mbps"]},
-                                                          "written (GB)", "MB/s", title, formats=("png", "svg"))]
+    lines = {"fill": fill["mbps"]}
     ys = [{"series": "fill", "y": "mbps", "label": "fill", "unit": "MB/s"}]
     if "burst" in done and len(done["burst"]["t_s"]):
         ys.append({"series": "burst", "y": "mbps", "label": f"after {summary['pause_s']:g} s idle", "unit": "MB/s"})
+        lines[ys[-1]["label"]] = (written_gb(done["burst"]), done["burst"]["mbps"])
+    summary["plots"] = [p.name for p in plots.line_plot(rd / "fill", fill["written_gb"], lines,
+                                                          "written (GB)", "MB/s", title, formats=("png", "svg"))]
     summary["plot"] = [{"series": "fill", "x": "written_gb", "y": ys, "kind": "line", "title": title,
                         "label": "MB/s vs written", "xlabel": "written (GB)", "ylabel": "MB/s"}]
     if "slc_cache_bytes" in fill:  # a simulated drive with a pseudo-SLC cache: why the rate changes
