@@ -50,8 +50,9 @@ def zero_run_starts(x: np.ndarray) -> np.ndarray:
 
 
 def test_active_gc_varies_continuously_between_about_5k_and_20k_without_stalls():
+    # no stall anywhere in the run, the fall from fresh-out-of-box included
+    assert (consistency("active-gc") == 0).sum() == 0
     ss = steady(consistency("active-gc"))
-    assert (ss == 0).sum() == 0
     assert 5_000 <= np.median(ss) <= 20_000
     assert np.percentile(ss, 99) <= 30_000
     # Continuously varying, not flat and not two-level.
