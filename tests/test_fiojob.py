@@ -350,6 +350,8 @@ def test_rw_modifiers_rwmix_and_fixups():
     assert (j.rw, j.rw_new_offset_every_ios, j.rw_skip_bytes) == ("randread", 8, 0)
     j = parse_command_line(["--name=x", "--rw=write:4k"]).jobs[0]
     assert (j.rw_new_offset_every_ios, j.rw_skip_bytes) == (1, 4096)
+    j = parse_command_line(["--name=x", "--rw=read:-8k"]).jobs[0]      # fio's backward stride
+    assert (j.rw_new_offset_every_ios, j.rw_skip_bytes) == (1, -8192)
     j = parse_command_line(["--name=x", "--readwrite=rw", "--rwmixread=30", "--rwmixwrite=80"]).jobs[0]
     assert (j.rw, j.rwmix_read_pct, j.directions) == ("rw", 20, ("read", "write"))   # the last one wins
     j = parse_command_line(["--name=x", "--buffer_compress_percentage=100"]).jobs[0]
@@ -833,13 +835,22 @@ def test_unknown_option_names_file_line_and_the_closest(tmp_path):
     ("filesize", "1g"), ("buffer_pattern", "0xdeadbeef"), ("steadystate_duration", "60"), ("profile", "tiobench"),
     ("ioengine", "cpuio"), ("ioengine", "net"), ("ioengine", "falloc"), ("filename", "/dev/sdb:/dev/sdc"),
     ("pre_read", "1"), ("verify_only", "1"), ("trim_percentage", "10"), ("percentage_sequential", "10"),
-    ("verify_pattern", "0xff"),
+    ("verify_pattern", "0xff"), ("flow_id", "1"), ("flow_sleep", "100"),
 ])
 def test_options_not_modelled_are_refused_with_file_line_and_option(option, value):
     text = f"[global]\nsize=1g\n[job]\nrw=randwrite\n{option}={value}\n"
     msg = _error(text, source="/tmp/w.fio")
     assert msg.startswith(f"/tmp/w.fio:5: {option}={value}: "), msg
     assert "not" in msg and (option in msg.split(": ", 2)[2] or "engine" in msg or "files" in msg), msg
+
+
+@pytest.mark.parametrize("option, version", [("num_range", "3.37"), ("fdp", "3.34"), ("verify_write_sequence", "3.38")])
+def test_options_of_later_fio_releases_are_refused_naming_the_release(need_fio, option, version):
+    msg = _error(f"[a]\nrw=randtrim\n{option}=1\n")
+    assert msg.startswith(f"job.fio:3: {option}=1: {option} (") and f"fio {version} and later" in msg, msg
+    assert "remove it" in msg
+    rc, _ = fio_parse(["--name=x", f"--{option}=1"])
+    assert rc != 0, f"fio 3.33 takes {option}"
 
 
 def test_options_not_modelled_are_listed_at_their_default():

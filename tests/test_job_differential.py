@@ -1,7 +1,8 @@
 """One job file, one workload: the same fio jobs run through fio on a loop device and on the
 simulator must agree on what ran.
 
-Each entry of :data:`JOBS` is one group of a job file (groups run one after another, so one
+Each entry of :data:`JOBS` is one group of a job file (its options may add further job
+sections to the group) (groups run one after another, so one
 `ssdlab run` per target runs them all). Per group, the two runs must agree on, within the
 stated tolerances:
 
@@ -83,14 +84,25 @@ JOBS: list[tuple[str, str, str]] = [
     ("rate_bytes", "rw=randwrite\nbs=4k\nsize=1m\nrate=1m", "time"),
     ("thinktime", "rw=randread\nbs=4k\nnumber_ios=200\nthinktime=1s\nthinktime_blocks=100", "time"),
     ("direct0", "rw=randread\nbs=4k\nnumber_ios=1000\nioengine=libaio\niodepth=8", "count"),
+    ("poisson", "rw=randread\nbs=4k\nnumber_ios=500\nrate_iops=250\nrate_process=poisson\ndirect=1", "time"),
+    ("stride_back", "rw=read:-8k\nbs=4k\nsize=4m", "count"),
+    ("stride_holes", "rw=write:8k\nbs=4k\nsize=4m", "count"),      # fio's pass: 342 IOs, not size / bs
+    ("randread_every_8", "rw=randread:8\nbs=4k\nnumber_ios=2000", "count"),
+]
+
+#: Entries run from a job file of their own: fio's exitall applies to every job of its file.
+#: The second job of the group is stopped when the first ends (else it runs 30 s).
+EXITALL_JOBS: list[tuple[str, str, str]] = [
+    ("exitall", "rw=randread\nbs=4k\nnumber_ios=300\nrate_iops=1000\nexitall\n\n[exitall_b]\nrw=randread\nbs=4k\n"
+                "rate_iops=1000\nruntime=30\ntime_based=1", "early"),
 ]
 
 LOOP_SIZE = "loop:64MiB"
 
 
-def _job_file() -> str:
+def _job_file(entries: list[tuple[str, str, str]] = JOBS) -> str:
     out = ["; the differential suite: one group per entry"]
-    for i, (name, opts, _) in enumerate(JOBS):
+    for i, (name, opts, _) in enumerate(entries):
         out += [f"[{name}]", *(["stonewall"] if i else []), opts, ""]
     return "\n".join(out)
 
@@ -99,13 +111,12 @@ def _dominant_bucket(qd: int) -> int:
     return max(b for b in (1, 2, 4, 8, 16, 32, 64) if b <= qd)
 
 
-@pytest.fixture(scope="module")
-def both(tmp_path_factory):
-    """The job file's summary on the simulator and through fio on a loop device."""
+def _run_both(tmp_path_factory, entries: list[tuple[str, str, str]]) -> dict:
+    """The summary of the entries' job file on the simulator and through fio on a loop device."""
     require_loops(("fio",))
     tmp = tmp_path_factory.mktemp("differential")
     job = tmp / "suite.fio"
-    job.write_text(_job_file())
+    job.write_text(_job_file(entries))
     out = {}
     for name, target, extra in (("sim", "sim:default", set_args()), ("loop", LOOP_SIZE, [])):
         run_cli("run", str(job), "--target", target, *extra, "--no-progress", "--out", str(tmp / name), timeout=900)
@@ -113,23 +124,43 @@ def both(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    return _run_both(tmp_path_factory, JOBS)
+
+
+@pytest.fixture(scope="module")
+def both_exitall(tmp_path_factory):
+    return _run_both(tmp_path_factory, EXITALL_JOBS)
+
+
 def test_the_suite_covers_the_options_the_simulator_accepts():
     """Every pattern option of at least one entry is one a user writes; the suite is at least
     40 job groups, each running on both targets (the fixture fails otherwise)."""
     assert len(JOBS) >= 40 and len({n for n, _, _ in JOBS}) == len(JOBS)
-    text = _job_file()
+    text = _job_file() + _job_file(EXITALL_JOBS)
     for option in ("bssplit", "bsrange", "rwmixread", "rwmixwrite", "number_ios", "io_size", "loops", "offset",
                    "numjobs", "offset_increment", "ba=", "norandommap", "random_distribution", "percentage_random",
                    "rate_iops", "rate=", "thinktime", "runtime", "time_based", "ioengine", "iodepth", "direct",
-                   "zero_buffers", "buffer_compress_percentage", "trim"):
+                   "zero_buffers", "buffer_compress_percentage", "trim", "rw=read:-", "rw=write:8k", "randread:8",
+                   "rate_process=poisson", "exitall"):
         assert option in text, option
 
 
 @pytest.mark.parametrize("index", range(len(JOBS)), ids=[n for n, _, _ in JOBS])
 def test_fio_and_the_simulator_agree_on_what_ran(both, index):
-    name, opts, fixed = JOBS[index]
+    _agree(both, JOBS, index)
+
+
+@pytest.mark.parametrize("index", range(len(EXITALL_JOBS)), ids=[n for n, _, _ in EXITALL_JOBS])
+def test_fio_and_the_simulator_agree_under_exitall(both_exitall, index):
+    _agree(both_exitall, EXITALL_JOBS, index)
+
+
+def _agree(both: dict, entries: list[tuple[str, str, str]], index: int) -> None:
+    name, opts, fixed = entries[index]
     sim, loop = (both[k]["groups"][index] for k in ("sim", "loop"))
-    assert sim["name"] == loop["name"] == name
+    assert sim["name"] == loop["name"] and sim["name"].split("+")[0] == name
     assert sim["complete"] and loop["complete"]
     dirs = set(sim["directions"]) | set(loop["directions"])
     assert set(sim["directions"]) == set(loop["directions"]), (sim["directions"].keys(), loop["directions"].keys())

@@ -90,6 +90,28 @@ def test_rate_cap_and_idle_gaps(target):
     assert (r.series["iops"] == 0).sum() >= 8 * 4
 
 
+def test_poisson_arrivals_keep_the_caps_mean_rate_with_bursts(target):
+    """fio's rate_process=poisson: exponential gaps of the cap's mean; the same count of IOs
+    takes about as long as evenly spaced ones, but intervals vary far more."""
+    spec = {"read_fraction": 1.0, "read_rate_iops": 1000.0, "number_ios": 20_000, "interval_s": 0.05}
+    even = target.run_workload(spec)
+    poisson = target.run_workload({**spec, "rate_poisson": True})
+    assert poisson.totals["ios"] == 20_000
+    assert poisson.totals["duration_s"] == pytest.approx(even.totals["duration_s"], rel=0.03)
+    # 50 IOs a 50 ms interval: Poisson counts have a standard deviation of about sqrt(50)
+    assert np.std(poisson.series["iops"][:-1] * 0.05) == pytest.approx(50 ** 0.5, rel=0.25)
+    assert np.std(even.series["iops"][:-1] * 0.05) < 1.5
+
+
+def test_exitall_stops_the_other_jobs_when_the_first_ends(target):
+    short = {"read_fraction": 1.0, "number_ios": 500, "read_rate_iops": 1000.0}
+    long_ = {"read_fraction": 1.0, "duration_s": 5.0, "read_rate_iops": 1000.0}
+    r = target.run_workload({"jobs": [{**short, "exit_stops": [1]}, long_]})
+    assert r.totals["ios"] == pytest.approx(1000, abs=3) and r.totals["duration_s"] < 0.6
+    r = target.run_workload({"jobs": [short, long_]})
+    assert r.totals["ios"] == pytest.approx(5500, abs=3)
+
+
 def test_every_distribution_and_trims_run(target):
     for extra in ({"distribution": "zipf", "zipf_theta": 1.2}, {"distribution": "pareto", "pareto_h": 0.3},
                   {"distribution": "normal", "normal_dev_pct": 10.0, "center_fraction": 0.3},
@@ -116,6 +138,10 @@ def test_every_distribution_and_trims_run(target):
     ({"buffer_compress_pct": 120}, "buffer_compress_pct"),
     ({"random_map": True, "distribution": "zipf", "zipf_theta": 1.2}, "random_map"),
     ({"random_map": "yes"}, "random_map"),
+    ({"seq_stride_bytes": -4096, "read_fraction": 1.0, "read_random_fraction": 0.0}, "seq_stride_bytes"),
+    ({"seq_stride_bytes": 1000}, "seq_stride_bytes"),
+    ({"rate_poisson": 1.5}, "rate_poisson"),
+    ({"jobs": [{"exit_stops": [2]}, {}]}, "exit_stops"),
 ])
 def test_bad_keys_are_refused_by_name_and_leave_the_drive_usable(target, params, key):
     with pytest.raises(ValueError, match=key):

@@ -125,3 +125,83 @@ def test_random_map_is_fios_default(tmp_path):
     assert tosim.sim_job(_job("rw=randwrite\nbs=4k"), CAPACITY)[0]["random_map"] is True
     for options in ("rw=randwrite\nnorandommap=1", "rw=randwrite\nrandom_distribution=zipf:1.1", "rw=write"):
         assert "random_map" not in tosim.sim_job(_job(options), CAPACITY)[0], options
+
+
+def _keys(options: str) -> tuple[dict, list[str]]:
+    return tosim.sim_job(_job(options), CAPACITY)
+
+
+def _refusal(options: str, capacity: int = CAPACITY) -> str:
+    w = fiojob.parse_job_text("[j]\n" + options + "\n", source="s.fio")
+    return str(pytest.raises(fiojob.WorkloadError, tosim.sim_groups, w, capacity, 1.0).value)
+
+
+@needs_fio
+@pytest.mark.parametrize("options", [
+    "rw=read:8k\nbs=4k\nsize=4m",
+    "rw=read:4k\nbs=8k\nsize=72k\nloops=3",
+    "rw=read:16k\nbs=16k\nsize=1m\noffset=8m",
+])
+def test_a_forward_stride_ends_the_pass_where_fio_does(tmp_path, options):
+    ios = _fio_log(tmp_path, options, 10 ** 6)
+    keys, _ = _keys(options)
+    assert keys["number_ios"] == len(ios) and keys["seq_stride_bytes"] > 0
+    # with io_size or time_based fio starts another pass instead: no IO count
+    assert "number_ios" not in _keys(options + "\nio_size=16m")[0]
+    assert "number_ios" not in _keys(options + "\nruntime=1\ntime_based=1")[0]
+
+
+def test_strides_random_every_n_and_poisson_become_workload_keys():
+    keys, _ = _keys("rw=read:-8k\nbs=4k\nsize=64k")
+    assert keys["seq_stride_bytes"] == -8192 and "number_ios" not in keys
+    keys, notes = _keys("rw=randread:8\nbs=4k")
+    assert keys["random_every_ios"] == 8 and any("randread:8" in n for n in notes)
+    assert "random_every_ios" not in _keys("rw=randread\nbs=4k")[0]
+    # fio's poisson rate: rate (else rate_iops x bs) in IOs of the smallest size, one every
+    # whole microsecond: 1 MiB/s of 4 KiB IOs is 256 IOs/s, a gap of 3906 us
+    keys, _ = _keys("rw=randwrite\nbs=4k\nrate=1m\nrate_process=poisson")
+    assert keys["rate_poisson"] and keys["write_rate_iops"] == pytest.approx(1e6 / 3906)
+    keys, _ = _keys("rw=randread\nbssplit=4k/50:64k/50\nrate_iops=3\nrate_process=poisson")
+    assert keys["read_rate_iops"] == pytest.approx(1e6 / 333333)
+    assert "rate_poisson" not in _keys("rw=randread\nrate_process=poisson")[0]    # no cap: nothing to pace
+
+
+@pytest.mark.parametrize("options, says", [
+    ("rw=read:-4k\nbs=4k", "steps back no more than the 4096-byte block size"),
+    ("rw=read:-128k\nbs=4k\nsize=64k", "steps back more than the job's 65536-byte region"),
+    ("rw=rw:8k\nbs=4k", "several directions or block sizes"),
+    ("rw=write:8k\nbssplit=4k/50:8k/50", "several directions or block sizes"),
+    ("rw=read:4k\nbs=8k\nsize=64k", "runs past its 65536-byte end"),
+    ("rw=write:1000\nbs=4k", "not a multiple of 512"),
+    ("rw=randread\nbs=4k\nrate=1k\nrate_process=poisson", "less than one 4096-byte IO a second"),
+])
+def test_strides_and_poisson_rates_the_simulator_cannot_run_are_refused(options, says):
+    msg = _refusal(options)
+    assert msg.startswith("s.fio:") and "job 'j'" in msg and says in msg, msg
+    option = "rate" if "poisson" in options else "rw"
+    assert f"option {option}:" in msg
+    line = options.split("\n").index(next(o for o in options.split("\n") if o.startswith(option + "="))) + 2
+    assert msg.startswith(f"s.fio:{line}:"), msg
+
+
+def _stops(text: str) -> list[list[list[int]]]:
+    w = fiojob.parse_job_text(text)
+    out = []
+    for g in tosim.sim_groups(w, CAPACITY, 1.0):
+        jobs = g.keys["jobs"] if "jobs" in g.keys else [g.keys]
+        out.append([j.get("exit_stops", []) for j in jobs])
+    return out
+
+
+def test_exitall_stops_what_exit_what_says():
+    jobs = "[a]\nrw=randread\nnumber_ios=10\nexitall\n[b]\nrw=randread\n[c]\nnew_group\nrw=randread\n"
+    # group (fio's default): the ending job's reporting group; new_group starts another
+    assert _stops(jobs) == [[[1], [0], []]]
+    assert _stops(jobs.replace("exitall\n", "exitall\nexit_what=stonewall\n")) == [[[1, 2], [0], []]]
+    assert _stops(jobs.replace("exitall\n", "exitall\nexit_what=all\n")) == [[[1, 2], [0], []]]
+    assert _stops(jobs.replace("exitall\n", "")) == [[[], [], []]]
+    assert _stops("[a]\nrw=read\nnumjobs=3\nexitall\n") == [[[1, 2], [0, 2], [0, 1]]]
+    msg = _refusal("rw=randread\nexitall\nexit_what=all\n[k]\nstonewall\nrw=read")
+    assert msg.startswith("s.fio:4: job 'j', option exit_what:") and "later group(s) would run" in msg, msg
+    msg = _refusal("rw=randread\nexitall\nexit_what=stonewall\n[k]\nstartdelay=1\nrw=read")
+    assert "option exit_what:" in msg and "startdelay" in msg, msg

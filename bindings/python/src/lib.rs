@@ -181,6 +181,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops", "write_ba_bytes",
     "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops", "trim_ba_bytes",
     "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones", "random_map",
+    "random_every_ios", "seq_stride_bytes", "rate_poisson",
     "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
     "rate_iops_total", "buffer_compress_pct", "name",
@@ -189,7 +190,7 @@ const WORKLOAD_KEYS: &[&str] = &[
 /// Keys of a job of `{"jobs": [...]}`: a workload's, but the phase has the one series
 /// interval, and each job may start late.
 fn job_key_allowed(key: &str) -> bool {
-    key == "startdelay_s" || (key != "interval_s" && WORKLOAD_KEYS.contains(&key))
+    key == "startdelay_s" || key == "exit_stops" || (key != "interval_s" && WORKLOAD_KEYS.contains(&key))
 }
 
 /// Keys of a phase of several jobs besides `jobs`.
@@ -259,12 +260,13 @@ fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob>, u64)> {
         if jd.contains("interval_s")? {
             return Err(in_job(key_err("interval_s", "the phase has one series interval: give it beside \"jobs\"")));
         }
-        check_keys(jd, job_key_allowed, &[WORKLOAD_KEYS, &["startdelay_s"]].concat()).map_err(in_job)?;
+        check_keys(jd, job_key_allowed, &[WORKLOAD_KEYS, &["startdelay_s", "exit_stops"]].concat()).map_err(in_job)?;
         let workload = workload_from_dict(jd).map_err(in_job)?;
         let jw = WorkloadDict(jd);
         let name = jw.get::<String>("name", "a string").map_err(in_job)?.unwrap_or_else(|| format!("job{i}"));
         let startdelay_ns = jw.seconds("startdelay_s").map_err(in_job)?.unwrap_or(0);
-        jobs.push(WorkloadJob { name, startdelay_ns, workload });
+        let exit_stops = jw.get::<Vec<usize>>("exit_stops", "a list of job indices").map_err(in_job)?.unwrap_or_default();
+        jobs.push(WorkloadJob { exit_stops, name, startdelay_ns, workload });
     }
     Ok((jobs, interval_ns))
 }
@@ -359,6 +361,9 @@ fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
         other => return Err(key_err("distribution", format!("{other:?} is not one of uniform, zipf, pareto, normal, zoned"))),
     };
     out.random_map = w.get::<bool>("random_map", "True or False")?.unwrap_or(false);
+    out.random_every_ios = w.u64("random_every_ios")?.unwrap_or(0);
+    out.seq_stride_bytes = w.get::<i64>("seq_stride_bytes", "a whole number of bytes (negative: backwards)")?.unwrap_or(0);
+    out.rate_poisson = w.get::<bool>("rate_poisson", "True or False")?.unwrap_or(false);
     if let Some(v) = w.get::<u32>("qd", "a whole number >= 1")? {
         out.qd = v;
     }
@@ -599,13 +604,20 @@ impl Simulator {
     /// - `random_map` (default False, fio's norandommap): True = fio's random map: the
     ///   random offsets of each direction visit every block of the span once per pass, in a
     ///   new seeded order each pass (uniform distribution only).
+    /// - `random_every_ios` (fio's `rw=randread:N`): only IOs 1, N + 1, 2N + 1... may be
+    ///   random, the others continue sequentially (default 0 = every IO may be).
+    /// - `seq_stride_bytes` (fio's `rw=write:N`, negative backwards): a sequential IO starts
+    ///   this far after the end of its direction's last IO (fio's wrap-arounds); a backward
+    ///   stride steps back more than the largest block size.
     /// - `qd` (1 to 65,536); `offset_bytes`, `span_bytes` (None: to the drive's end).
     /// - ends: `duration_s`, `io_bytes`, `number_ios` (the first reached; none: one span).
     /// - `interval_s` (series interval, default 1; at least 1 µs, and at least
     ///   `duration_s` / `MAX_SERIES_INTERVALS`: a series holds at most that many intervals).
     /// - idle gaps (fio's thinktime): `thinktime_s`, after `thinktime_blocks` IOs (completed,
     ///   or issued with `thinktime_blocks_issued=True`) and/or every `thinktime_iotime_s`.
-    /// - `rate_iops_total`: cap on all IOs (0 = none).
+    /// - `rate_iops_total`: cap on all IOs (0 = none). `rate_poisson=True` (fio's
+    ///   `rate_process=poisson`): the direction caps' IOs come with exponential gaps of mean
+    ///   1 / rate, seeded like the offsets.
     /// - `buffer_compress_pct`: written data is this compressible (0..100, fio's
     ///   buffer_compress_percentage); on a profile with compression_ratio r > 1 a unit then
     ///   fills (100 − pct) % × r NAND slots (at least one); absent: the profile's ratio holds.
@@ -615,7 +627,8 @@ impl Simulator {
     /// `{"jobs": [job, ...], "interval_s": S}` where each job is a dict of the keys above
     /// except `interval_s`, plus `startdelay_s` (the job starts this long after the phase;
     /// its duration, rate schedule and thinktime count from there) and `name` (default
-    /// "job{i}"). Each job keeps its own `qd` commands outstanding, with its own offsets,
+    /// "job{i}"), and `exit_stops` (fio's exitall: the indices of the jobs that stop when
+    /// this one ends; they submit nothing after its last completion). Each job keeps its own `qd` commands outstanding, with its own offsets,
     /// mix, pacing, end and random numbers; they share the drive; the phase ends when every
     /// job has ended. A thinktime gap of one job leaves the drive to the others (it idles
     /// only when no job has work). One job without a start delay runs exactly as its dict
@@ -633,7 +646,7 @@ impl Simulator {
             let workload = workload_from_dict(params)?;
             let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
             let interval_ns = workload.interval_ns;
-            (vec![WorkloadJob { name, startdelay_ns: 0, workload }], interval_ns)
+            (vec![WorkloadJob { exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
         };
         // The series interval is the user's to change (--interval): a user error.
         self.sim.start_jobs(&jobs, interval_ns).map_err(|e| if e.field.ends_with("interval_ns") { series_err(params.py(), workload_message(&e)) } else { workload_err(e) })

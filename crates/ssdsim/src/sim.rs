@@ -397,6 +397,8 @@ struct JobRun {
     dirs: [JobDirection; 3],
     /// Its next submission: time [ns] and command; None once it has ended.
     next: Option<(Ns, Command)>,
+    /// The jobs it stops when it ends (fio's `exitall`, [`WorkloadJob::exit_stops`]).
+    exit_stops: Vec<usize>,
 }
 
 /// The jobs of a phase of several and what they share.
@@ -957,6 +959,8 @@ pub(crate) struct Host {
     /// whole duration. A job with a duration that runs out of bytes first ends there, as fio's
     /// `runtime` without `time_based`.
     timed_out: bool,
+    /// Another job's end stopped it (fio's `exitall`): it submits nothing at or after this [ns].
+    stop_ns: Ns,
     pacing: Option<Box<Pacing>>,
     idle_gaps: u64,
     idle_ns: Ns,
@@ -989,6 +993,7 @@ impl Host {
             ios: 0,
             done: false,
             timed_out: false,
+            stop_ns: Ns::MAX,
             pacing: None,
             idle_gaps: 0,
             idle_ns: 0,
@@ -1232,12 +1237,16 @@ impl Simulation {
         if jobs.len() > MAX_JOBS {
             return fail("jobs", &format!("{} jobs; at most {MAX_JOBS}", jobs.len()));
         }
+        if let Some(i) = jobs.iter().position(|j| j.exit_stops.iter().any(|&k| k >= jobs.len())) {
+            return Err(WorkloadError { field: "exit_stops".into(), message: format!("names a job beyond the phase's {}", jobs.len()) }.in_job(i));
+        }
         let outstanding: u64 = jobs.iter().map(|j| j.workload.qd as u64).sum();
         if outstanding > MAX_OUTSTANDING {
             return fail("jobs", &format!("the jobs keep {outstanding} commands outstanding (the sum of their qd); at most {MAX_OUTSTANDING}"));
         }
         let with_interval = |j: &WorkloadJob| Workload { interval_ns, ..j.workload.clone() };
         if let [one] = jobs {
+            // Alone, it has no other job to stop.
             if one.startdelay_ns == 0 {
                 self.start_workload(&with_interval(one)).map_err(|e| e.in_job(0))?;
                 self.host.as_mut().expect("started").name = one.name.clone();
@@ -1268,7 +1277,7 @@ impl Simulation {
             });
             let src = JobSource::of(plan.gen, &mut rng);
             slots.push(plan.slots_per_unit);
-            runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None });
+            runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone() });
         }
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
@@ -1453,6 +1462,9 @@ impl Simulation {
                     self.after_io(&mut j.host, d, submit);
                 }
                 self.prepare_job(j);
+                if j.host.done && !j.exit_stops.is_empty() {
+                    Self::exit_all(js, i);
+                }
             } else if paced {
                 (h.last_submit, h.ios, h.outstanding) = (lane.last_submit, lane.ios, lane.q);
                 self.after_io(h, d, submit);
@@ -1559,6 +1571,32 @@ impl Simulation {
         }
     }
 
+    /// fio's `exitall`: job `i` has ended; the jobs it stops submit nothing at or after its
+    /// last completion (a command they were to submit before then still goes); one that ends
+    /// so stops those it stops.
+    #[cold]
+    fn exit_all(js: &mut Jobs, i: usize) {
+        let mut ended = vec![i];
+        while let Some(i) = ended.pop() {
+            let end = js.runs[i].host.max_completion;
+            for k in std::mem::take(&mut js.runs[i].exit_stops) {
+                let run = &mut js.runs[k];
+                run.host.stop_ns = run.host.stop_ns.min(end);
+                if run.next.is_some_and(|(t, _)| t >= end) {
+                    // It ends now, stopping those it stops in turn.
+                    run.next = None;
+                    run.host.done = true;
+                    if run.host.ios == 0 {
+                        // Never started: its clock stays out of the phase's length.
+                        run.host.max_completion = run.host.max_completion.min(end);
+                        run.host.last_submit = run.host.last_submit.min(end);
+                    }
+                    ended.push(k);
+                }
+            }
+        }
+    }
+
     /// Works out when job `j` submits next (waiting for its queue, its rate caps) and with
     /// which command; ends it when it has reached its end. Only the job's own state moves:
     /// a job's rate wait leaves the drive to the others.
@@ -1577,6 +1615,10 @@ impl Simulation {
         if submit >= h.end_ns.unwrap_or(Ns::MAX) {
             h.done = true;
             h.timed_out = true;
+            return;
+        }
+        if submit >= h.stop_ns {
+            h.done = true;
             return;
         }
         j.next = Some((submit, cmd));
@@ -1617,8 +1659,7 @@ impl Simulation {
     fn after_io(&mut self, h: &mut Host, d: usize, submit: Ns) {
         let full = h.outstanding.len() >= h.qd;
         let Some(p) = h.pacing.as_deref_mut() else { return };
-        p.issued[d] += 1;
-        p.issued_total += 1;
+        p.count(d);
         if p.thinktime_ns == 0 {
             return;
         }

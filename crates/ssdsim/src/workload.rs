@@ -14,9 +14,17 @@
 //! - **Direction** per IO: a draw against `read_fraction` / `trim_fraction` (fio's
 //!   `rwmixread`, drawn per IO as fio effectively does once both directions have run).
 //! - **Random or sequential** per IO and direction: a draw against `random_fraction` (fio's
-//!   `percentage_random`). A sequential IO starts where the last IO of its direction ended
-//!   (fio's `last_pos`, random IOs included) and wraps to the span's start when it would
-//!   cross the end.
+//!   `percentage_random`); with `random_every_ios` N > 1 (fio's `rw=randread:N`) only IOs
+//!   1, N + 1, 2N + 1... of the job may be random, the others are sequential. A sequential
+//!   IO starts where the last IO of its direction ended (fio's `last_pos`, random IOs
+//!   included) and wraps to the span's start when it would cross the end.
+//! - **Strides** (`seq_stride_bytes`, fio's `rw=read:8k` / `rw=write:-8k`): a sequential IO
+//!   starts that many bytes after (or, negative, before) the end of its direction's last IO,
+//!   as fio's `get_next_seq_offset`: the first IO at the span's start (with an `offset` and
+//!   a backward stride, fio's first IO is at span − offset + stride from the span's start);
+//!   forward, a pass ends where the next IO would cross the span's end, the next starts at
+//!   the span's start; backward, an IO that would start before the span's start goes to
+//!   span + stride.
 //! - **Random offsets** are block indices over the span in units of the direction's
 //!   smallest block size (fio's `ba` default), drawn from the [`Distribution`]: uniform;
 //!   `zipf` and `pareto` (fio's generators: a hot set scattered over the span by fio's
@@ -42,7 +50,9 @@
 //!   then stays idle `thinktime_ns` (fio's `io_u_quiesce` + sleep): the drive is idle and
 //!   idle GC runs ([`crate::device::Device::idle`]).
 //! - **Rate caps**: IO number k of a direction is not submitted before k / `rate_iops` after
-//!   the phase start (fio's linear schedule); when the host is ahead of the schedule it
+//!   the phase start (fio's linear schedule), or, with `rate_poisson` (fio's
+//!   `rate_process=poisson`), before the sum of k exponential gaps of mean 1 / `rate_iops`
+//!   (drawn from the job's random numbers); when the host is ahead of the schedule it
 //!   waits for its outstanding IOs and then for the schedule (fio's inline submission). The
 //!   direction is drawn first and waited for; fio would issue the other direction meanwhile
 //!   if that one is behind its own schedule.
@@ -173,6 +183,13 @@ pub struct Workload {
     pub trim: DirectionMix,
     /// Random offsets' distribution (every direction).
     pub distribution: Distribution,
+    /// Only IOs 1, N + 1, 2N + 1... of the job may be random (fio's `rw=randread:N`), the
+    /// others continue sequentially; 0 or 1: every IO may be.
+    pub random_every_ios: u64,
+    /// Bytes between the end of a direction's sequential IO and the start of its next (fio's
+    /// `rw=write:N`; see the module doc), a multiple of 512; negative: backwards, below minus
+    /// the largest block size and at least minus the span; 0: contiguous.
+    pub seq_stride_bytes: i64,
     /// fio's random map (see the module doc): each direction's random offsets visit every
     /// block of the span once per pass, in a new order each pass. Uniform distribution
     /// only. false: drawn with replacement (fio's `norandommap`).
@@ -210,6 +227,9 @@ pub struct Workload {
     /// Cap on all IOs together [IOs per second of simulated time], finite and at least
     /// 0.001; 0 = none.
     pub rate_iops_total: f64,
+    /// The direction caps' IOs arrive with exponential gaps (fio's `rate_process=poisson`)
+    /// of mean 1 / `rate_iops`, rather than evenly.
+    pub rate_poisson: bool,
     /// Written data is this compressible [%, 0..100] (fio's `buffer_compress_percentage`):
     /// on a profile with `compression_ratio` r > 1 (NAND slots of 4096 / r bytes) a unit's
     /// compressed data, (100 − pct) % of 4 KiB, fills that many slots (at least one: data
@@ -228,6 +248,8 @@ impl Default for Workload {
             write: DirectionMix::default(),
             trim: DirectionMix::default(),
             distribution: Distribution::Uniform,
+            random_every_ios: 0,
+            seq_stride_bytes: 0,
             random_map: false,
             qd: 32,
             offset_bytes: 0,
@@ -241,6 +263,7 @@ impl Default for Workload {
             thinktime_blocks_issued: false,
             thinktime_iotime_ns: 0,
             rate_iops_total: 0.0,
+            rate_poisson: false,
             buffer_compress_pct: None,
         }
     }
@@ -258,6 +281,10 @@ pub struct WorkloadJob {
     pub startdelay_ns: Ns,
     /// What it runs; its `interval_ns` is ignored (the phase's series has one interval).
     pub workload: Workload,
+    /// fio's `exitall`: when this job ends (its last IO completed), the jobs of the phase at
+    /// these indices stop: they submit nothing more (what they have outstanding completes),
+    /// and one that has not started yet does not start. Empty: it stops none.
+    pub exit_stops: Vec<usize>,
 }
 
 /// A workload field the simulator cannot run, and why.
@@ -337,6 +364,7 @@ impl Plan {
             random_fraction: if random { 1.0 } else { 0.0 },
             dist: Dist::Uniform,
             cursor: 0,
+            seq_started: false,
         };
         Plan {
             sectors: false,
@@ -345,7 +373,7 @@ impl Plan {
             limit_units,
             limit_ios: u64::MAX,
             interval_ns: job.interval_ns,
-            gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs, false),
+            gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs, false, Sequence::default()),
             pacing: None,
             slots_per_unit: 1.0,
         }
@@ -358,7 +386,7 @@ impl Plan {
         // Counted in sectors when a size or offset the workload uses is not a whole unit.
         let shares_given = [w.read_fraction, 1.0 - w.read_fraction - w.trim_fraction, w.trim_fraction];
         let mixes_used = [&w.read, &w.write, &w.trim].into_iter().zip(shares_given).filter(|(_, share)| *share > 0.0).map(|(m, _)| m);
-        let sectors = mixes_used.flat_map(|m| m.bssplit.iter().map(|b| b.bs_bytes).chain(m.ba_bytes)).chain([w.offset_bytes]).chain(w.span_bytes).chain(w.io_bytes).any(|b| !b.is_multiple_of(UNIT_BYTES));
+        let sectors = mixes_used.flat_map(|m| m.bssplit.iter().map(|b| b.bs_bytes).chain(m.ba_bytes)).chain([w.offset_bytes, w.seq_stride_bytes.unsigned_abs()]).chain(w.span_bytes).chain(w.io_bytes).any(|b| !b.is_multiple_of(UNIT_BYTES));
         let grain = if sectors { SECTOR_BYTES } else { UNIT_BYTES };
         // Drive addresses in the plan's grain (units or sectors).
         let per_unit = UNIT_BYTES / grain;
@@ -453,7 +481,7 @@ impl Plan {
                 (false, _) => Dist::new(&w.distribution, blocks, rng)?,
             };
             let single_size = if sizes.len() == 1 { sizes[0] } else { 0 };
-            dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, smallest, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0 };
+            dirs[d.index()] = DirGen { kind: d.kind(), single_size, sizes, cum_weights, smallest, ba, blocks, random_fraction: mix.random_fraction, dist, cursor: 0, seq_started: false };
         }
         let io_units = match w.io_bytes {
             Some(0) => return Err(err("io_bytes", "must be positive")),
@@ -483,8 +511,18 @@ impl Plan {
                 }
             }
         }
-        let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors);
-        let pacing = Pacing::new(w)?;
+        let largest = dirs.iter().zip(shares).filter(|(_, s)| *s > 0.0).flat_map(|(g, _)| g.sizes.iter().copied()).max().unwrap_or(1);
+        let stride = w.seq_stride_bytes;
+        let stride_units = aligned("seq_stride_bytes", stride.unsigned_abs())? as i64 * stride.signum();
+        if stride < 0 && (stride_units >= -(largest as i64) || stride_units < -(span_units as i64)) {
+            return Err(err(
+                "seq_stride_bytes",
+                format!("{stride}: a backward stride must step back more than the largest block size ({} bytes) and at most the span ({} bytes)", largest * grain, span_units * grain),
+            ));
+        }
+        let seq = Sequence { random_every_ios: w.random_every_ios.max(1), stride_units, ios: 0 };
+        let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors, seq);
+        let pacing = Pacing::new(w, rng)?;
         Ok(Plan {
             sectors,
             qd: w.qd,
@@ -555,6 +593,9 @@ pub(crate) struct Pacing {
     /// Simulated time between IOs of each direction / of all IOs at the cap [ns] (0: no cap).
     pub rate_ns_per_io: [f64; 3],
     pub rate_total_ns_per_io: f64,
+    /// With fio's `rate_process=poisson`: the random numbers of the gaps, and when the next
+    /// IO of each direction is due, from the job's start [ns].
+    pub poisson: Option<Box<(Rng, [f64; 3])>>,
     /// IOs issued per direction and in all.
     pub issued: [u64; 3],
     pub issued_total: u64,
@@ -566,7 +607,7 @@ pub(crate) struct Pacing {
 }
 
 impl Pacing {
-    fn new(w: &Workload) -> Result<Option<Pacing>, WorkloadError> {
+    fn new(w: &Workload, rng: &mut Rng) -> Result<Option<Pacing>, WorkloadError> {
         if !(w.rate_iops_total == 0.0 || (w.rate_iops_total >= MIN_RATE_IOPS && w.rate_iops_total.is_finite())) {
             return Err(WorkloadError::new("rate_iops_total", format!("{} must be 0 (no cap) or a finite number >= {MIN_RATE_IOPS}", w.rate_iops_total)));
         }
@@ -595,6 +636,8 @@ impl Pacing {
             thinktime_iotime_ns: if period != 0 { w.thinktime_iotime_ns } else { 0 },
             rate_ns_per_io: rates,
             rate_total_ns_per_io: total,
+            // The gaps' own stream, so that they leave the offsets' draws as they are.
+            poisson: w.rate_poisson.then(|| Box::new((Rng::new(rng.next_u64()), [0.0; 3]))),
             issued: [0; 3],
             issued_total: 0,
             last_gap_count: 0,
@@ -613,7 +656,23 @@ impl Pacing {
     #[inline]
     pub fn allowed_ns(&self, start_ns: Ns, d: usize) -> Ns {
         let at = |n: u64, per: f64| if per > 0.0 { start_ns.saturating_add((n as f64 * per) as Ns) } else { 0 };
-        at(self.issued[d], self.rate_ns_per_io[d]).max(at(self.issued_total, self.rate_total_ns_per_io))
+        let by_dir = match &self.poisson {
+            Some(p) if self.rate_ns_per_io[d] > 0.0 => start_ns.saturating_add(p.1[d] as Ns),
+            _ => at(self.issued[d], self.rate_ns_per_io[d]),
+        };
+        by_dir.max(at(self.issued_total, self.rate_total_ns_per_io))
+    }
+
+    /// Counts an IO of direction `d` issued; under `rate_process=poisson` the direction's
+    /// next IO is due an exponential gap later (fio's `usec_for_io`).
+    #[inline]
+    pub fn count(&mut self, d: usize) {
+        self.issued[d] += 1;
+        self.issued_total += 1;
+        if let Some(p) = self.poisson.as_deref_mut() {
+            let mean = self.rate_ns_per_io[d];
+            p.1[d] += mean * -(1.0 - p.0.unit_f64()).ln();
+        }
     }
 }
 
@@ -632,15 +691,34 @@ pub(crate) struct Generator {
     uniform: Option<(CmdKind, u64, u64)>,
     /// Addresses and sizes are 512-byte sectors, not 4 KiB units.
     sectors: bool,
+    seq: Sequence,
+}
+
+/// How a job's IOs follow each other: which may be random, and the stride of sequential ones.
+#[derive(Clone, Copy, Debug)]
+struct Sequence {
+    /// Only IOs 1, N + 1, 2N + 1... may be random (1: every IO).
+    random_every_ios: u64,
+    /// [`Workload::seq_stride_bytes`] in the generator's grain.
+    stride_units: i64,
+    /// IOs generated so far.
+    ios: u64,
+}
+
+impl Default for Sequence {
+    fn default() -> Self {
+        Sequence { random_every_ios: 1, stride_units: 0, ios: 0 }
+    }
 }
 
 impl Generator {
-    fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3], sectors: bool) -> Self {
+    fn new(start_unit: u64, span_units: u64, single: Option<u8>, cut: [f64; 2], dirs: [DirGen; 3], sectors: bool, seq: Sequence) -> Self {
+        let plain = seq.random_every_ios == 1 && seq.stride_units == 0;
         let uniform = single.map(|d| &dirs[d as usize]).and_then(|g| {
-            (!sectors && g.single_size != 0 && g.ba == g.single_size && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform))
+            (plain && !sectors && g.single_size != 0 && g.ba == g.single_size && g.random_fraction >= 1.0 && matches!(g.dist, Dist::Uniform))
                 .then_some((g.kind, g.blocks, g.ba))
         });
-        Generator { start_unit, span_units, single, cut, dirs, uniform, sectors }
+        Generator { start_unit, span_units, single, cut, dirs, uniform, sectors, seq }
     }
 
     /// log2 of the generator's addresses per 4 KiB unit: 3 for sectors, 0 for units.
@@ -672,7 +750,14 @@ impl Generator {
         };
         let span = self.span_units;
         let g = &self.dirs[d];
-        let random = if g.random_fraction >= 1.0 {
+        let may_be_random = self.seq.random_every_ios == 1 || {
+            let hit = self.seq.ios.is_multiple_of(self.seq.random_every_ios);
+            self.seq.ios += 1;
+            hit
+        };
+        let random = if !may_be_random {
+            false
+        } else if g.random_fraction >= 1.0 {
             true
         } else if g.random_fraction <= 0.0 {
             false
@@ -699,12 +784,18 @@ impl Generator {
         } else {
             let g = &mut self.dirs[d];
             let units = g.size(rng);
-            if g.cursor + units > span {
-                g.cursor = 0;
+            let stride = self.seq.stride_units;
+            if stride == 0 {
+                if g.cursor + units > span {
+                    g.cursor = 0;
+                }
+                (g.cursor, units)
+            } else {
+                (g.strided(stride, self.start_unit, span, units), units)
             }
-            (g.cursor, units)
         };
         let g = &mut self.dirs[d];
+        g.seq_started = true;
         g.cursor = offset + units;
         Command { kind: g.kind, unit: self.start_unit + offset, units }
     }
@@ -728,11 +819,38 @@ struct DirGen {
     dist: Dist,
     /// End of this direction's last IO, from the span start [units].
     cursor: u64,
+    /// The direction has issued an IO (its `cursor` is that IO's end).
+    seq_started: bool,
 }
 
 impl DirGen {
     fn unused(d: Direction) -> DirGen {
-        DirGen { kind: d.kind(), single_size: 1, sizes: vec![1], cum_weights: vec![1.0], smallest: 1, ba: 1, blocks: 1, random_fraction: 0.0, dist: Dist::Uniform, cursor: 0 }
+        DirGen { kind: d.kind(), single_size: 1, sizes: vec![1], cum_weights: vec![1.0], smallest: 1, ba: 1, blocks: 1, random_fraction: 0.0, dist: Dist::Uniform, cursor: 0, seq_started: false }
+    }
+
+    /// The offset of a sequential IO of `units` with a stride (fio's `get_next_seq_offset`
+    /// with `ddir_seq_add` = `stride`), from the span's start; `start` is the span's start on
+    /// the drive, which fio's first backward IO depends on.
+    fn strided(&self, stride: i64, start: u64, span: u64, units: u64) -> u64 {
+        // fio's last_pos relative to the span: a fresh backward sequence starts from the
+        // span's length taken as a drive address (fio's rewind), when the span has an offset.
+        let last = match self.seq_started {
+            true => self.cursor as i64,
+            false if stride < 0 && start != 0 => span as i64 - start as i64,
+            false => 0,
+        };
+        if last == 0 {
+            return 0;
+        }
+        let mut pos = last + stride;
+        if stride < 0 && pos < 0 {
+            pos = span as i64 + stride;
+        }
+        if pos < 0 || pos as u64 + units > span {
+            0 // forward: the pass is over, the next starts at the span's start
+        } else {
+            pos as u64
+        }
     }
 
     #[inline(always)]
@@ -1109,6 +1227,79 @@ mod tests {
         assert!((share(1) - 0.7).abs() < 0.01, "writes continuing: {}", share(1));
         assert!((share(0) - 0.2).abs() < 0.01, "reads continuing: {}", share(0));
         assert!((n[0] as f64 / 100_000.0 - 0.4).abs() < 0.01);
+    }
+
+    /// The first `n` offsets [units from the span's start] of a sequential read of 4 KiB IOs
+    /// over 16 units from `offset_units`, with a stride.
+    fn strided_offsets(offset_units: u64, stride_units: i64, n: usize) -> Result<Vec<i64>, WorkloadError> {
+        let mut w = Workload { read_fraction: 1.0, offset_bytes: offset_units * 4096, span_bytes: Some(16 * 4096), seq_stride_bytes: stride_units * 4096, ..Workload::default() };
+        w.read.random_fraction = 0.0;
+        let mut rng = Rng::new(1);
+        let mut p = Plan::of_workload(&w, &geo(), &mut rng)?;
+        Ok((0..n).map(|_| p.gen.next(&mut rng).unit as i64 - offset_units as i64).collect())
+    }
+
+    /// The offsets fio 3.33 issues (its write_iolog of `rw=read:±N bs=4k size=64k` on a
+    /// file), with its wrap-arounds and its first backward IO after an `offset`.
+    #[test]
+    fn strides_follow_fio() {
+        let back: Vec<i64> = [0].into_iter().chain((0..=14).rev()).chain((0..=14).rev()).collect();
+        assert_eq!(strided_offsets(0, -2, 31).unwrap(), back); // rw=read:-8k
+        let at_32: Vec<i64> = (0..=14).rev().cycle().take(31).collect();
+        assert_eq!(strided_offsets(32, -2, 31).unwrap(), at_32); // offset=128k
+        let at_8: Vec<i64> = (0..=6).rev().chain((0..=14).rev()).collect();
+        assert_eq!(strided_offsets(8, -2, 22).unwrap(), at_8); // offset=32k
+        assert_eq!(strided_offsets(16, -2, 3).unwrap(), [0, 14, 13]); // offset=64k: the span's length
+        assert_eq!(strided_offsets(0, -3, 9).unwrap(), [0, 13, 11, 9, 7, 5, 3, 1, 13]); // rw=read:-12k
+        assert_eq!(strided_offsets(0, 2, 8).unwrap(), [0, 3, 6, 9, 12, 15, 0, 3]); // rw=read:8k, a new pass
+        for bad in [-1, -17] {
+            assert_eq!(strided_offsets(0, bad, 1).err().unwrap().field, "seq_stride_bytes", "{bad}");
+        }
+    }
+
+    /// fio's `rw=randread:N`: IO 1, N + 1, 2N + 1... at a random offset, the others after it.
+    #[test]
+    fn random_every_n_ios_continues_sequentially_in_between() {
+        let w = Workload { read_fraction: 1.0, random_every_ios: 4, ..Workload::default() };
+        let mut rng = Rng::new(3);
+        let mut p = Plan::of_workload(&w, &geo(), &mut rng).unwrap();
+        let (mut end, mut jumps) = (u64::MAX, Vec::new());
+        for i in 0..4000 {
+            let c = p.gen.next(&mut rng);
+            if c.unit != end {
+                jumps.push(i);
+            }
+            end = c.unit + c.units;
+        }
+        // A random offset lands on the last one's end with probability 1 / 2^20 per draw.
+        assert_eq!(jumps, (0..4000).step_by(4).collect::<Vec<_>>());
+    }
+
+    /// fio's `rate_process=poisson`: gaps between a direction's IOs are exponential with
+    /// the cap's mean (mean = standard deviation), a schedule of its own seed.
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_caps_mean() {
+        let mut w = Workload { rate_poisson: true, ..Workload::default() };
+        w.write.rate_iops = 1000.0;
+        let pacing = |w: &Workload| Plan::of_workload(w, &geo(), &mut Rng::new(7)).unwrap().pacing.unwrap();
+        let mut p = pacing(&w);
+        let mut gaps = Vec::new();
+        let mut last = p.allowed_ns(0, 1);
+        assert_eq!(last, 0, "the first IO goes at once");
+        for _ in 0..20_000 {
+            p.count(1);
+            let t = p.allowed_ns(0, 1);
+            gaps.push((t - last) as f64);
+            last = t;
+        }
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((mean / 1e6 - 1.0).abs() < 0.03, "mean gap {mean} ns");
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd / mean {}", sd / mean);
+        w.rate_poisson = false;
+        let mut linear = pacing(&w);
+        linear.count(1);
+        assert_eq!(linear.allowed_ns(0, 1), 1_000_000);
     }
 
     /// Every pass of the random map is a permutation of the blocks, a new one each pass.

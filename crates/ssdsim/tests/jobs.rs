@@ -22,7 +22,7 @@ fn small() -> Config {
 }
 
 fn job(name: &str, workload: Workload) -> WorkloadJob {
-    WorkloadJob { name: name.into(), startdelay_ns: 0, workload }
+    WorkloadJob { exit_stops: Vec::new(), name: name.into(), startdelay_ns: 0, workload }
 }
 
 fn randread(qd: u32, duration_ns: u64) -> Workload {
@@ -99,11 +99,45 @@ fn numjobs_copies_share_the_throughput_of_one_job_at_their_summed_depth() {
     }
 }
 
+/// fio's `exitall`: when a job ends, those it stops submit nothing after its last
+/// completion, and a delayed one that has not started never does; a job that stops none
+/// leaves the others running.
+#[test]
+fn exitall_stops_the_named_jobs_when_a_job_ends() {
+    let interval = NS_PER_S / 10;
+    let short = Workload { number_ios: Some(500), ..randread(4, NS_PER_S) };
+    // A light writer (GC on this full drive would otherwise hold reads back for long).
+    let mut writer = randwrite(4, NS_PER_S);
+    writer.write.rate_iops = 5000.0;
+    let run = |stops: Vec<usize>| {
+        let mut sim = filled(&small(), 3);
+        let jobs = [
+            WorkloadJob { exit_stops: stops, ..job("short", short.clone()) },
+            job("long", writer.clone()),
+            WorkloadJob { startdelay_ns: 5 * interval, ..job("late", randread(1, NS_PER_S)) },
+        ];
+        run_jobs(&mut sim, &jobs, interval)
+    };
+    let r = run(vec![1, 2]);
+    check_jobs_add_up(&r);
+    assert_eq!(r.jobs[0].directions[0].total_ios, 500);
+    assert_eq!(r.jobs[2].directions[0].total_ios, 0, "the late job never starts");
+    assert!(r.duration_ns < interval, "the phase ends with the short job: {} ns", r.duration_ns);
+    let writes = r.jobs[1].directions[1].total_ios;
+    assert!(writes > 0);
+    let free = run(vec![]);
+    assert_eq!(free.duration_ns, 15 * interval, "without exitall the late job runs its second");
+    assert!(free.jobs[1].directions[1].total_ios > 5 * writes);
+    let mut sim = filled(&small(), 3);
+    let bad = [WorkloadJob { exit_stops: vec![3], ..job("a", short) }];
+    assert_eq!(sim.start_jobs(&bad, interval).unwrap_err().field, "jobs[0].exit_stops");
+}
+
 #[test]
 fn startdelay_shifts_a_jobs_first_io_and_its_duration_counts_from_there() {
     let mut sim = filled(&small(), 3);
     let interval = NS_PER_S / 10;
-    let delayed = WorkloadJob { name: "late".into(), startdelay_ns: 5 * interval, workload: randread(4, 3 * interval) };
+    let delayed = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 5 * interval, workload: randread(4, 3 * interval) };
     // A light writer (GC on this full drive would otherwise hold reads back for long).
     let mut writer = randwrite(8, NS_PER_S);
     writer.write.rate_iops = 5000.0;
@@ -121,7 +155,7 @@ fn startdelay_shifts_a_jobs_first_io_and_its_duration_counts_from_there() {
     // A delayed job alone: the drive idles until it starts.
     let mut sim = filled(&small(), 3);
     let start = sim.now_ns();
-    let only = WorkloadJob { name: "late".into(), startdelay_ns: 2 * interval, workload: Workload { number_ios: Some(100), ..randread(1, NS_PER_S) } };
+    let only = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 2 * interval, workload: Workload { number_ios: Some(100), ..randread(1, NS_PER_S) } };
     let r = run_jobs(&mut sim, &[only], interval);
     assert_eq!(r.directions[0].total_ios, 100);
     assert!(r.ios[..2].iter().all(|&n| n == 0) && r.ios[2] > 0, "{:?}", r.ios);
@@ -172,7 +206,7 @@ fn one_job_without_delay_runs_exactly_as_the_workload() {
 fn fingerprint(seed: u64) -> Vec<u64> {
     let mut sim = filled(&small(), seed);
     let mix = Workload { read_fraction: 0.5, qd: 4, duration_ns: Some(NS_PER_S / 4), ..Workload::default() };
-    let jobs = [job("a", mix.clone()), job("b", mix), WorkloadJob { name: "c".into(), startdelay_ns: NS_PER_S / 10, workload: randwrite(2, NS_PER_S / 10) }];
+    let jobs = [job("a", mix.clone()), job("b", mix), WorkloadJob { exit_stops: Vec::new(), name: "c".into(), startdelay_ns: NS_PER_S / 10, workload: randwrite(2, NS_PER_S / 10) }];
     let r = run_jobs(&mut sim, &jobs, NS_PER_S / 20);
     let mut out = r.ios.clone();
     out.extend(r.snapshots.iter().flat_map(|s| [s.host_units, s.nand_units, s.gc_units]));
@@ -199,7 +233,7 @@ fn bad_jobs_are_refused_by_index_and_field() {
     bad.write.bssplit = vec![BlockSize { bs_bytes: 4097, weight: 1 }];
     let e = sim.start_jobs(&[job("ok", Workload::default()), job("bad", bad)], NS_PER_S).unwrap_err();
     assert_eq!(e.field, "jobs[1].write.bssplit[0].bs_bytes");
-    let late = WorkloadJob { name: "late".into(), startdelay_ns: u64::MAX / 2, workload: Workload::default() };
+    let late = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: u64::MAX / 2, workload: Workload::default() };
     assert_eq!(sim.start_jobs(&[late], NS_PER_S).unwrap_err().field, "jobs[0].startdelay_ns");
     assert!(!sim.phase_running());
     let r = run_jobs(&mut sim, &vec![job("x", Workload { number_ios: Some(10), ..Workload::default() }); 2], NS_PER_S);
@@ -233,8 +267,8 @@ fn jobs_golden() {
     let jobs = [
         job("paced", paced),
         job("thinker", thinker),
-        WorkloadJob { name: "small".into(), startdelay_ns: d / 4, workload: small_io },
-        WorkloadJob { name: "skewed".into(), startdelay_ns: d / 8, workload: skewed },
+        WorkloadJob { exit_stops: Vec::new(), name: "small".into(), startdelay_ns: d / 4, workload: small_io },
+        WorkloadJob { exit_stops: Vec::new(), name: "skewed".into(), startdelay_ns: d / 8, workload: skewed },
     ];
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut u = |v: u64| {

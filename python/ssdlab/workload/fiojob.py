@@ -26,7 +26,7 @@ What fio would do is the reference (fio 3.33: ``parse.c``, ``options.c``, ``init
   values split at ``,`` (else ``:``, else ``-``) with fio's rules for empty and trailing
   parts (``bs=,8k`` keeps the read size; ``bs=4k,8k`` gives trims 8k; ``bs=4k,8k,`` leaves
   trims alone); ``bssplit`` with fio's sharing of blank percentages; ``rw=randread:8`` and
-  ``rw=write:4k`` modifiers; ``random_distribution`` zipf/pareto/normal with an optional
+  ``rw=write:4k`` / ``rw=read:-8k`` (backwards) modifiers; ``random_distribution`` zipf/pareto/normal with an optional
   center, zoned and zoned_abs; fio's fix-ups after parsing (``bs`` fills ``bsrange``,
   ``ba`` only for random jobs, a skewed distribution or ``ba`` turns off the random map,
   ``buffer_compress_percentage=100`` becomes ``zero_buffers``, ``randseed`` overrides
@@ -68,7 +68,8 @@ runs every job as with ``direct=1`` (there is no host page cache).
 
 Every error is a :class:`~ssdlab.errors.UserError` whose message names the file and line
 (or the command-line argument), the option, and says what to do. An unknown option is named
-with the closest option fio has (difflib).
+with the closest option fio has (difflib); an option of a later fio release (``num_range``,
+``fdp``...) is named with the release that brought it.
 """
 from __future__ import annotations
 
@@ -1585,7 +1586,29 @@ def _apply(st: _State, item: _Item) -> None:
         raise _fail(item, str(e)) from None
 
 
+#: Options of fio releases after 3.33 (which refuses them): the release and what they do.
+_NEWER_FIO = {
+    "fdp": ("3.34", "NVMe flexible data placement"),
+    "steadystate_check_interval": ("3.35", "how often a steady-state end condition is checked"),
+    "priohint": ("3.36", "I/O priority hints"),
+    "job_start_clock_id": ("3.36", "the clock of the job start time"),
+    "num_range": ("3.37", "trims of several ranges per command"),
+    "thinkcycles": ("3.37", "CPU cycles spent between IOs"),
+    "log_window_value": ("3.37", "what a log window records"),
+    "verify_write_sequence": ("3.38", "the write sequence check of verify"),
+    "dataplacement": ("3.38", "NVMe data placement"),
+    "plid_select": ("3.38", "NVMe placement ID selection"),
+    "plids": ("3.38", "NVMe placement IDs"),
+    "dp_scheme": ("3.38", "an NVMe data placement scheme file"),
+    "log_issue_time": ("3.38", "issue times in the latency logs"),
+}
+
+
 def _unknown(key: str) -> str:
+    if key in _NEWER_FIO:
+        version, what = _NEWER_FIO[key]
+        return (f"{key} ({what}) is an option of fio {version} and later; ssdlab follows fio 3.33, which "
+                "refuses it: remove it")
     if key.startswith("$"):
         return (f"{key!r}: fio expands environment variables only as ${{NAME}}, and host-dependent "
                 "keywords ($pagesize, $mb_memory, $ncpus) are not supported; write the value")

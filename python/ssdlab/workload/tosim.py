@@ -2,8 +2,10 @@
 dict of workload keys ``ssdlab._native.Simulator.start_workload`` takes, with the job's
 percentages and region resolved against the drive, as fio resolves them against the device.
 
-Where fio's behaviour is followed only approximately, :func:`sim_job` says so in a note (the
-run's summary lists them); what the simulator cannot run is a
+fio's ``rw=read:8k`` strides (``rw=read:-8k`` backwards), ``rw=randread:N``,
+``rate_process=poisson`` and ``exitall`` (with ``exit_what``) become workload keys. Where
+fio's behaviour is followed only approximately, :func:`sim_job` says so in a note (the run's
+summary lists them); what the simulator cannot run is a
 :class:`~ssdlab.workload.fiojob.WorkloadError` naming the option and where it was written.
 """
 from __future__ import annotations
@@ -106,11 +108,6 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     if job.rw.endswith("trimwrite"):
         raise _fail(job, "rw", f"{job.rw} (trim a block, then write it) is not simulated; use rw=randrw or "
                                "separate trim and write jobs")
-    if job.random and job.rw_new_offset_every_ios != 1:
-        raise _fail(job, "rw", f"{job.rw}:{job.rw_new_offset_every_ios} (a new random offset every "
-                               f"{job.rw_new_offset_every_ios} IOs) is not simulated; use percentage_random")
-    if not job.random and job.rw_skip_bytes:
-        raise _fail(job, "rw", f"{job.rw}:{job.rw_skip_bytes} (holes between sequential IOs) is not simulated")
     if job.fsync_every_writes or job.fdatasync_every_writes:
         key = "fsync" if job.fsync_every_writes else "fdatasync"
         raise _fail(job, key, "cache flushes within a synthetic job are not simulated yet; remove it (the "
@@ -123,8 +120,6 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     if job.thinktime_spin_us:
         notes.append(f"{job.name}: thinktime_spin (host CPU spinning) is idle time for the drive, as the rest "
                      "of the thinktime")
-    if job.rate_process != "linear":
-        raise _fail(job, "rate_process", f"{job.rate_process} arrivals are not simulated; use rate_process=linear")
     offset, length = region(job, capacity_bytes)
     _check_unit(job, "offset", offset)
     _check_unit(job, "size", length)
@@ -159,9 +154,11 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
         mean_bs[d] = sum(b * w for b, w in sizes) / total
         keys[f"{d}_random_fraction"] = job.percentage_random_pct[i] / 100.0 if job.random else 0.0
         rate = 0.0
-        if job.rate_iops[i]:
+        if job.rate_process == "poisson":
+            rate = _poisson_rate_iops(job, i)
+        elif job.rate_iops[i]:
             rate = float(job.rate_iops[i])
-        if job.rate_bytes_per_s[i]:
+        if job.rate_bytes_per_s[i] and job.rate_process == "linear":
             by_bytes = job.rate_bytes_per_s[i] / mean_bs[d]
             rate = min(rate, by_bytes) if rate else by_bytes
             if len(sizes) > 1:
@@ -169,6 +166,18 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
                              f"{by_bytes:.1f} IOs/s (the mean block size, {mean_bs[d]:.0f} bytes)")
         if rate:
             keys[f"{d}_rate_iops"] = rate
+    if job.rate_process == "poisson" and any(f"{d}_rate_iops" in keys for d in dirs):
+        keys["rate_poisson"] = True
+    if job.random and job.rw_new_offset_every_ios > 1:
+        keys["random_every_ios"] = job.rw_new_offset_every_ios
+        notes.append(f"{job.name}: rw={job.rw}:{job.rw_new_offset_every_ios}: fio ends the job (or its loop) when a "
+                     "sequential run would start past the region's end; the simulator's run wraps to the region's "
+                     "start")
+    if job.rw_skip_bytes:
+        keys["seq_stride_bytes"] = job.rw_skip_bytes
+        pass_ios = _stride_pass_ios(job, length, mean_bs)
+        if pass_ios is not None:
+            keys["number_ios"] = pass_ios * max(job.loops, 1)
     dist = job.random_distribution
     if job.random and dist.kind != "random":
         keys["distribution"] = dist.kind if dist.kind != "zoned_abs" else "zoned"
@@ -213,7 +222,7 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
                                      "transfers; give a runtime or fewer bytes")
         keys["io_bytes"] = io * job.loops
     if job.number_ios:
-        keys["number_ios"] = job.number_ios
+        keys["number_ios"] = min(job.number_ios, keys.get("number_ios", job.number_ios))
     if job.thinktime_us:
         keys["thinktime_s"] = job.thinktime_us / 1e6
         keys["thinktime_blocks"] = job.thinktime_blocks
@@ -238,6 +247,55 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
     return keys, notes
 
 
+def _poisson_rate_iops(job: Job, i: int) -> float:
+    """The mean IOs per second of direction ``i`` under ``rate_process=poisson`` (0: no cap), as
+    fio's ``usec_for_io``: ``rate`` (else ``rate_iops`` x the smallest block size) in IOs of the
+    smallest block size, whatever the sizes drawn, one every whole number of microseconds."""
+    min_bs = job.bs_min_bytes[i]
+    bps = job.rate_bytes_per_s[i] or job.rate_iops[i] * min_bs
+    if not bps:
+        return 0.0
+    option = "rate" if job.rate_bytes_per_s[i] else "rate_iops"
+    if bps < min_bs:
+        raise _fail(job, option, f"{bps} bytes/s is less than one {min_bs}-byte IO a second: fio's poisson "
+                                 "process divides by zero there; give a higher rate")
+    gap_us = 10 ** 6 // (bps // min_bs)
+    if gap_us == 0:    # fio: no gap at all, no cap
+        return 0.0
+    return 1e6 / gap_us
+
+
+def _stride_pass_ios(job: Job, length: int, mean_bs: dict[str, float]) -> int | None:
+    """Checks ``rw=<seq>:N`` for the simulator; for a forward stride that ends the job at the
+    region's end, the IOs fio does in a pass (None when the job does not end there)."""
+    skip = job.rw_skip_bytes
+    _check_unit(job, "rw", abs(skip))
+    largest = max(job.bs_max_bytes[DIRECTIONS.index(d)] for d in job.directions)
+    if skip < 0:
+        if -skip <= largest:
+            raise _fail(job, "rw", f"rw={job.rw}:{skip} steps back no more than the {largest}-byte block size: fio's "
+                                   "IOs then overlap or stand still, which is not simulated; step back more than the "
+                                   "block size (rw=read:-8k with bs=4k reads block after block backwards)")
+        if -skip > length:
+            raise _fail(job, "rw", f"rw={job.rw}:{skip} steps back more than the job's {length}-byte region: fio "
+                                   "would end the job at its first step back; use a smaller stride")
+        return None
+    if len(job.directions) > 1 or len(mean_bs) != 1 or job.bs_min_bytes != job.bs_max_bytes or any(job.bssplit):
+        raise _fail(job, "rw", f"rw={job.rw}:{skip} with several directions or block sizes: fio ends the job when "
+                               "the first direction reaches the region's end, which depends on the sizes and "
+                               "directions drawn; not simulated: use one direction and one block size per job")
+    bs = job.bs_min_bytes[DIRECTIONS.index(job.directions[0])]
+    step = bs + skip
+    pass_ios = -(-length // step)
+    if (pass_ios - 1) * step + bs > length:
+        raise _fail(job, "rw", f"rw={job.rw}:{skip} with bs={bs}: fio's last IO of a pass, at "
+                               f"{(pass_ios - 1) * step} bytes into the region, runs past its {length}-byte end, "
+                               f"which is not simulated; give a size that is a multiple of {step} bytes (bs + stride)")
+    if job.time_based or job.io_size_bytes is not None or job.io_size_pct is not None:
+        return None            # fio starts the next pass at the region's start
+    return pass_ios
+
+
 def _check_series(job: Job, keys: dict, interval_s: float) -> None:
     """A job's run time (``runtime`` plus ``startdelay``) in intervals of the series is at
     most :data:`~ssdlab.procedures.declare.MAX_SERIES_POINTS`."""
@@ -246,6 +304,23 @@ def _check_series(job: Job, keys: dict, interval_s: float) -> None:
         option = "runtime" if keys.get("duration_s") else "startdelay"
         raise _fail(job, option, f"{end_s:g} s is {end_s / interval_s:,.0f} intervals of {interval_s:g} s; a series "
                                  f"holds at most {MAX_SERIES_POINTS:,}: use a shorter {option} or a longer --interval")
+
+
+def _exit_stops(workload: Workload, gi: int, job: Job) -> list[int]:
+    """Under fio's ``exitall``: the indices, in its group, of the jobs that stop when ``job``
+    (of group ``gi``) ends, as fio's ``fio_terminate_threads``: its reporting group
+    (``exit_what=group``), the jobs running (``stonewall``) or every job (``all``)."""
+    group = workload.groups[gi]
+    if job.exit_what == "all" and gi + 1 < len(workload.groups):
+        raise _fail(job, "exit_what", "exit_what=all: when this job ends fio stops every job, so none of the "
+                                      f"{len(workload.groups) - gi - 1} later group(s) would run; remove them, or use "
+                                      "exit_what=group")
+    if job.exit_what == "stonewall" and any(j.startdelay_us or j.startdelay_max_us for j in group if j is not job):
+        raise _fail(job, "exit_what", "exit_what=stonewall stops only the jobs running when this job ends, and "
+                                      "whether a job with a startdelay has started by then is not known beforehand; "
+                                      "not simulated: use exit_what=group or remove the startdelay")
+    return [k for k, other in enumerate(group)
+            if other is not job and (job.exit_what != "group" or other.report_group == job.report_group)]
 
 
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
@@ -270,8 +345,10 @@ def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> li
             idle = keys.pop("startdelay_s", 0.0)
         else:
             keys = {"jobs": dicts, "interval_s": interval_s}
-        if workload.exitall and len(dicts) > 1:
-            raise _fail(group[0], "exitall", "stopping a group when its first job ends is not simulated; "
-                                             "remove exitall or give each job its own end")
+        if workload.exitall:
+            for job, keys_of_job in zip(group, dicts):
+                stops = _exit_stops(workload, gi, job)
+                if stops:
+                    keys_of_job["exit_stops"] = stops
         out.append(SimGroup(gi, name, keys, notes, [(j.name, j.directions) for j in group], idle))
     return out
