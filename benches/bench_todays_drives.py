@@ -5,7 +5,8 @@ Runs ``ssdlab fill`` (1 MiB sequential writes at QD1 over the erased drive, thro
 0.5 s, then a 60 s pause and a second burst) on ``tlc-direct``, ``tlc-fold`` and ``qlc``,
 each in a child process, and prints per drive the phases found (end [GB], MB/s), the fill's
 average and the cache size next to TechPowerUp's published figures, with the deviation in
-percent, plus wall and CPU time and peak memory of the run. ``tests/test_todays_drives.py``
+percent, the static SLC cache against the largest the NAND holds beside the user capacity,
+plus wall and CPU time and peak memory of the run. ``tests/test_todays_drives.py``
 checks the same at 1/32 of the size.
 
 Then the speed of a big fill: the ``qlc`` drive at 4 TB (4096 blocks per plane), filled
@@ -81,6 +82,9 @@ def main() -> None:
             print(row("second phase ends [GB]", phases[1]["end_gb"], pub["second_end_gb"]))
             print(row("third rate [MB/s]", phases[2]["mbps"], pub["third_mbps"]))
         print(row("fill average [MB/s]", s["fill_mbps_mean"], pub["average_mbps"]))
+        geo, static_bytes = s["geometry"], s["profile"]["slc_static_bytes"]
+        print(f"  static SLC cache {static_bytes / 1e9:.1f} GB ({geo['slc_static_nand_bytes'] / 1e9:.1f} GB of NAND); "
+              f"the NAND holds at most {geo['slc_static_max_bytes'] / 1e9:.1f} GB")
         figures.update({f"{name}_cache_gb": s["cache_bytes"] / 1e9, f"{name}_fill_mbps": s["fill_mbps_mean"],
                         f"{name}_wall_s": wall})
         print("  phases: " + ", ".join(f"{p['start_gb']:.0f}-{p['end_gb']:.0f} GB {p['mbps']:,.0f} MB/s" for p in phases))

@@ -171,6 +171,9 @@ fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDi
     d.set_item("spare_fraction", 1.0 - g.user_units as f64 * UNIT_BYTES as f64 / (g.physical_units as f64 * g.nand_bytes_per_unit))?;
     d.set_item("alpha", g.alpha())?;
     d.set_item("write_buffer_units", g.buffer_units)?;
+    // The static pseudo-SLC blocks are outside physical_bytes (the FTL's native blocks).
+    d.set_item("slc_static_nand_bytes", ((g.slc_static_blocks_per_pool * g.pools * g.slots_per_block) as f64 * g.nand_bytes_per_unit) as u64)?;
+    d.set_item("slc_static_max_bytes", g.slc_static_max_units * UNIT_BYTES)?;
     Ok(d)
 }
 

@@ -17,7 +17,7 @@
 //! `KiB MiB GiB TiB` (powers of 1024), e.g. `256G`, `16KiB`.
 
 use std::fmt;
-use crate::slc::WhenFull;
+use crate::slc::{self, WhenFull};
 
 /// The logical sector / mapping unit of the FTL [bytes]. Host I/O is done in multiples of it.
 pub const UNIT_BYTES: u64 = 4096;
@@ -197,6 +197,11 @@ fn bytes_text(b: u64) -> String {
         }
     }
     format!("{b} bytes")
+}
+
+/// Bytes in decimal gigabytes, as drives are sold ("280.0 GB").
+fn decimal_text(b: u64) -> String {
+    format!("{:.1} GB", b as f64 / 1e9)
 }
 
 impl fmt::Display for Range {
@@ -456,9 +461,9 @@ config_keys! {
     map_bypass_hit_pct: f64 = 0.0, float(0.0, 100.0, "%");
     /// Controller SRAM cache of mapping-table entries used while the map cache is bypassed (map_bypass_hit_pct) [bytes].
     map_sram_bytes: u64 = 0, int(0, TIB, "bytes");
-    /// Pseudo-SLC write cache, static part: blocks kept in SLC mode [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
-    slc_static_bytes: u64 = 0, int(0, 16 * TIB, "bytes").note("at most user_capacity_bytes");
-    /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data and at most this much [bytes of host data].
+    /// Pseudo-SLC write cache, static part: blocks kept in SLC mode, whole blocks in every plane taken from the NAND before the user capacity (a block in SLC mode holds 1/cell_bits of its native bytes) [bytes of host data]; 0 with slc_dynamic_max_bytes = 0: no cache.
+    slc_static_bytes: u64 = 0, int(0, 16 * TIB, "bytes").note("at most user_capacity_bytes; its blocks (cell_bits native bytes per byte), the user capacity and each plane's gc_fg_free_blocks + 3 blocks within the NAND");
+    /// Pseudo-SLC write cache, dynamic part: free native capacity run as SLC, at most 1/cell_bits of the user capacity not holding data (cached data included: the room folding it needs) and at most this much; a full drive has none [bytes of host data].
     slc_dynamic_max_bytes: u64 = 0, int(0, 16 * TIB, "bytes");
     /// Page program time in SLC mode [µs].
     slc_t_prog_us: f64 = 200.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
@@ -574,6 +579,13 @@ pub struct Geometry {
     /// The most NAND slots the drive can keep mapped: the user capacity may not exceed it,
     /// nor may user units × slots per unit of less compressible data [slots].
     pub max_user_units: u64,
+    /// Blocks of every plane kept in SLC mode for the static part of the pseudo-SLC cache,
+    /// outside the FTL's `blocks_per_pool` [blocks per plane].
+    pub slc_static_blocks_per_pool: usize,
+    /// The largest static part of the pseudo-SLC cache the NAND holds with the user
+    /// capacity and the FTL's reserve, leaving the FTL's planes room for their highest GC
+    /// watermark [units of host data].
+    pub slc_static_max_units: u64,
 }
 
 impl Geometry {
@@ -632,6 +644,61 @@ impl Config {
         }
     }
 
+    /// The static part of the pseudo-SLC cache against the NAND: its blocks in SLC mode
+    /// ([`slc::static_blocks_per_plane`]), the user capacity and the FTL's reserve (each
+    /// plane's `gc_fg_free_blocks` + 3 blocks, see [`Config::validate`]) must fit every
+    /// plane. Returns the static blocks per plane and the largest static part that fits,
+    /// leaving the FTL's planes room for its highest GC watermark too [units]; the error
+    /// (key `slc_static_bytes`) gives what the profile needs, what the NAND holds [NAND
+    /// bytes] and that largest part. A user capacity that does not fit even without the
+    /// cache is left to `validate`.
+    fn check_slc_static(&self, user_units: u64, pools: usize, slots_per_block: usize) -> Result<(usize, u64), ConfigError> {
+        let (planes, slots) = (pools as u64, slots_per_block as u64);
+        let static_units = self.slc_static_bytes / UNIT_BYTES;
+        let per_plane = slc::static_blocks_per_plane(static_units, slots, self.cell_bits, planes);
+        let reserve = self.gc_fg_free_blocks + 3;
+        // Blocks per plane the user capacity fills, rounded up.
+        let user_blocks = user_units.div_ceil(planes * slots);
+        // Blocks per plane left for SLC mode beside the user data and the reserve; the
+        // largest static part also leaves the FTL's planes room for its highest GC watermark.
+        let watermark = [self.gc_fg_target_free_blocks, self.gc_bg_start_free_blocks, self.gc_bg_stop_free_blocks, self.gc_idle_free_blocks]
+            .into_iter()
+            .fold(self.gc_fg_free_blocks, u64::max);
+        let spare_nand = self.blocks_per_plane.saturating_sub(reserve + user_blocks);
+        let spare = spare_nand.min(self.blocks_per_plane.saturating_sub(watermark + 3));
+        let largest_units = spare * planes * slc::slc_block_units(slots, self.cell_bits);
+        if user_blocks + reserve > self.blocks_per_plane {
+            return Ok((0, 0));
+        }
+        if per_plane <= spare_nand {
+            // A watermark the blocks left cannot hold is the watermark's error.
+            return Ok((per_plane as usize, largest_units));
+        }
+        // NAND bytes (4 KiB units of compressible data take less).
+        let block_bytes = self.page_size_bytes * self.pages_per_block;
+        let user_nand = (user_units as f64 * block_bytes as f64 / slots as f64) as u64;
+        let needs = user_nand + (per_plane + reserve) * planes * block_bytes;
+        let largest = largest_units * UNIT_BYTES;
+        Err(ConfigError::new(
+            "slc_static_bytes",
+            format!(
+                "{} bytes ({}) of static SLC cache do not fit the NAND: a block in SLC mode holds 1/{} of its {} bytes, so they take \
+                 {per_plane} blocks in each of the {planes} planes, and with the user capacity ({} bytes) and the FTL's reserve \
+                 ({reserve} blocks per plane) the drive needs {needs} bytes ({}) of NAND, which holds {} bytes ({}); at most \
+                 {largest} bytes ({}) of static SLC cache fit: lower slc_static_bytes or user_capacity_bytes, or raise blocks_per_plane",
+                self.slc_static_bytes,
+                decimal_text(self.slc_static_bytes),
+                self.cell_bits,
+                block_bytes,
+                self.user_capacity_bytes,
+                decimal_text(needs),
+                self.blocks_per_plane * planes * block_bytes,
+                decimal_text(self.blocks_per_plane * planes * block_bytes),
+                decimal_text(largest),
+            ),
+        ))
+    }
+
     /// Checks the profile and derives its geometry. Errors name the key at fault: first a
     /// value outside its key's [`Range`], then limits that depend on other keys.
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
@@ -677,28 +744,36 @@ impl Config {
         let slots_per_block = self.pages_per_block as usize * units_per_page;
         let dies = (self.channels * self.dies_per_channel) as usize;
         let pools = dies * self.planes_per_die as usize;
-        let blocks_per_pool = self.blocks_per_plane as usize;
-        let blocks = pools * blocks_per_pool;
-        let physical_units = blocks as u64 * slots_per_block as u64;
-        if physical_units >= u32::MAX as u64 {
+        let nand_units = (pools as u64 * self.blocks_per_plane).saturating_mul(slots_per_block as u64);
+        if nand_units >= u32::MAX as u64 {
             return Err(ConfigError::new(
                 "blocks_per_plane",
-                format!("{physical_units} physical 4 KiB units exceed the simulator's 2^32 limit (16 TiB of NAND)"),
+                format!("{nand_units} physical 4 KiB units exceed the simulator's 2^32 limit (16 TiB of NAND)"),
             ));
         }
         let user_units = self.user_capacity_bytes / UNIT_BYTES;
+        // The static SLC blocks come out of every plane; the FTL's planes are the blocks left.
+        let (slc_static_blocks, slc_static_max_units) = self.check_slc_static(user_units, pools, slots_per_block)?;
+        let blocks_per_pool = self.blocks_per_plane as usize - slc_static_blocks;
+        let plane_blocks = if slc_static_blocks == 0 {
+            format!("{blocks_per_pool} blocks")
+        } else {
+            format!("{blocks_per_pool} blocks (blocks_per_plane less {slc_static_blocks} in SLC mode for slc_static_bytes)")
+        };
+        let blocks = pools * blocks_per_pool;
+        let physical_units = blocks as u64 * slots_per_block as u64;
         // Each plane keeps two open blocks (host, GC) plus the foreground-GC reserve, and at
         // least one block for data (see the reserve below).
         let reserved_blocks = (self.gc_fg_free_blocks as usize + 2) * pools;
         if self.gc_fg_free_blocks as usize + 3 > blocks_per_pool {
             return Err(ConfigError::new(
                 "gc_fg_free_blocks",
-                format!("{} leaves no room: each plane has only {blocks_per_pool} blocks", self.gc_fg_free_blocks),
+                format!("{} leaves no room: each plane has only {plane_blocks}", self.gc_fg_free_blocks),
             ));
         }
         for (key, v) in [("gc_fg_target_free_blocks", fg_target), ("gc_bg_stop_free_blocks", bg_stop), ("gc_idle_free_blocks", self.gc_idle_free_blocks)] {
             if v as usize + 3 > blocks_per_pool {
-                return Err(ConfigError::new(key, format!("{v} free blocks per plane is impossible: a plane has {blocks_per_pool} blocks")));
+                return Err(ConfigError::new(key, format!("{v} free blocks per plane is impossible: a plane has {plane_blocks}")));
             }
         }
         let sort_regions = self.gc_idle_sort_regions as usize;
@@ -712,7 +787,8 @@ impl Config {
             }
         }
         let usable_units = (blocks - reserved_blocks) as u64 * slots_per_block as u64;
-        // The GC reserve the FTL relies on. Let B = blocks_per_plane, S = slots per block,
+        // The GC reserve the FTL relies on. Let B = a plane's blocks (blocks_per_plane less its
+        // static SLC blocks), S = slots per block,
         // fg = gc_fg_free_blocks. Foreground GC runs when a plane's full host block has just
         // been closed and the plane has at most fg free blocks; then every block of the plane
         // is free, closed, its GC block or active GC's victim (idle sorting's region blocks
@@ -736,7 +812,7 @@ impl Config {
                     "{} bytes leaves too little spare area: the NAND holds {} bytes, of which at most {} can be user capacity \
                      (each plane keeps {} blocks for open blocks and the GC reserve); lower it or raise blocks_per_plane",
                     self.user_capacity_bytes,
-                    physical_units * UNIT_BYTES,
+                    nand_units * UNIT_BYTES,
                     max_user * UNIT_BYTES,
                     self.gc_fg_free_blocks + 3
                 ),
@@ -779,6 +855,8 @@ impl Config {
             gc_idle_sort_regions: sort_regions,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
             max_user_units: max_user,
+            slc_static_blocks_per_pool: slc_static_blocks,
+            slc_static_max_units,
         })
     }
 }
@@ -946,6 +1024,71 @@ mod tests {
                 assert_eq!(r.check(k.name, &v).is_ok(), zero && r.zero, "{} = {v}: {r}", k.name);
             }
         }
+    }
+
+    /// A 1 TB drive on 1 TiB of TLC (8 × 2 dies, 4 planes, 1024 blocks of 1024 16 KiB
+    /// pages): 16 MiB blocks natively, 4096/3 = 1365 units in SLC mode.
+    fn tlc_1tb(static_bytes: &str) -> Config {
+        let mut c = Config::default();
+        for (k, v) in [("channels", "8"), ("dies_per_channel", "2"), ("planes_per_die", "4"), ("blocks_per_plane", "1024"),
+            ("pages_per_block", "1024"), ("user_capacity_bytes", "1000204886016"), ("cell_bits", "3"), ("slc_static_bytes", static_bytes)] {
+            c.set(k, v).unwrap();
+        }
+        c
+    }
+
+    #[test]
+    fn a_static_slc_cache_larger_than_the_spare_area_allows_is_refused_with_the_largest_that_fits() {
+        // The user capacity fills ceil(244190646 / (64 planes × 4096 units)) = 932 blocks per
+        // plane and the reserve 2 + 3: 87 blocks per plane are left, 87 × 64 × 1365 × 4096 bytes
+        // in SLC mode. 280 GB take ceil(ceil(68359375 / 1365) / 64) = 783 blocks per plane.
+        let e = tlc_1tb("280GB").validate().unwrap_err();
+        assert_eq!(e.key, "slc_static_bytes");
+        for part in ["take 783 blocks in each of the 64 planes", "needs 1846313443328 bytes (1846.3 GB) of NAND",
+            "which holds 1099511627776 bytes", "at most 31130910720 bytes (31.1 GB) of static SLC cache fit"] {
+            assert!(e.message.contains(part), "{part:?} not in {e}");
+        }
+        assert!(!e.to_string().contains('\n'), "{e}");
+        // The largest that fits does; one unit more takes another block in every plane.
+        let g = tlc_1tb("31130910720").validate().unwrap();
+        assert_eq!(g.slc_static_blocks_per_pool, 87);
+        assert_eq!(g.blocks_per_pool, 1024 - 87);
+        assert_eq!(g.max_user_units, (1024 - 87 - 5) * 64 * 4096);
+        assert_eq!(g.slc_static_max_units * UNIT_BYTES, 31130910720);
+        assert_eq!(tlc_1tb("31130914816").validate().unwrap_err().key, "slc_static_bytes");
+        // A user capacity that does not fit even without the cache is what the error names.
+        let mut c = tlc_1tb("1GB");
+        c.set("user_capacity_bytes", "1.2TB").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "user_capacity_bytes");
+    }
+
+    #[test]
+    fn static_slc_blocks_leave_the_ftl_s_planes() {
+        // 6 GB of TLC SLC: ceil(1464843.75 / 1365) = 1074 blocks, 17 per plane of 64.
+        let g = tlc_1tb("6GB").validate().unwrap();
+        assert_eq!((g.slc_static_blocks_per_pool, g.blocks_per_pool, g.blocks), (17, 1007, 1007 * 64));
+        assert_eq!(g.physical_units, 1007 * 64 * 4096);
+        assert_eq!(tlc_1tb("0").validate().unwrap().blocks_per_pool, 1024);
+        // GC watermarks count the FTL's blocks, and their errors say where the rest went.
+        let mut c = tlc_1tb("6GB");
+        c.set("gc_idle_free_blocks", "1010").unwrap();
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "gc_idle_free_blocks");
+        assert!(e.message.ends_with("a plane has 1007 blocks (blocks_per_plane less 17 in SLC mode for slc_static_bytes)"), "{e}");
+        // The largest static part leaves room for the watermark: 1024 - 1010 - 3 = 11 blocks per plane.
+        c.set("slc_static_bytes", "0").unwrap();
+        assert_eq!(c.validate().unwrap().slc_static_max_units, 11 * 64 * 1365);
+        // 2 TB on 2 TiB of QLC (2048 blocks per plane): 48 GB take ceil(11718750 / 1024) = 11445
+        // SLC blocks, 179 per plane, the most that fits (2048 - 5 - 1864 blocks of user data).
+        let mut c = tlc_1tb("48GB");
+        for (k, v) in [("blocks_per_plane", "2048"), ("user_capacity_bytes", "2000398934016"), ("cell_bits", "4")] {
+            c.set(k, v).unwrap();
+        }
+        let g = c.validate().unwrap();
+        assert_eq!((g.slc_static_blocks_per_pool, g.blocks_per_pool), (179, 2048 - 179));
+        c.set("slc_static_bytes", "54GB").unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.message.contains("at most 48049946624 bytes (48.0 GB) of static SLC cache fit"), "{e}");
     }
 
     #[test]

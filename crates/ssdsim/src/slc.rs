@@ -6,10 +6,17 @@
 //! write host data into such blocks first (the cache) and later *fold* it: read it back and
 //! program it in the native mode, which frees the SLC blocks again.
 //!
-//! The cache holds a static part (`slc_static_bytes`, blocks kept in SLC mode out of the
-//! spare area) and a dynamic part: free native capacity run as SLC, so at most
-//! 1/`cell_bits` of the user capacity not holding data, capped at `slc_dynamic_max_bytes`;
-//! on some NAND its programs are slower than the static part's (`slc_dynamic_t_prog_us`).
+//! The NAND pays for every mode: a block in SLC mode stores `page_size_bytes ×
+//! pages_per_block / cell_bits` ([`slc_block_units`]). The cache holds a static part
+//! (`slc_static_bytes`, whole blocks kept in SLC mode in every plane, taken from the physical
+//! blocks before the user capacity is checked: [`Config::validate`] refuses a profile whose
+//! user capacity, static blocks and FTL reserve do not fit the NAND, and the FTL's planes are
+//! the blocks left) and a dynamic part: free native capacity run as SLC. The dynamic part is
+//! 1/`cell_bits` of the user capacity not holding data (the user capacity less the data
+//! mapped, cached data included: the native room folding the cache will need), capped at
+//! `slc_dynamic_max_bytes`; the native blocks it borrows are never the spare area, which the
+//! FTL keeps for garbage collection, so a full drive has only its static part. On some NAND
+//! the dynamic part's programs are slower than the static part's (`slc_dynamic_t_prog_us`).
 //! The dynamic part shrinks as the drive fills; data in the cache beyond its current size
 //! must be folded.
 //!
@@ -30,12 +37,29 @@
 //! `gc_idle_delay_ms`) every die folds until the cache is empty, unless `slc_idle_fold = 0`.
 //!
 //! What is simplified: the FTL maps every unit into native blocks at once (its garbage
-//! collection does not see the SLC blocks, nor the native space they borrow); the cache is
+//! collection does not see the dynamic part's SLC blocks, which the free user capacity
+//! always has room for; the static blocks are not in its planes at all); the cache is
 //! a count of units written to SLC and not yet folded, so data overwritten or trimmed while
 //! cached is still folded, and reads of cached data take the native read time.
 
 use crate::config::{Config, Geometry, UNIT_BYTES};
 use crate::time::{us_to_ns, Ns};
+
+/// 4 KiB units a block holds in SLC mode: 1/`cell_bits` of its native `slots_per_block`
+/// (a block of 1024 16 KiB TLC pages holds 16 MiB natively, 5.33 MiB as SLC) [units].
+pub fn slc_block_units(slots_per_block: u64, cell_bits: u64) -> u64 {
+    slots_per_block / cell_bits.max(1)
+}
+
+/// Blocks every plane keeps in SLC mode for a static part of `static_units` over `planes`
+/// planes (whole blocks in every plane, rounded up) [blocks per plane].
+pub fn static_blocks_per_plane(static_units: u64, slots_per_block: u64, cell_bits: u64, planes: u64) -> u64 {
+    if static_units == 0 {
+        return 0;
+    }
+    let per_block = slc_block_units(slots_per_block, cell_bits).max(1);
+    static_units.div_ceil(per_block).div_ceil(planes)
+}
 
 /// What the drive does with a host program once the cache is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,5 +256,78 @@ impl SlcCache {
     pub fn idle_fold(&mut self, programs: u64) -> Ns {
         let n = self.fold(programs * self.units_per_program);
         self.fold_ns(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two planes of 64 blocks of 96 16 KiB pages (384 units per block natively), 38,400
+    /// units of user capacity (50 blocks per plane), `cell_bits`, a static part of
+    /// `static_units` and a dynamic part of at most 20,000 units; programs of 8 units.
+    fn drive(cell_bits: u64, static_units: u64) -> (Config, Geometry) {
+        let mut c = Config::default();
+        for (k, v) in [("channels", "1"), ("dies_per_channel", "1"), ("planes_per_die", "2"), ("blocks_per_plane", "64"),
+            ("pages_per_block", "96"), ("user_capacity_bytes", &(38_400 * UNIT_BYTES).to_string()), ("cell_bits", &cell_bits.to_string()),
+            ("slc_static_bytes", &(static_units * UNIT_BYTES).to_string()), ("slc_dynamic_max_bytes", &(20_000 * UNIT_BYTES).to_string())] {
+            c.set(k, v).unwrap();
+        }
+        let g = c.validate().unwrap();
+        (c, g)
+    }
+
+    /// Units a 1 MiB-sequential-like fill writes into SLC before the first native program
+    /// (`direct`), each program of 8 units seeing the user capacity its data leaves free.
+    fn cached_before_direct(cfg: &Config, geo: &Geometry) -> u64 {
+        let mut c = SlcCache::new(cfg, geo).unwrap();
+        let mut written = 0;
+        while c.plan_program(8, geo.user_units - written - 8).slc_t_prog.is_some() {
+            written += 8;
+        }
+        assert_eq!(c.slc_written_units(), written);
+        written
+    }
+
+    #[test]
+    fn tlc_static_blocks_hold_a_third_and_the_dynamic_part_a_third_of_the_free_user_capacity() {
+        // 1000 units in SLC blocks of 384 / 3 = 128 units: 8 blocks, 4 per plane.
+        assert_eq!(slc_block_units(384, 3), 128);
+        let (cfg, geo) = drive(3, 1000);
+        assert_eq!((geo.slc_static_blocks_per_pool, geo.blocks_per_pool), (4, 60));
+        let c = SlcCache::new(&cfg, &geo).unwrap();
+        assert_eq!(c.capacity_units(38_400), 1000 + 12_800, "empty: 38,400 / 3 dynamic");
+        assert_eq!(c.capacity_units(9_000), 1000 + 3_000);
+        assert_eq!(c.capacity_units(0), 1000, "full: the static part only");
+        // The fill: the cache takes the program while w + 8 <= 1000 + (38,400 - w - 8) / 3,
+        // up to w + 8 = 10,344 (10,352 would need 10,352 <= 1000 + 28,048 / 3 = 10,349).
+        assert_eq!(cached_before_direct(&cfg, &geo), 10_344);
+    }
+
+    #[test]
+    fn qlc_static_blocks_hold_a_quarter_and_the_dynamic_part_a_quarter_of_the_free_user_capacity() {
+        // 960 units in SLC blocks of 96 units: 10 blocks, 5 per plane.
+        let (cfg, geo) = drive(4, 960);
+        assert_eq!((geo.slc_static_blocks_per_pool, geo.blocks_per_pool), (5, 59));
+        let c = SlcCache::new(&cfg, &geo).unwrap();
+        assert_eq!(c.capacity_units(38_400), 960 + 9_600);
+        assert_eq!(c.capacity_units(0), 960);
+        // w + 8 <= 960 + (38,400 - w - 8) / 4 holds up to w + 8 = 8,448.
+        assert_eq!(cached_before_direct(&cfg, &geo), 8_448);
+        // The dynamic part's cap binds on an empty drive.
+        let (mut cfg, _) = drive(4, 960);
+        cfg.set("slc_dynamic_max_bytes", &(5_000 * UNIT_BYTES).to_string()).unwrap();
+        let geo = cfg.validate().unwrap();
+        assert_eq!(SlcCache::new(&cfg, &geo).unwrap().capacity_units(38_400), 960 + 5_000);
+    }
+
+    #[test]
+    fn the_largest_static_part_fills_every_block_the_user_capacity_and_reserve_leave() {
+        // 64 - 5 reserve - 50 user = 9 blocks per plane: 2 × 9 × 96 QLC SLC units fit, one more does not.
+        let (mut cfg, geo) = drive(4, 2 * 9 * 96);
+        assert_eq!(geo.blocks_per_pool, 64 - 9);
+        cfg.set("slc_static_bytes", &((2 * 9 * 96 + 1) * UNIT_BYTES).to_string()).unwrap();
+        let e = cfg.validate().unwrap_err();
+        assert!(e.message.contains(&format!("at most {} bytes", 2 * 9 * 96 * UNIT_BYTES)), "{e}");
     }
 }

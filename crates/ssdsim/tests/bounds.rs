@@ -186,7 +186,9 @@ fn random_profile(rng: &mut Rng) -> Config {
     }
     if chance(rng, 300) {
         set(&mut cfg, "cell_bits", pick(rng, 2, 4));
-        set(&mut cfg, "slc_static_bytes", rng.below(user / 4 + 1) * UNIT_BYTES);
+        // At most the static part the NAND holds beside the user capacity.
+        let most_static = cfg.validate().unwrap_or_else(|e| panic!("{e}: {}", describe(&cfg))).slc_static_max_units;
+        set(&mut cfg, "slc_static_bytes", rng.below((user / 4).min(most_static) + 1) * UNIT_BYTES);
         set(&mut cfg, "slc_dynamic_max_bytes", if chance(rng, 300) { 16u64 << 40 } else { rng.below(user + 1) * UNIT_BYTES });
         set(&mut cfg, "slc_when_full", if chance(rng, 500) { "direct" } else { "fold" });
         set(&mut cfg, "slc_fold_start_pct", rng.unit_f64() * 100.0);

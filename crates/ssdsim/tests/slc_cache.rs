@@ -33,7 +33,7 @@ fn drive(keys: &[(&str, &str)]) -> Config {
     let mut cfg = Config::default();
     let base: &[(&str, &str)] = &[
         ("channels", "4"), ("dies_per_channel", "1"), ("planes_per_die", "2"), ("blocks_per_plane", "256"),
-        ("pages_per_block", "64"), ("page_size_bytes", "16384"), ("user_capacity_bytes", "1992294400"),
+        ("pages_per_block", "64"), ("page_size_bytes", "16384"), ("user_capacity_bytes", "1845493760"),
         ("cell_bits", "3"), ("t_prog_us", "900"), ("slc_t_prog_us", "150"), ("slc_t_read_us", "30"),
         ("channel_mbps", "800"), ("pcie_gen", "4"), ("pcie_lanes", "4"), ("controller_cmd_us", "1"),
         ("write_buffer_bytes", "1048576"), ("slc_static_bytes", "67108864"), ("slc_dynamic_max_bytes", "268435456"),
@@ -237,7 +237,7 @@ fn cache_size_follows_the_free_capacity_as_computed_by_hand() {
     let cfg = drive(&[]);
     let mut sim = Simulation::new(&cfg, 1).unwrap();
     let user = sim.geometry().user_units;
-    let written = [0u64, 100 << 20, 1_200 << 20, 1_600 << 20, 1_800 << 20];
+    let written = [0u64, 100 << 20, 1_200 << 20, 1_500 << 20, 1_700 << 20];
     let mut at = 0;
     for w in written {
         if w > at {
