@@ -91,6 +91,8 @@ pub const MIN_RATE_MBPS: f64 = 1.0;
 pub const MAX_RATE_MBPS: f64 = 1e6;
 /// Longest profile name or description [bytes].
 pub const MAX_TEXT_BYTES: usize = 4096;
+/// Most erase blocks a plane may have [blocks].
+pub const MAX_BLOCKS_PER_PLANE: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -471,7 +473,7 @@ config_keys! {
     /// Planes per die; a program writes one page on every plane of a die at once [count].
     planes_per_die: u64 = 2, int(1, 16, "planes");
     /// Erase blocks per plane [count].
-    blocks_per_plane: u64 = 2048, int(4, 1 << 20, "blocks").note("the whole NAND below 2^32 4 KiB units (16 TiB)");
+    blocks_per_plane: u64 = 2048, int(4, MAX_BLOCKS_PER_PLANE, "blocks").note("the whole NAND below 2^32 4 KiB units (16 TiB)");
     /// Pages per erase block [count].
     pages_per_block: u64 = 256, int(1, 16384, "pages");
     /// NAND page size [bytes]; a multiple of the 4096-byte mapping unit.
@@ -733,8 +735,9 @@ impl Config {
         let bg_stop = self.gc_bg_stop_free_blocks.max(self.gc_bg_start_free_blocks);
         let watermarks = fg_target.max(bg_stop).max(self.gc_idle_free_blocks) + 3;
         let d_choices = if self.gc_policy == "d-choices" { self.gc_d_choices } else { 0 };
+        // `as` saturates: a spare fraction near 0 asks for more blocks than a plane may have.
         let reserve = ((self.gc_fg_free_blocks + 4) as f64 / spare).ceil() as u64;
-        watermarks.max(d_choices).max(reserve).max(MIN_SCALED_BLOCKS_PER_PLANE.min(self.blocks_per_plane))
+        watermarks.max(d_choices).max(reserve).max(MIN_SCALED_BLOCKS_PER_PLANE.min(self.blocks_per_plane)).min(MAX_BLOCKS_PER_PLANE)
     }
 
     /// The drive this profile simulates: itself, or with `capacity` set, the profile's drive
@@ -758,7 +761,7 @@ impl Config {
         let floor = self.min_scaled_blocks_per_plane(own.spare_fraction());
         let target_blocks = own.blocks as f64 * ratio;
         let (mut channels, mut dies, mut planes) = (self.channels, self.dies_per_channel, self.planes_per_die);
-        while target_blocks < (floor * channels * dies * planes) as f64 && channels * dies * planes > 1 {
+        while target_blocks < floor as f64 * (channels * dies * planes) as f64 && channels * dies * planes > 1 {
             if dies > 1 {
                 dies /= 2;
             } else if channels > 1 {
