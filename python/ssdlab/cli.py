@@ -32,7 +32,7 @@ COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
 
 EPILOG = ("Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE (a throwaway loop device; "
           "SIZE rounded down to a multiple of 4096 bytes: loop:1GB = 999997440 bytes, loop:1G exact). "
-          f"{SIZE_RULE.capitalize()}; a size that must be a multiple of a unit is rounded to one, with a note. "
+          f"{SIZE_RULE[0].upper()}{SIZE_RULE[1:]}; a size that must be a multiple of a unit is rounded to one, with a note. "
           "Docs: README.md")
 
 
