@@ -18,7 +18,7 @@ B. plain fio: ``blkdiscard``, then fio on the very job files ssdlab wrote
 Reports the median IOPS of each arm over the trials, the ratio ssdlab/fio and the machine.
 Needs root (loop devices), fio, losetup, blkdiscard.
 
-    benches/bench_fio_overhead.py [--trials 5] [--duration 10] [--size 1G] [--dir /dev/shm] [--strict]
+    benches/bench_fio_overhead.py [--trials 5] [--duration 10] [--size 1GB] [--dir /dev/shm] [--strict]
 
 ``--strict`` exits 1 when the budget is missed (the default only reports it).
 """
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--duration", type=float, default=10.0, help="random-write seconds per run (default 10)")
-    ap.add_argument("--size", default="1G", help="loop device size, binary units (default 1G)")
+    ap.add_argument("--size", default="1GB", help="loop device size (default 1GB = 10^9 bytes)")
     ap.add_argument("--dir", default="/dev/shm", help="where the loop device's backing file goes (default /dev/shm)")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     ap.add_argument("--strict", action="store_true", help="exit 1 if ssdlab costs more than 3%% of fio's IOPS")

@@ -253,7 +253,7 @@ def test_regular_file_and_missing_path_are_unavailable(tmp_path):
 def test_loop_device_reports_unavailable_with_reason(tmp_path):
     from ssdlab.targets.fio import LoopTarget
 
-    with LoopTarget("16M", tmp_path / "w", directory=tmp_path) as t:
+    with LoopTarget("16MB", tmp_path / "w", directory=tmp_path) as t:
         s = t.counters()
         assert s["source"] == "unavailable"
         assert "loop device" in s["reason"]
@@ -264,7 +264,7 @@ def test_loop_device_reports_unavailable_with_reason(tmp_path):
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_consistency_on_a_loop_device_says_wa_unavailable(tmp_path):
     out = tmp_path / "loop"
-    run_cli("consistency", "--target", "loop:64M", "--duration", "2", "--out", str(out), "--no-progress")
+    run_cli("consistency", "--target", "loop:64MB", "--duration", "2", "--out", str(out), "--no-progress")
     s = json.loads((out / "summary.json").read_text())
     assert s["write_amplification"] is None
     assert s["write_amplification_source"].startswith("unavailable")

@@ -113,7 +113,7 @@ def test_real_drive_without_counters_has_no_days(capsys):
     assert e["write_amplification_basis"] is None
     assert "write amplification unknown" in e["unavailable"] and "rated P/E cycles unknown" in e["unavailable"]
     assert e["drive_writes_per_day"] == pytest.approx(3.6e12 / 3600 * 86400 / 256e9)
-    consistency.show({"target": "loop:64M", "span_pct": 100.0, "duration_s": 3600.0, "qd": 32, "iops_mean": 1,
+    consistency.show({"target": "loop:64MB", "span_pct": 100.0, "duration_s": 3600.0, "qd": 32, "iops_mean": 1,
                       "iops_median": 1, "iops_p1": 1, "iops_p99": 1, "iops_min": 1, "zero_iops_seconds": 0,
                       "longest_stall_s": 0, "steady_state_onset_s": 600, "endurance": e})
     assert "days to the rated P/E count n/a: write amplification unknown" in capsys.readouterr().out

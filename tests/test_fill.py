@@ -84,7 +84,7 @@ def test_a_simulated_fill_ends_at_its_rate_not_with_a_dip():
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_fill_on_a_loop_device(tmp_path):
     out = tmp_path / "f"
-    run_cli("fill", "--target", "loop:256M", "--interval", "0.05", "--pause", "1", "--out", str(out),
+    run_cli("fill", "--target", "loop:256MB", "--interval", "0.05", "--pause", "1", "--out", str(out),
             "--no-progress")
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] and s["written_bytes"] == pytest.approx(s["span_bytes"], rel=0.01)

@@ -166,7 +166,7 @@ def test_segment_completions_fills_unlogged_commands_and_flushes():
 def test_replay_mixed_trace_on_loop(loops_ok, tmp_path, segment):
     op, off, ln = mixed_commands(3000, 60 * MiB, seed=7)
     seen = []
-    with LoopTarget("64M", tmp_path) as t:
+    with LoopTarget("64MB", tmp_path) as t:
         if segment:
             t.replay_segment_commands = segment
         t.purge()
@@ -204,7 +204,7 @@ def test_replay_data_lands_and_trim_deallocates(loops_ok, tmp_path):
     op = np.array([x[0] for x in cmds], np.uint8)
     off = np.array([x[1] for x in cmds], np.uint64)
     ln = np.array([x[2] for x in cmds], np.uint64)
-    with LoopTarget("64M", tmp_path) as t:
+    with LoopTarget("64MB", tmp_path) as t:
         t.purge()
         assert t.loop.allocated_bytes() < MiB
         r = t.replay(ReplayJob("data", qd=4, window_commands=100), [(op, off, ln)])
@@ -229,7 +229,7 @@ def test_replay_honours_queue_depth(loops_ok, tmp_path):
     off = (np.random.default_rng(2).integers(0, 60 * MiB // 4096, n) * 4096).astype(np.uint64)
     ln = np.full(n, 4096, np.uint64)
     levels = {}
-    with LoopTarget("64M", tmp_path) as t:
+    with LoopTarget("64MB", tmp_path) as t:
         for qd in (1, 16):
             r = t.replay(ReplayJob(f"qd{qd}", qd=qd, window_commands=1000), [(op, off, ln)])
             assert r.complete and r.totals["writes"] == n
@@ -258,7 +258,7 @@ def test_replay_dry_run_writes_files_and_runs_nothing(tmp_path):
     loops = tmp_path / "loops"
     loops.mkdir()
     op, off, ln = mixed_commands(1500, 60 * MiB, seed=4)
-    t = LoopTarget("64M", tmp_path, dry_run=True, directory=loops)
+    t = LoopTarget("64MB", tmp_path, dry_run=True, directory=loops)
     r = t.replay(ReplayJob("dry", qd=8, window_commands=100), chunked(op, off, ln, 400))
     assert not r.complete and r.notes[0] == "dry run: nothing was run" and r.totals == {}
     assert len(r.series["commands"]) == 0
@@ -282,7 +282,7 @@ _CHILD = textwrap.dedent("""
     import numpy as np
     from ssdlab.targets.fio import LoopTarget
     from ssdlab.targets.base import ReplayJob
-    t = LoopTarget("64M", sys.argv[1])
+    t = LoopTarget("64MB", sys.argv[1])
     t.replay_segment_commands = 100_000
     rng = np.random.default_rng(3)
     n = 1_000_000

@@ -45,22 +45,23 @@ def test_parse_fio_json_skips_preamble():
 
 
 def test_loop_sizes_are_command_line_sizes_rounded_down_to_4096():
-    # One size grammar (ssdlab.units): K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024.
-    assert parse_size("8G") == 8 * 10**9 and parse_size("512MiB") == 512 << 20
+    # One size rule (ssdlab.units, GNU coreutils'): K/M/G/T and KiB/MiB/GiB/TiB powers of 1024,
+    # KB/MB/GB/TB powers of 1000.
+    assert parse_size("8GB") == 8 * 10**9 and parse_size("8G") == 8 << 30 and parse_size("512MiB") == 512 << 20
     assert parse_size("1.5GiB") == 3 << 29 and parse_size(str(4 << 20)) == 4 << 20
-    assert parse_size("64M") == 64 * 10**6 and parse_size("64M").requested_bytes == 64 * 10**6  # 15625 blocks
+    assert parse_size("64MB") == 64 * 10**6 and parse_size("64MB").requested_bytes == 64 * 10**6  # 15625 blocks
     # A loop device holds whole 4096-byte blocks: 10^9 bytes is 244140.625 of them.
-    one_g = parse_size("1G")
+    one_g = parse_size("1GB")
     assert one_g == 244140 * 4096 and one_g.requested_bytes == 10**9
-    assert format_size(256 << 20) == "256MiB" and format_size(64 * 10**6) == "64M"
-    for bad in ("8X", "", "-1G", "1000", "1M"):  # 1M = 10^6 bytes: below the 1 MiB minimum
+    assert format_size(256 << 20) == "256MiB" and format_size(64 * 10**6) == "64MB"
+    for bad in ("8X", "", "-1G", "1000", "1MB"):  # 1MB = 10^6 bytes: below the 1 MiB minimum
         with pytest.raises(ValueError, match="size"):
             parse_size(bad, what="size")
 
 
 def test_a_rounded_loop_size_is_said_in_the_description(tmp_path):
-    t = LoopTarget("1G", tmp_path, dry_run=True)
-    assert t.name == "loop:1G" and t.capacity_bytes == 999_997_440
+    t = LoopTarget("1GB", tmp_path, dry_run=True)
+    assert t.name == "loop:1GB" and t.capacity_bytes == 999_997_440
     loop = t.describe()["loop"]
     assert loop["size_bytes"] == 999_997_440 and loop["requested_bytes"] == 10**9
     assert "rounded down to 999997440 bytes" in loop["size_note"]

@@ -216,7 +216,7 @@ def test_errors_name_the_folder_file_or_key(work, planted, base, tmp_path):
     fails(str(sweep), want="'sweep' results folder")
     fails(str(planted), "--key", "nosuch=1:2", want="'nosuch' is not a profile key")
     fails(str(planted), "--key", "t_prog_us=900:100", want="LO must be below HI")
-    fails(str(planted), "--key", "user_capacity_bytes=1G:2G", want="user_capacity_bytes cannot be searched")
+    fails(str(planted), "--key", "user_capacity_bytes=1GB:2GB", want="user_capacity_bytes cannot be searched")
     fails(str(planted), "--key", "gc_d_choices", want="gc_d_choices has no default range")
     fails(str(planted), "--scale", "0", want="--scale")
     fails(str(planted), "--base", str(tmp_path / "none.toml"), want="none.toml")

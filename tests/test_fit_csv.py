@@ -25,7 +25,7 @@ from ssdlab.fit.measured import CsvOptions, load_measured
 from ssdlab.procedures import fill
 
 EXAMPLE = REPO / "examples" / "fill-neo-forza-nfp075-1tb.csv"
-KEYS = ["--key", "slc_dynamic_max_bytes=4G:100G:log", "--key", "slc_t_prog_us=100:600:log",
+KEYS = ["--key", "slc_dynamic_max_bytes=4GB:100GB:log", "--key", "slc_t_prog_us=100:600:log",
         "--key", "t_prog_us=500:2000:log", "--key", "slc_fold_units_per_write=0:0.5"]
 
 

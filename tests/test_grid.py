@@ -67,7 +67,7 @@ BAD_GRIDS = [
     ('[grid]\ntest = "consistency"\n[axes]\nspan_pct = []\n', ["span_pct", "empty"]),
     ('[grid]\ntest = "consistency"\n[axes]\ngc_policy = "fifo"\n', ["gc_policy", "list"]),
     ('[grid]\ntest = "consistency"\n[axes]\nspan_pct = [100, 0]\n', ["span_pct", "(0, 100]"]),
-    ('[grid]\ntest = "consistency"\n[axes]\nbs_bytes = [4096, 1000]\n', ["bs_bytes", "4096"]),
+    ('[grid]\ntest = "consistency"\n[axes]\nbs_bytes = [4096, 0]\n', ["bs_bytes", "positive"]),
     ('[grid]\ntest = "consistency"\n[axes]\nqd = [1, 2.5]\n', ["qd"]),
     ('[grid]\ntest = "consistency"\n[axes]\nspan_pct = [100, 100]\n', ["span_pct", "twice"]),
     ('[grid]\ntest = "consistency"\n[axes]\ngc_policy = ["greedy", 3]\n', ["gc_policy", "mixes"]),
@@ -162,6 +162,15 @@ user_capacity_bytes = ["6GiB", "7GiB"]
     assert [p["values"]["user_capacity_bytes"] for p in points[:2]] == [6 * 2**30, 7 * 2**30]
     assert points[0]["dir"] == "points/000_profile=default_user_capacity_bytes=6GiB"
     assert points[2]["dir"].startswith("points/002_profile=mine_")
+
+
+def test_a_block_size_off_the_4096_byte_unit_is_rounded_with_a_note(tmp_path, capsys):
+    path = _write(tmp_path, '[grid]\ntest = "consistency"\nbs_bytes = "4k"\n[axes]\nspan_pct = [100]\n')
+    assert grid.load_grid(path).options["bs_bytes"] == 4096  # 4k = 4096 bytes, as in a fio job file
+    path = _write(tmp_path, '[grid]\ntest = "consistency"\nbs_bytes = "4KB"\n[axes]\nspan_pct = [100]\n')
+    assert grid.load_grid(path).options["bs_bytes"] == 4096
+    err = capsys.readouterr().err
+    assert "`bs_bytes` = '4KB': 4000 bytes is not a multiple of 4096; using 4096 bytes" in err, err
 
 
 # --------------------------------------------------------------------------- running

@@ -27,7 +27,7 @@ def test_fio_phase_reports_live_figures(tmp_path):
     from ssdlab.targets.fio import LoopTarget
 
     texts = []
-    with LoopTarget("128M", tmp_path) as t:
+    with LoopTarget("128MB", tmp_path) as t:
         t.purge()
         t.run_phase(JobSpec("w", "randwrite", bs_bytes=4096, qd=16, duration_s=3.0),
                     lambda frac, text: texts.append((frac, text)))

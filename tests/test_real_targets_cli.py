@@ -29,9 +29,9 @@ def _scratch(tmp_path) -> tuple[Path, dict]:
 def test_consistency_on_a_loop_device_end_to_end(tmp_path):
     scratch, env = _scratch(tmp_path)
     out = tmp_path / "loop"
-    run_cli("consistency", "--target", "loop:128M", "--duration", "3", "--out", str(out), "--no-progress", env=env)
+    run_cli("consistency", "--target", "loop:128MB", "--duration", "3", "--out", str(out), "--no-progress", env=env)
     s = json.loads((out / "summary.json").read_text())
-    assert s["target"] == "loop:128M" and s["complete"] is True
+    assert s["target"] == "loop:128MB" and s["complete"] is True
     assert s["purge"]["method"] == "blkdiscard"
     series = read_series(out / "series.parquet")
     assert len(series["iops"]) == 3 and min(series["iops"]) > 0
@@ -48,7 +48,7 @@ def test_consistency_on_a_loop_device_end_to_end(tmp_path):
 
 def test_dry_run_prints_fio_jobs_and_creates_nothing(tmp_path):
     scratch, env = _scratch(tmp_path)
-    proc = run_cli("consistency", "--target", "loop:64M", "--duration", "3", "--out", str(tmp_path / "d"), "--dry-run",
+    proc = run_cli("consistency", "--target", "loop:64MB", "--duration", "3", "--out", str(tmp_path / "d"), "--dry-run",
                    env=env)
     assert "rw=randwrite" in proc.stdout and "iodepth=32" in proc.stdout and "direct=1" in proc.stdout
     assert not (tmp_path / "d").exists()

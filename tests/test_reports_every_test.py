@@ -230,7 +230,7 @@ def test_loop_device_consistency_report_shows_latency(browser, tmp_path):
 
     require_loops()
     out = tmp_path / "loop"
-    run_cli("consistency", "--target", "loop:128M", "--duration", "20", "--out", str(out), "--no-progress")
+    run_cli("consistency", "--target", "loop:128MB", "--duration", "20", "--out", str(out), "--no-progress")
     _load_clean(browser, out / "report.html")
     shots = _shot_dir(tmp_path)
     _drawn(browser, "consistency", shots / "loop_consistency.png")

@@ -100,7 +100,7 @@ def test_job_file_on_simulator(tmp_path):
 @needs_loop
 def test_same_job_file_on_simulator_and_loop_device(tmp_path):
     sim = _structure(*_run(tmp_path, "sim:default", *set_args(), name="sim"))
-    loop = _structure(*_run(tmp_path, "loop:64M", name="loop"))
+    loop = _structure(*_run(tmp_path, "loop:64MB", name="loop"))
     for st in (sim, loop):
         _check_structure(st)
     assert sim["read_share"] == pytest.approx(loop["read_share"], abs=0.03)
@@ -149,7 +149,7 @@ def test_refusals_name_the_option_and_line(tmp_path, text, needle):
 def test_job_writing_elsewhere_is_refused(tmp_path):
     jobfile = tmp_path / "j.fio"
     jobfile.write_text("[a]\nfilename=/dev/sda\nrw=randwrite\nsize=1m\n")
-    proc = run_cli("run", str(jobfile), "--target", "loop:16M", "--out", str(tmp_path / "o"), check=False)
+    proc = run_cli("run", str(jobfile), "--target", "loop:16MB", "--out", str(tmp_path / "o"), check=False)
     assert proc.returncode == 2 and "filename=/dev/sda is not the target" in proc.stderr
 
 
@@ -245,7 +245,7 @@ def test_a_job_ended_by_its_size_lasts_as_long_as_it_ran(tmp_path, target):
     """runtime without time_based caps a job that may end sooner (fio 3.33): the group lasts as
     long as its IOs took, its IOPS are over that time, and no 0-IOPS intervals follow."""
     args = set_args() if target == "sim" else ()
-    summary, series = _run(tmp_path, "sim:default" if target == "sim" else "loop:64M", *args,
+    summary, series = _run(tmp_path, "sim:default" if target == "sim" else "loop:64MB", *args,
                            job=EARLY_END_JOB, name=target)
     sized, together = summary["groups"]
     ios = sized["directions"]["write"]["ios"]

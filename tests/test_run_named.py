@@ -76,7 +76,7 @@ def test_record_on_the_simulator(tmp_path):
 @needs_loop
 def test_record_on_a_loop_device(tmp_path):
     out = tmp_path / "r"
-    run_cli(*_record_args("loop:128M"), "--out", str(out), "--no-progress")
+    run_cli(*_record_args("loop:128MB"), "--out", str(out), "--no-progress")
     _check_record(json.loads((out / "summary.json").read_text()))
 
 

@@ -28,7 +28,7 @@ def _pause(pids: list[int]) -> None:
 
 def test_paused_fio_counts_as_zero_iops_seconds(tmp_path):
     out = tmp_path / "stall"
-    code, stdout, stderr = signal_fio_of_phase(["consistency", "--target", "loop:1G", "--duration", "20",
+    code, stdout, stderr = signal_fio_of_phase(["consistency", "--target", "loop:1GB", "--duration", "20",
                                                 "--out", str(out)], "002_randwrite.fio", _pause, wait_s=4.0)
     assert code == 0, stderr
 

@@ -1,9 +1,9 @@
 """The ``ssdlab`` command: one subcommand per test, plus profile and analysis tools.
 
 Every test writes a results folder (``--out``): summary.json, series (Parquet + CSV),
-PNG/SVG plots. Units on the command line: sizes in bytes with optional suffixes (K, M, G, T
-are powers of 1000; KiB, MiB, GiB, TiB powers of 1024: 4KiB = 4096), times in seconds,
-spans in percent of the target's capacity.
+PNG/SVG plots. Units on the command line: sizes as :data:`ssdlab.units.SIZE_RULE` says (GNU
+coreutils' rule: K, M, G, T and KiB... powers of 1024, KB, MB, GB, TB powers of 1000), times
+in seconds, spans in percent of the target's capacity.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from . import __version__, stop
 from .errors import UserError
 from .procedures import declare
+from .units import SIZE_RULE
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
@@ -30,7 +31,9 @@ COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
                               "ssdlab.commands.trace", "ssdlab.commands.grid", "ssdlab.commands.fit"]
 
 EPILOG = ("Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE (a throwaway loop device; "
-          "SIZE rounded down to a multiple of 4096 bytes: loop:1G = 999997440 bytes, loop:1GiB exact). Docs: README.md")
+          "SIZE rounded down to a multiple of 4096 bytes: loop:1GB = 999997440 bytes, loop:1G exact). "
+          f"{SIZE_RULE[0].upper()}{SIZE_RULE[1:]}; a size that must be a multiple of a unit is rounded to one, with a note. "
+          "Docs: README.md")
 
 
 def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> None:
@@ -39,7 +42,9 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                         "(default: %(default)s, a simulated 256 GB client drive)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
-                        "`ssdlab profiles --keys` lists keys and units")
+                        "--set capacity=16GiB is the same drive at 16 GiB (its spare fraction kept), where "
+                        "user_capacity_bytes only changes what the host addresses; `ssdlab profiles --keys` lists "
+                        "keys and units")
     p.add_argument("--seed", type=declare.seed, default=1, metavar="N",
                    help="random seed in [0, 2^63-1]; same seed, same simulated results (default: %(default)s)")
     p.add_argument("--out", required=out_required, metavar="DIR",
@@ -55,9 +60,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
     real.add_argument("--dry-run", action="store_true",
                       help="print the plan and the fio job files; touch nothing")
     real.add_argument("--file-size", dest="file_size", metavar="SIZE",
-                      help="size of a file:PATH target, created sparse if missing, resized if different (bytes, or "
-                           "4KiB, 8G...: K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024; rounded down to "
-                           "4096 bytes; default: the existing file's size)")
+                      help="size of a file:PATH target, created sparse if missing, resized if different (a size "
+                           "as below, e.g. 8G or 8GB; rounded down to 4096 bytes; default: the existing file's size)")
     real.add_argument("--purge", dest="purge_method", default="blkdiscard",
                       choices=["blkdiscard", "nvme-format", "ata-secure-erase", "none"],
                       help="how a real device is returned to fresh-out-of-box before a test (default: %(default)s; "
@@ -78,8 +82,18 @@ def open_cli_target(args, out_dir=None):
             size = parse_size(args.file_size)
         except ValueError as e:
             raise UserError(f"--file-size {e}") from None
-    return open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
-                       dry_run=args.dry_run, purge_method=args.purge_method, size_bytes=size)
+    target = open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
+                         dry_run=args.dry_run, purge_method=args.purge_method, size_bytes=size)
+    print_profile_warnings(getattr(target, "profile", None))
+    return target
+
+
+def print_profile_warnings(profile) -> None:
+    """The notes (sizes rounded) and warnings (spare area out of the ordinary) on a
+    simulated drive's profile on stderr, one line each; nothing for a real target (None)."""
+    for kind, lines in (("note", getattr(profile, "notes", ())), ("warning", getattr(profile, "warnings", ()))):
+        for line in lines:
+            print(f"ssdlab: {kind}: {line}", file=sys.stderr)
 
 
 def _declared_tests(argv: list[str] | None) -> list:
@@ -234,6 +248,7 @@ def cmd_profiles(args) -> int:
         return 0
     if args.name:
         prof = profiles.load_profile(args.name, args.sets)
+        print_profile_warnings(prof)
         print(f"# {prof.name} ({prof.source})")
         for k, v in prof.values.items():
             print(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}")

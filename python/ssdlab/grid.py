@@ -91,6 +91,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import UserError
+from .units import parse_size, round_to
 
 __all__ = [
     "TESTS", "RUN_OPTIONS", "METRICS", "MAX_LINES", "MAX_BARS",
@@ -248,9 +249,14 @@ def _option_value(where: str, key: str, kind: str, v: Any):
         return v
     if kind in ("bs", "bytes"):
         n = _size(v)
-        if n is None or n < 0 or (kind == "bs" and (n == 0 or n % 4096)):
-            want = "a positive multiple of 4096 bytes" if kind == "bs" else "a number of bytes >= 0"
-            raise _bad(where, key, f"{v!r}: expected {want} (bytes, or text such as \"4KiB\", \"8GiB\")")
+        if n is None or n < 0 or (kind == "bs" and n == 0):
+            want = "a positive number of bytes" if kind == "bs" else "a number of bytes >= 0"
+            raise _bad(where, key, f"{v!r}: expected {want} (bytes, or text such as \"4KiB\", \"8GiB\", \"8GB\")")
+        if kind == "bs" and n % 4096:
+            used = round_to(n, 4096)
+            print(f"ssdlab grid: note: {where}: `{key}` = {v!r}: {n} bytes is not a multiple of 4096; using {used} bytes",
+                  file=sys.stderr)
+            return used
         return n
     if kind == "profile":
         if not isinstance(v, str) or not v.strip():
@@ -263,8 +269,6 @@ def _size(v: Any) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str):
-        from .units import parse_size
-
         try:
             return parse_size(v)
         except ValueError:

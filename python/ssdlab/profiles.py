@@ -3,8 +3,12 @@
 A profile is a flat TOML table of keys declared by the simulator (``ssdlab profiles --keys``
 lists them with their units). A built-in profile is named (``default``); any other profile is
 a path to a ``.toml`` file. Keys a profile leaves out take the simulator's defaults (those of
-``default``). ``--set KEY=VALUE`` overrides one key for one run; byte keys accept ``256G``,
-``16KiB``...
+``default``). ``--set KEY=VALUE`` overrides one key for one run; byte keys read sizes as every
+ssdlab size (:data:`ssdlab.units.SIZE_RULE`: ``256GB``, ``16KiB``, ``2G`` = 2 GiB).
+
+``--set capacity=16GiB`` makes the same drive smaller (or larger): the NAND scales with the
+user capacity, keeping the profile's spare fraction. ``user_capacity_bytes`` is the low-level
+key: it changes only what the host can address, so lowering it adds spare area.
 """
 from __future__ import annotations
 
@@ -28,12 +32,22 @@ class Profile:
     pairs: tuple[tuple[str, str], ...]
     #: Every key with its final value.
     values: dict
-    #: Derived quantities: dies, planes, physical_bytes, user_bytes, spare_fraction, alpha...
+    #: Derived quantities: dies, planes, physical_bytes, user_bytes, spare_fraction, alpha...;
+    #: ``spare_warning`` when the spare area is out of the ordinary (``Config::spare_warning``).
     geometry: dict
+    #: Sizes rounded to their key's unit: "WHERE: KEY = TEXT: N bytes is not a multiple...".
+    notes: tuple[str, ...] = ()
 
     @property
     def user_bytes(self) -> int:
         return int(self.geometry["user_bytes"])
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the command output states about this drive beyond the notes: its spare area
+        when out of the ordinary."""
+        spare = self.geometry.get("spare_warning")
+        return [f"{self.source}: {spare}"] if spare else []
 
 
 def builtin_names() -> list[str]:
@@ -165,10 +179,11 @@ def load_profile(spec: str = "default", overrides: list[str] | tuple[str, ...] =
         return f"{path}:{lines[key]}" if key in lines else str(path)
 
     pairs: list[tuple[str, str]] = []
+    notes: list[str] = []
     for key, value in data.items():
         if isinstance(value, (dict, list)):
             raise ProfileError(f"{at(key)}: key `{key}`: profiles are flat key = value tables; got a {type(value).__name__}")
-        _check(at(key), key, _text(value))
+        notes += _check(at(key), key, _text(value))
         pairs.append((key, _text(value)))
     try:
         _native.resolve_profile(pairs)
@@ -177,21 +192,23 @@ def load_profile(spec: str = "default", overrides: list[str] | tuple[str, ...] =
         raise ProfileError(f"{at(named.group(1)) if named else path}: {e.args[0]}") from None
     for text in overrides:
         key, value = parse_override(text)
-        _check(f"--set {text}", key, value)
+        notes += _check(f"--set {text}", key, value)
         pairs.append((key, value))
     try:
         values, geometry = _native.resolve_profile(pairs)
     except _native.ProfileError as e:
         where = "--set " + ", ".join(overrides) if overrides else str(path)
         raise ProfileError(f"{where} (profile {path}): {e.args[0]}") from None
-    return Profile(
-        name=str(values["name"]), source=source, pairs=tuple(pairs), values=dict(values), geometry=dict(geometry)
-    )
+    return Profile(name=str(values["name"]), source=source, pairs=tuple(pairs), values=dict(values),
+                   geometry=dict(geometry), notes=tuple(notes))
 
 
-def _check(where: str, key: str, value: str) -> None:
+def _check(where: str, key: str, value: str) -> list[str]:
+    """Refuses an unknown key or a value its key cannot read, naming ``where``; the note on
+    a size rounded to its key's unit, if any."""
     try:
-        _native.check_value(key, value)
+        note = _native.check_value(key, value)
     except _native.ProfileError as e:
         raise ProfileError(f"{where}: {e.args[0]}") from None
+    return [f"{where}: {note}"] if note else []
 

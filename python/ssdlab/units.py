@@ -1,10 +1,12 @@
-"""Sizes as users write them: one grammar for the command line, grid files and profile
-overrides (the simulator's profile parser reads the same, see ``ssdsim::config::parse_size``).
+"""Sizes as users write them: one rule for the command line, grid files and profile values
+(the simulator's profile parser reads the same, see ``ssdsim::config::parse_size``).
 
-``K``, ``M``, ``G``, ``T`` are powers of 1000 (a 256G drive holds 256 x 10**9 bytes, as drive
-makers count) and ``KiB``, ``MiB``, ``GiB``, ``TiB`` powers of 1024 (4KiB = 4096 bytes); a
-trailing ``B`` is optional and case does not matter; a fraction is allowed when the result is
-a whole number of bytes (``1.5KiB``); at most :data:`MAX_SIZE_BYTES`.
+The rule is GNU coreutils' (``truncate -s``, ``dd``, ``losetup``): :data:`SIZE_RULE`. ``K``,
+``M``, ``G``, ``T`` and ``KiB``, ``MiB``, ``GiB``, ``TiB`` are powers of 1024 (``4k`` = 4096),
+``KB``, ``MB``, ``GB``, ``TB`` powers of 1000 (a 256GB drive holds 256 x 10**9 bytes, as drive
+makers count); a plain number (or one ending in ``B``) is bytes; case does not matter; a
+fraction is allowed when the result is a whole number of bytes (``1.5KiB``); at most
+:data:`MAX_SIZE_BYTES`. fio job files keep fio's own reading (:mod:`ssdlab.workload.fiojob`).
 """
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ MAX_SIZE_BYTES = 2**63 - 1
 #: memory.
 MAX_BS_BYTES = 256 * 2**20
 
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", re.IGNORECASE)
-_MULT = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-         "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
+#: How every ssdlab size is read, in words (``--help``, README, messages).
+SIZE_RULE = ("sizes are bytes, or a number with a unit as GNU coreutils read it (truncate -s, dd): K, M, G, T and "
+             "KiB, MiB, GiB, TiB are powers of 1024 (4k = 4KiB = 4096), KB, MB, GB, TB powers of 1000 "
+             "(256GB = 256 x 10^9)")
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([KMGT])(i?B|i)?|B)?\s*", re.IGNORECASE | re.ASCII)
 
 
 def parse_size(text: str | int) -> int:
@@ -30,14 +35,23 @@ def parse_size(text: str | int) -> int:
         return text
     m = _SIZE.fullmatch(str(text))
     if not m:
-        raise ValueError(f"{_cut(str(text))!r} is not a size: use bytes or 4KiB, 128KiB, 1MiB, 8G (K/M/G/T powers of 1000, "
-                         "KiB/MiB/GiB/TiB powers of 1024)")
-    value = Decimal(m.group(1)) * _MULT[(m.group(2) or "").upper().rstrip("B")]
+        raise ValueError(f"{_cut(str(text))!r} is not a size: {SIZE_RULE}")
+    unit, tail = (m.group(2) or "").upper(), (m.group(3) or "").upper()
+    power = "KMGT".index(unit) + 1 if unit else 0
+    value = Decimal(m.group(1)) * (1000 if tail == "B" else 1024) ** power
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of bytes")
     if value > MAX_SIZE_BYTES:
         raise ValueError(f"{_cut(str(text))!r} is more than {MAX_SIZE_BYTES} bytes (8 EiB), the largest size there is")
     return int(value)
+
+
+def round_to(value: int, step: int) -> int:
+    """``value`` rounded to the nearest multiple of ``step`` (halves up); ``value`` itself where
+    that is 0 (less than half a step is not a size to round up: a range check refuses it).
+    The simulator rounds its capacity keys alike (``Range::round``)."""
+    nearest = (value + step // 2) // step * step
+    return nearest or value
 
 
 def _cut(text: str, keep: int = 24) -> str:
@@ -46,14 +60,12 @@ def _cut(text: str, keep: int = 24) -> str:
 
 
 def format_size(n: int) -> str:
-    """The shortest exact spelling of ``n`` bytes that :func:`parse_size` reads back: powers of
-    1000 first (``64000000`` -> ``64M``), then powers of 1024 (``268435456`` -> ``256MiB``),
-    else plain bytes."""
-    if n:
-        for unit in ("T", "G", "M", "K", "TI", "GI", "MI", "KI"):
-            if n % _MULT[unit] == 0:
-                return f"{n // _MULT[unit]}{unit[0]}{'iB' if unit.endswith('I') else ''}"
-    return str(n)
+    """The shortest exact spelling of ``n`` bytes that :func:`parse_size` reads back
+    (``268435456`` -> ``256MiB``, ``64000000`` -> ``64MB``, ``4095`` -> ``4095``): plain bytes, then
+    powers of 1024, where two are as short."""
+    spellings = [str(n)] + [f"{n // base**power}{unit}{suffix}" for base, suffix in ((1024, "iB"), (1000, "B"))
+                            for power, unit in ((4, "T"), (3, "G"), (2, "M"), (1, "K")) if n and n % base**power == 0]
+    return min(spellings, key=len)
 
 
 #: fio's time units [s]: ``us``, ``ms``, ``s``, ``m`` (minutes), ``h``, ``d``; also ``min``.

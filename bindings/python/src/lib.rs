@@ -113,6 +113,8 @@ fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
     })
 }
 
+/// The profile the (key, text) pairs give over the built-in defaults (`capacity` not yet
+/// applied: `Config::resolved` makes the drive).
 fn build_config(pairs: Vec<(String, String)>) -> PyResult<Config> {
     let mut cfg = Config::default();
     for (k, v) in pairs {
@@ -135,18 +137,32 @@ fn profile_key_ranges() -> Vec<(&'static str, String)> {
 }
 
 /// Checks that `key` exists and `text` parses as its value (no whole-profile validation).
+/// Returns the note on a size rounded to its key's step (naming the key, the text and the
+/// value used), or None.
 #[pyfunction]
-fn check_value(key: &str, text: &str) -> PyResult<()> {
+fn check_value(key: &str, text: &str) -> PyResult<Option<String>> {
     Config::default().set(key, text).map_err(profile_err)
+}
+
+/// Bytes of a size as ssdlab reads every size (`ssdsim::config::parse_size`), or None when
+/// `text` is not one.
+#[pyfunction]
+fn parse_size(text: &str) -> Option<u64> {
+    ssdsim::config::parse_size(text)
 }
 
 /// Applies (key, text) pairs over the built-in defaults, validates, and returns
 /// (resolved profile dict, derived geometry dict). Raises ProfileError naming the key.
 #[pyfunction]
 fn resolve_profile<'py>(py: Python<'py>, pairs: Vec<(String, String)>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let cfg = build_config(pairs)?;
-    cfg.validate().map_err(profile_err)?;
-    Ok((profile_dict(py, &cfg)?, geometry_dict(py, &cfg)?))
+    let profile = build_config(pairs)?;
+    let warning = profile.spare_warning().map_err(profile_err)?;
+    let cfg = profile.resolved().map_err(profile_err)?;
+    let geometry = geometry_dict(py, &cfg)?;
+    if let Some(warning) = warning {
+        geometry.set_item("spare_warning", warning)?;
+    }
+    Ok((profile_dict(py, &cfg)?, geometry))
 }
 
 fn profile_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
@@ -168,7 +184,7 @@ fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDi
     d.set_item("physical_bytes", (g.physical_units as f64 * g.nand_bytes_per_unit) as u64)?;
     d.set_item("nand_bytes_per_unit", g.nand_bytes_per_unit)?;
     d.set_item("user_bytes", g.user_units * UNIT_BYTES)?;
-    d.set_item("spare_fraction", 1.0 - g.user_units as f64 * UNIT_BYTES as f64 / (g.physical_units as f64 * g.nand_bytes_per_unit))?;
+    d.set_item("spare_fraction", g.spare_fraction())?;
     d.set_item("alpha", g.alpha())?;
     d.set_item("write_buffer_units", g.buffer_units)?;
     // The static pseudo-SLC blocks are outside physical_bytes (the FTL's native blocks).
@@ -496,7 +512,7 @@ impl Simulator {
     #[new]
     #[pyo3(signature = (pairs, seed))]
     fn new(pairs: Vec<(String, String)>, seed: u64) -> PyResult<Self> {
-        let cfg = build_config(pairs)?;
+        let cfg = build_config(pairs)?.resolved().map_err(profile_err)?;
         let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
         Ok(Simulator { sim, cfg })
     }
@@ -913,6 +929,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_key_ranges, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
     m.add_function(wrap_pyfunction!(check_value, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(replay_prepare, m)?)?;
     m.add_class::<Simulator>()?;
     m.add("ProfileError", m.py().get_type::<ProfileError>())?;

@@ -13,8 +13,9 @@
 //! 256 KiB).
 //!
 //! Units are in the key names: `_bytes`, `_us` (microseconds), `_mbps` (10^6 bytes/s),
-//! `_blocks`. Byte keys accept size suffixes: `K M G T` (powers of 1000) and
-//! `KiB MiB GiB TiB` (powers of 1024), e.g. `256G`, `16KiB`.
+//! `_blocks`; `capacity` is in bytes. Byte keys read sizes as GNU coreutils do
+//! ([`parse_size`]): `K M G T` and `KiB MiB GiB TiB` are powers of 1024, `KB MB GB TB`
+//! powers of 1000, e.g. `256GB` (a drive maker's 256 GB), `16KiB`.
 
 use std::fmt;
 use crate::slc::{self, WhenFull};
@@ -90,6 +91,8 @@ pub const MIN_RATE_MBPS: f64 = 1.0;
 pub const MAX_RATE_MBPS: f64 = 1e6;
 /// Longest profile name or description [bytes].
 pub const MAX_TEXT_BYTES: usize = 4096;
+/// Most erase blocks a plane may have [blocks].
+pub const MAX_BLOCKS_PER_PLANE: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -108,6 +111,9 @@ pub struct Range {
     pub unit: &'static str,
     /// Limits that depend on other keys, in words ("" if none).
     pub note: &'static str,
+    /// A value given as text that is not a multiple of the step is rounded to the nearest
+    /// one (at least one step) with a note ([`Config::set`]), rather than refused.
+    pub rounded: bool,
 }
 
 /// See [`Range`].
@@ -122,19 +128,19 @@ pub enum Bounds {
 }
 
 const fn int(lo: u64, hi: u64, unit: &'static str) -> Range {
-    Range { bounds: Bounds::Int { lo, hi, step: 1 }, zero: false, unit, note: "" }
+    Range { bounds: Bounds::Int { lo, hi, step: 1 }, zero: false, unit, note: "", rounded: false }
 }
 
 const fn float(lo: f64, hi: f64, unit: &'static str) -> Range {
-    Range { bounds: Bounds::Float { lo, hi }, zero: false, unit, note: "" }
+    Range { bounds: Bounds::Float { lo, hi }, zero: false, unit, note: "", rounded: false }
 }
 
 const fn choice(names: &'static [&'static str]) -> Range {
-    Range { bounds: Bounds::OneOf(names), zero: false, unit: "", note: "" }
+    Range { bounds: Bounds::OneOf(names), zero: false, unit: "", note: "", rounded: false }
 }
 
 const fn text(max_bytes: usize) -> Range {
-    Range { bounds: Bounds::Text(max_bytes), zero: false, unit: "", note: "" }
+    Range { bounds: Bounds::Text(max_bytes), zero: false, unit: "", note: "", rounded: false }
 }
 
 impl Range {
@@ -151,6 +157,23 @@ impl Range {
 
     const fn note(self, note: &'static str) -> Self {
         Range { note, ..self }
+    }
+
+    /// A multiple of `step`, to which a value given as text is rounded.
+    const fn rounded_to(self, step: u64) -> Self {
+        Range { rounded: true, ..self.multiple_of(step) }
+    }
+
+    /// `v` rounded to the nearest multiple of this range's step (halves up) when the range
+    /// rounds; `v` itself otherwise, and where the nearest multiple is 0 (less than half a
+    /// step is not a size to round up: [`Range::check`] refuses it).
+    pub fn round(&self, v: u64) -> u64 {
+        match self.bounds {
+            Bounds::Int { step, .. } if self.rounded && step > 1 && v.saturating_add(step / 2) >= step => {
+                v.saturating_add(step / 2) / step * step
+            }
+            _ => v,
+        }
     }
 
     /// Refuses `v`, the value of `key`, if it is outside the range; the error names the
@@ -177,6 +200,7 @@ impl Range {
         let why = match (self.bounds, v) {
             (Bounds::Float { lo, .. }, Value::Float(x)) if *x < 0.0 && lo >= 0.0 => "is negative",
             (Bounds::OneOf(_), _) => "is not a choice",
+            (Bounds::Int { lo, hi, .. }, Value::Int(x)) if !(lo..=hi).contains(x) => "is out of range",
             (Bounds::Int { step, .. }, Value::Int(x)) if !x.is_multiple_of(step) => "is not a multiple of the step",
             _ => "is out of range",
         };
@@ -214,7 +238,7 @@ impl fmt::Display for Range {
             Bounds::Int { lo, hi, step } if self.unit == "bytes" => {
                 write!(f, "{} to {}", bytes_text(lo), bytes_text(hi))?;
                 if step > 1 {
-                    write!(f, ", a multiple of {step} bytes")?;
+                    write!(f, ", {}a multiple of {step} bytes", if self.rounded { "rounded to " } else { "" })?;
                 }
             }
             Bounds::Int { lo, hi, step } => {
@@ -239,16 +263,28 @@ pub trait ParseValue: Sized {
     const KIND: &'static str;
     fn parse_value(key: &str, text: &str) -> Result<Self, ConfigError>;
     fn to_value(&self) -> Value;
+    /// The value `key` takes from `text` within `range` (rounded where the range rounds), and
+    /// a note naming the key, the text and the value used when they differ.
+    fn rounded(self, _range: &Range, _key: &str, _text: &str) -> (Self, Option<String>) {
+        (self, None)
+    }
+}
+
+/// Whether `key` is a byte count (its range's unit is bytes): its text may carry a size
+/// suffix ([`parse_size`]).
+fn is_size_key(key: &str) -> bool {
+    KEYS.iter().any(|k| k.name == key && k.range.unit == "bytes")
 }
 
 impl ParseValue for u64 {
     const KIND: &'static str = "int";
     fn parse_value(key: &str, text: &str) -> Result<Self, ConfigError> {
         let t = text.trim().replace('_', "");
-        let parsed = if key.ends_with("_bytes") { parse_size(&t) } else { parse_plain_int(&t) };
+        let size = is_size_key(key);
+        let parsed = if size { parse_size(&t) } else { parse_plain_int(&t) };
         parsed.ok_or_else(|| {
-            let hint = if key.ends_with("_bytes") {
-                "a non-negative whole number of bytes, optionally with a suffix K, M, G, T (10^3..) or KiB, MiB, GiB, TiB (2^10..)"
+            let hint = if size {
+                SIZE_RULE
             } else {
                 "a non-negative whole number"
             };
@@ -257,6 +293,17 @@ impl ParseValue for u64 {
     }
     fn to_value(&self) -> Value {
         Value::Int(*self)
+    }
+    fn rounded(self, range: &Range, key: &str, text: &str) -> (Self, Option<String>) {
+        let v = range.round(self);
+        let note = (v != self).then(|| {
+            let step = match range.bounds {
+                Bounds::Int { step, .. } => step,
+                _ => 1,
+            };
+            format!("{key} = {}: {self} bytes is not a multiple of {step}; using {v} bytes", text.trim())
+        });
+        (v, note)
     }
 }
 
@@ -292,30 +339,51 @@ fn parse_plain_int(t: &str) -> Option<u64> {
     (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
 }
 
-/// Parses `123`, `256G`, `16KiB`, `1.5TB`... into bytes. Decimal suffixes are powers of
-/// 1000, `i` suffixes powers of 1024; a trailing `B` is optional.
+/// Largest size [`parse_size`] reads [bytes]: 2^63 − 1 (8 EiB), what fio (strtoll) and a
+/// signed 64-bit offset hold.
+pub const MAX_SIZE_BYTES: u64 = i64::MAX as u64;
+
+/// The size rule in words, for messages.
+pub const SIZE_RULE: &str = "a whole number of bytes, or one with a unit: K, M, G, T or KiB, MiB, GiB, TiB \
+                             (powers of 1024: 4K = 4KiB = 4096), KB, MB, GB, TB (powers of 1000: 256GB = 256 x 10^9)";
+
+/// Parses a size as GNU coreutils read one (`truncate -s`, `dd`): `K`, `M`, `G`, `T` and
+/// `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024, `KB`, `MB`, `GB`, `TB` powers of 1000,
+/// a plain number (or one ending in `B`) is bytes; case does not matter (`4k` = 4096).
+/// A fraction is allowed where the result is a whole number of bytes (`1.5KiB`). None for
+/// anything else or more than [`MAX_SIZE_BYTES`]. `ssdlab.units.parse_size` reads the same.
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let mult: f64 = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "t" | "tb" => 1e12,
-        "ki" | "kib" => 1024.0,
-        "mi" | "mib" => 1024f64.powi(2),
-        "gi" | "gib" => 1024f64.powi(3),
-        "ti" | "tib" => 1024f64.powi(4),
-        _ => return None,
+    let mult: u128 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        // The first character is an ASCII letter (where `split` cut), so byte 1 is a boundary.
+        unit => {
+            let power = 1 + "kmgt".find(&unit[..1])? as u32;
+            match &unit[1..] {
+                "" | "i" | "ib" => 1024u128.pow(power),
+                "b" => 1000u128.pow(power),
+                _ => return None,
+            }
+        }
     };
-    if suffix.is_empty() {
-        return parse_plain_int(num);
+    let num = num.trim();
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !digits(frac) || num.ends_with('.') {
+        return None;
     }
-    let v: f64 = num.trim().parse().ok()?;
-    let bytes = v * mult;
-    (bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+    let (int, frac) = (int.trim_start_matches('0'), frac.trim_end_matches('0'));
+    let whole: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let scale = 10u128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    let part: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    let frac_bytes = part.checked_mul(mult)?;
+    if !frac_bytes.is_multiple_of(scale) {
+        return None;
+    }
+    let bytes = whole.checked_mul(mult)?.checked_add(frac_bytes / scale)?;
+    u64::try_from(bytes).ok().filter(|b| *b <= MAX_SIZE_BYTES)
 }
 
 macro_rules! config_keys {
@@ -339,10 +407,16 @@ macro_rules! config_keys {
         ];
 
         impl Config {
-            /// Sets `key` from its text form. An unknown key is an error naming it.
-            pub fn set(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+            /// Sets `key` from its text form. An unknown key is an error naming it. A size that
+            /// its key rounds ([`Range::rounded`]) and that was not a multiple of the step
+            /// gives a note naming the key, the text and the value used.
+            pub fn set(&mut self, key: &str, text: &str) -> Result<Option<String>, ConfigError> {
                 match key {
-                    $( stringify!($name) => { self.$name = <$ty as ParseValue>::parse_value(key, text)?; Ok(()) } )*
+                    $( stringify!($name) => {
+                        let (value, note) = <$ty as ParseValue>::parse_value(key, text)?.rounded(&$range, key, text);
+                        self.$name = value;
+                        Ok(note)
+                    } )*
                     _ => Err(unknown_key(key)),
                 }
             }
@@ -404,13 +478,15 @@ config_keys! {
     /// Planes per die; a program writes one page on every plane of a die at once [count].
     planes_per_die: u64 = 2, int(1, 16, "planes");
     /// Erase blocks per plane [count].
-    blocks_per_plane: u64 = 2048, int(4, 1 << 20, "blocks").note("the whole NAND below 2^32 4 KiB units (16 TiB)");
+    blocks_per_plane: u64 = 2048, int(4, MAX_BLOCKS_PER_PLANE, "blocks").note("the whole NAND below 2^32 4 KiB units (16 TiB)");
     /// Pages per erase block [count].
     pages_per_block: u64 = 256, int(1, 16384, "pages");
     /// NAND page size [bytes]; a multiple of the 4096-byte mapping unit.
     page_size_bytes: u64 = 16384, int(UNIT_BYTES, 64 * KIB, "bytes").multiple_of(UNIT_BYTES);
-    /// Capacity the host can address [bytes]; the rest of the NAND is spare area.
-    user_capacity_bytes: u64 = 256_000_000_000, int(UNIT_BYTES, 16 * TIB, "bytes").multiple_of(UNIT_BYTES).note("at most the NAND less each plane's gc_fg_free_blocks + 3 blocks");
+    /// Capacity the host can address [bytes]; the rest of the NAND is spare area. The low-level key: it leaves the NAND as the geometry keys make it, so a smaller value only adds spare area (`capacity` scales the drive instead).
+    user_capacity_bytes: u64 = 256_000_000_000, int(UNIT_BYTES, 16 * TIB, "bytes").rounded_to(UNIT_BYTES).note("at most the NAND less each plane's gc_fg_free_blocks + 3 blocks");
+    /// The same drive at another user capacity [bytes]: blocks_per_plane scales (then dies_per_channel, channels and planes_per_die halve where a plane would have too few blocks) so the NAND keeps the profile's spare fraction, and the SLC cache and map cache sizes scale with it; user_capacity_bytes becomes this value. 0 = the drive as the other keys give it.
+    capacity: u64 = 0, int(UNIT_BYTES, 16 * TIB, "bytes").rounded_to(UNIT_BYTES).or_zero().note("the scaled NAND below 2^32 4 KiB units (16 TiB)");
     /// GC victim policy: `greedy` (fewest valid units), `fifo` (oldest closed block), `cost-benefit` (max (1-u)/2u × age), `d-choices` (greedy among gc_d_choices random blocks).
     gc_policy: String = s("greedy"), choice(GcPolicy::NAMES);
     /// Sample size for the `d-choices` policy [blocks].
@@ -588,7 +664,20 @@ pub struct Geometry {
     pub slc_static_max_units: u64,
 }
 
+/// Fewest blocks per plane a drive scaled by `capacity` is given while it has planes to
+/// lose instead ([`Config::resolved`]): one block per plane then moves the spare fraction by
+/// at most 0.4 point.
+pub const MIN_SCALED_BLOCKS_PER_PLANE: u64 = 128;
+
+/// Share of the NAND above which [`Config::spare_warning`] states the spare area.
+pub const WARN_SPARE_FRACTION: f64 = 0.5;
+
 impl Geometry {
+    /// Share of the NAND the host cannot address [fraction]: 1 − user bytes / NAND bytes.
+    pub fn spare_fraction(&self) -> f64 {
+        1.0 - self.user_units as f64 * UNIT_BYTES as f64 / (self.physical_units as f64 * self.nand_bytes_per_unit)
+    }
+
     /// Physical over user capacity (Desnoyers' α).
     pub fn alpha(&self) -> f64 {
         self.physical_units as f64 / self.user_units as f64
@@ -699,9 +788,123 @@ impl Config {
         ))
     }
 
+    /// Whether `capacity` asks for another drive than the geometry keys give.
+    fn scales(&self) -> bool {
+        self.capacity != 0 && self.capacity != self.user_capacity_bytes
+    }
+
+    /// Fewest blocks per plane a drive scaled by `capacity` keeps while it can lose planes
+    /// instead: the FTL's per-plane reserve (gc_fg_free_blocks + 3) inside the spare fraction
+    /// `spare` with a block to spare, the GC watermarks and the d-choices sample, and
+    /// [`MIN_SCALED_BLOCKS_PER_PLANE`] (or the profile's own count, when lower).
+    fn min_scaled_blocks_per_plane(&self, spare: f64) -> u64 {
+        let fg_target = self.gc_fg_target_free_blocks.max(self.gc_fg_free_blocks);
+        let bg_stop = self.gc_bg_stop_free_blocks.max(self.gc_bg_start_free_blocks);
+        let watermarks = fg_target.max(bg_stop).max(self.gc_idle_free_blocks) + 3;
+        let d_choices = if self.gc_policy == "d-choices" { self.gc_d_choices } else { 0 };
+        // `as` saturates: a spare fraction near 0 asks for more blocks than a plane may have.
+        let reserve = ((self.gc_fg_free_blocks + 4) as f64 / spare).ceil() as u64;
+        watermarks.max(d_choices).max(reserve).max(MIN_SCALED_BLOCKS_PER_PLANE.min(self.blocks_per_plane)).min(MAX_BLOCKS_PER_PLANE)
+    }
+
+    /// The drive this profile simulates: itself, or with `capacity` set, the profile's drive
+    /// scaled to that user capacity. The NAND keeps its spare fraction: blocks_per_plane
+    /// scales; where a plane would get fewer blocks than it needs
+    /// ([`Config::min_scaled_blocks_per_plane`]), dies_per_channel halves, then channels, then
+    /// planes_per_die (pages, page size, timings and GC watermarks stay). A drive too small
+    /// for one such plane keeps that many blocks, and more spare ([`Config::spare_warning`]
+    /// states it). The SLC cache (slc_static_bytes, slc_dynamic_max_bytes) and the map caches
+    /// (map_cache_bytes, map_sram_bytes, in whole map pages) scale with the user capacity, so
+    /// they keep their share of it. Errors name the key at fault (`capacity` for the scaled
+    /// drive's).
+    pub fn resolved(&self) -> Result<Config, ConfigError> {
+        if !self.scales() {
+            return Ok(self.clone());
+        }
+        let info = KEYS.iter().find(|k| k.name == "capacity").expect("capacity is a key");
+        info.range.check(info.name, &self.capacity.to_value())?;
+        let own = Config { capacity: 0, ..self.clone() }.validate()?;
+        let ratio = self.capacity as f64 / self.user_capacity_bytes as f64;
+        let floor = self.min_scaled_blocks_per_plane(own.spare_fraction());
+        let target_blocks = own.blocks as f64 * ratio;
+        let (mut channels, mut dies, mut planes) = (self.channels, self.dies_per_channel, self.planes_per_die);
+        while target_blocks < floor as f64 * (channels * dies * planes) as f64 && channels * dies * planes > 1 {
+            if dies > 1 {
+                dies /= 2;
+            } else if channels > 1 {
+                channels /= 2;
+            } else {
+                planes /= 2;
+            }
+        }
+        let blocks_per_plane = ((target_blocks / (channels * dies * planes) as f64).round() as u64).max(floor);
+        let scaled = |bytes: u64, step: u64| match bytes {
+            0 => 0,
+            b => ((b as f64 * ratio / step as f64).round() as u64).max(1) * step,
+        };
+        let drive = Config {
+            channels,
+            dies_per_channel: dies,
+            planes_per_die: planes,
+            blocks_per_plane,
+            user_capacity_bytes: self.capacity,
+            slc_static_bytes: scaled(self.slc_static_bytes, UNIT_BYTES),
+            slc_dynamic_max_bytes: scaled(self.slc_dynamic_max_bytes, UNIT_BYTES),
+            map_cache_bytes: scaled(self.map_cache_bytes, self.map_page_bytes),
+            map_sram_bytes: scaled(self.map_sram_bytes, self.map_page_bytes),
+            ..self.clone()
+        };
+        match drive.validate() {
+            Ok(_) => Ok(drive),
+            Err(e) => Err(ConfigError::new(
+                "capacity",
+                format!(
+                    "{} bytes makes a drive of {channels} channels x {dies} dies x {planes} planes x {blocks_per_plane} blocks, which is refused: {e}",
+                    self.capacity
+                ),
+            )),
+        }
+    }
+
+    /// A sentence on the drive's spare area when it is out of the ordinary, for the command
+    /// output and the summary: more than [`WARN_SPARE_FRACTION`] of the NAND (GC has little
+    /// to do, so writes hardly reach a steady state), or, with `capacity`, more than 0.5
+    /// point above the profile's own because the drive is too small for a plane of the
+    /// blocks the FTL needs. None when neither holds.
+    pub fn spare_warning(&self) -> Result<Option<String>, ConfigError> {
+        let drive = self.resolved()?;
+        let geo = drive.validate()?;
+        let spare = geo.spare_fraction();
+        let own = Config { capacity: 0, ..self.clone() }.validate()?.spare_fraction();
+        let pct = |f: f64| format!("{:.1} %", f * 100.0);
+        let sizes = format!("{} bytes of user capacity on {} bytes of NAND", geo.user_units * UNIT_BYTES, (geo.physical_units as f64 * geo.nand_bytes_per_unit) as u64);
+        if self.scales() && spare > own + 0.005 {
+            return Ok(Some(format!(
+                "spare area is {} of the NAND, not the profile's {} ({sizes}): with capacity = {} the drive is one plane of {} blocks, \
+                 the fewest the FTL's reserve and the GC watermarks allow",
+                pct(spare),
+                pct(own),
+                self.capacity,
+                drive.blocks_per_plane
+            )));
+        }
+        if spare > WARN_SPARE_FRACTION {
+            let how = if self.scales() { "" } else { "; to test a smaller drive of this profile, set `capacity` (it scales the NAND) rather than user_capacity_bytes" };
+            return Ok(Some(format!(
+                "spare area is {} of the NAND ({sizes}): GC has little to do, so writes hardly reach a steady state{how}",
+                pct(spare)
+            )));
+        }
+        Ok(None)
+    }
+
     /// Checks the profile and derives its geometry. Errors name the key at fault: first a
-    /// value outside its key's [`Range`], then limits that depend on other keys.
+    /// value outside its key's [`Range`], then limits that depend on other keys. With
+    /// `capacity` set, the geometry is that of the scaled drive ([`Config::resolved`]).
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
+        if self.scales() {
+            return self.resolved()?.validate();
+        }
         for (info, (_, value)) in KEYS.iter().zip(self.to_pairs()) {
             info.range.check(info.name, &value)?;
         }
@@ -875,12 +1078,92 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_decimal_and_binary_suffixes() {
-        assert_eq!(parse_size("256G"), Some(256_000_000_000));
+        assert_eq!(parse_size("256GB"), Some(256_000_000_000));
+        assert_eq!(parse_size("256G"), Some(256 << 30));
+        assert_eq!(parse_size("4k"), Some(4096));
         assert_eq!(parse_size("16KiB"), Some(16384));
         assert_eq!(parse_size("1.5TB"), Some(1_500_000_000_000));
+        assert_eq!(parse_size("1.5K"), Some(1536));
+        assert_eq!(parse_size("0.1K"), None);
         assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("8EiB"), None);
+        assert_eq!(parse_size("8192PiB"), None);
+        assert_eq!(parse_size("9223372036854775807"), Some(MAX_SIZE_BYTES));
+        assert_eq!(parse_size("9223372036854775808"), None);
         assert_eq!(parse_size("12 parsecs"), None);
         assert_eq!(parse_size("-1"), None);
+    }
+
+    #[test]
+    fn capacities_round_to_whole_units_with_a_note_naming_key_text_and_value() {
+        let mut c = Config::default();
+        let note = c.set("user_capacity_bytes", "2GB").unwrap().expect("2 x 10^9 is not a multiple of 4096");
+        assert_eq!(c.user_capacity_bytes, 1_999_998_976);
+        assert_eq!(note, "user_capacity_bytes = 2GB: 2000000000 bytes is not a multiple of 4096; using 1999998976 bytes");
+        assert_eq!(c.set("capacity", "6000").unwrap().map(|_| c.capacity), Some(4096));
+        assert_eq!(c.set("capacity", "16GiB").unwrap(), None);
+        // Less than half a unit is not rounded up to one: refused as below the range.
+        assert_eq!(c.set("capacity", "100").unwrap(), None);
+        assert!(c.validate().unwrap_err().message.starts_with("100 is out of range"));
+        // A NAND geometry key is refused, not rounded.
+        assert_eq!(refused(&[("page_size_bytes", "6000")]).key, "page_size_bytes");
+    }
+
+    /// The default drive scaled to `capacity`.
+    fn scaled(capacity: &str) -> Config {
+        let mut c = Config::default();
+        c.set("capacity", capacity).unwrap();
+        c.resolved().unwrap()
+    }
+
+    #[test]
+    fn capacity_scales_blocks_then_dies_keeping_the_spare_fraction() {
+        let own = Config::default().validate().unwrap();
+        let d = scaled("16GiB");
+        let g = d.validate().unwrap();
+        assert_eq!(g.user_units * UNIT_BYTES, 16 << 30);
+        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die), (4, 4, 2), "16 GiB keeps every plane");
+        assert!(d.blocks_per_plane < 2048 && d.blocks_per_plane >= MIN_SCALED_BLOCKS_PER_PLANE, "{}", d.blocks_per_plane);
+        assert!((g.spare_fraction() - own.spare_fraction()).abs() < 0.005, "{} vs {}", g.spare_fraction(), own.spare_fraction());
+        // 2 GiB: too few blocks for 32 planes, so dies go first, then channels.
+        let d = scaled("2GiB");
+        assert!(d.dies_per_channel < 4 && d.planes_per_die == 2, "{d:?}");
+        assert!(d.blocks_per_plane >= MIN_SCALED_BLOCKS_PER_PLANE);
+        assert!((d.validate().unwrap().spare_fraction() - own.spare_fraction()).abs() < 0.005);
+        // The scaled drive is what validate() and a second resolution give.
+        assert_eq!(d.resolved().unwrap(), d);
+        let mut c = Config::default();
+        c.set("capacity", "2GiB").unwrap();
+        assert_eq!(c.validate().unwrap(), d.validate().unwrap());
+        assert_eq!(Config::default().resolved().unwrap(), Config::default());
+    }
+
+    #[test]
+    fn capacity_scales_the_slc_and_map_caches_with_the_user_capacity() {
+        let mut c = Config { cell_bits: 3, slc_static_bytes: 6_000_000_000, slc_dynamic_max_bytes: 100_000_000_000, map_cache_bytes: 64 * MIB, map_sram_bytes: MIB, map_page_bytes: 4096, ..Config::default() };
+        c.set("capacity", "16GiB").unwrap();
+        let d = c.resolved().unwrap();
+        let ratio = (16u64 << 30) as f64 / 256e9;
+        for (scaled, own) in [(d.slc_static_bytes, c.slc_static_bytes), (d.slc_dynamic_max_bytes, c.slc_dynamic_max_bytes), (d.map_cache_bytes, c.map_cache_bytes), (d.map_sram_bytes, c.map_sram_bytes)] {
+            // Rounded to whole 4 KiB units or map pages (4096 bytes here).
+            assert!((scaled as f64 - own as f64 * ratio).abs() <= 2048.0, "{scaled} from {own}");
+        }
+    }
+
+    #[test]
+    fn spare_above_half_the_nand_or_above_the_profiles_is_stated() {
+        assert_eq!(Config::default().spare_warning().unwrap(), None);
+        assert_eq!(scaled("16GiB").spare_warning().unwrap(), None);
+        let mut c = Config::default();
+        c.set("user_capacity_bytes", "2GiB").unwrap();
+        let w = c.spare_warning().unwrap().expect("99 % spare");
+        assert!(w.starts_with("spare area is 99.2 % of the NAND") && w.contains("set `capacity`"), "{w}");
+        // Too small for one plane of the blocks the FTL needs: the spare rises, and says so.
+        let mut c = Config::default();
+        c.set("capacity", "64MiB").unwrap();
+        let w = c.spare_warning().unwrap().expect("more spare than the profile's");
+        assert!(w.contains("not the profile's 6.9 %") && w.contains("one plane of 128 blocks"), "{w}");
+        assert_eq!(c.resolved().unwrap().planes_per_die, 1);
     }
 
     #[test]
@@ -898,7 +1181,7 @@ mod tests {
         c.set("gc_policy", "random").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "gc_policy");
         let mut c = Config::default();
-        c.set("user_capacity_bytes", "300G").unwrap();
+        c.set("user_capacity_bytes", "300GB").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "user_capacity_bytes");
         let mut c = Config::default();
         c.set("page_size_bytes", "6000").unwrap();

@@ -349,6 +349,7 @@ pub struct Device {
 impl Device {
     /// A fresh drive; `seed` drives the FTL's random choices (d-choices GC).
     pub fn new(cfg: &Config, track_payload: bool, seed: u64) -> Result<Self, ConfigError> {
+        let cfg = &cfg.resolved()?;
         let geo = cfg.validate()?;
         let ftl = Ftl::with_seed(&geo, track_payload, seed);
         let program_bytes = geo.units_per_program as u64 * UNIT_BYTES;

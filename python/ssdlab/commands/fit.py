@@ -76,7 +76,7 @@ examples:
   ssdlab fit m1 --scale 0.25 --evals 200 --out twin
   ssdlab consistency --target sim:twin/fitted.toml --out check
   ssdlab fit examples/fill-neo-forza-nfp075-1tb.csv --capacity 1TB --base tlc-direct --scale 0.03125 \\
-      --key slc_dynamic_max_bytes=4G:100G:log --key slc_t_prog_us=100:600:log \\
+      --key slc_dynamic_max_bytes=4GB:100GB:log --key slc_t_prog_us=100:600:log \\
       --key t_prog_us=500:2000:log --key slc_fold_units_per_write=0:0.5 --evals 100 --out nfp075"""
 
 

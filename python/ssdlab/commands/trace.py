@@ -24,8 +24,8 @@ from ..procedures import declare
 from ..procedures.declare import MAX_SPANS, at_most, number, size
 from ..units import MAX_BS_BYTES, MAX_SIZE_BYTES
 
-UNITS = """units: offsets and sizes are bytes (SIZE arguments accept 4096, 4KiB, 1MiB, 256GiB; K/M/G/T are
-powers of 1000, KiB/MiB/GiB/TiB powers of 1024); times are ns. Sector-based formats (blkparse,
+UNITS = """units: offsets and sizes are bytes (SIZE arguments accept 4096, 4KiB, 1MiB, 256GiB, 256GB; K/M/G/T and
+KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000); times are ns. Sector-based formats (blkparse,
 disksim, mqsim, spc, jedec, vscsi) count 512 B sectors and are converted to bytes on reading."""
 
 

@@ -23,12 +23,13 @@ import dataclasses
 import importlib
 import math
 import pkgutil
+import sys
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any, Callable
 
 from ..errors import UserError
-from ..units import parse_size, parse_time_s
+from ..units import parse_size, parse_time_s, round_to
 
 #: Dataclass field metadata key holding a field's :class:`Param`.
 _KEY = "ssdlab.param"
@@ -125,12 +126,21 @@ def like(params_cls, name: str, **changes) -> Any:
     return dataclasses.field(default=default, metadata={_KEY: dataclasses.replace(f.metadata[_KEY], **changes)})
 
 
+class TypedSize(int):
+    """A byte count read from the command line that keeps the ``text`` typed, for messages."""
+
+    text: str
+
+
 def size(text: str) -> int:
-    """A byte count from the command line (:func:`ssdlab.units.parse_size`)."""
+    """A byte count from the command line (:func:`ssdlab.units.parse_size`), as a
+    :class:`TypedSize`."""
     try:
-        return parse_size(text)
+        n = TypedSize(parse_size(text))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    n.text = text
+    return n
 
 
 def number(kind: type = float, low: float | None = None, high: float | None = None, *, low_open: bool = False,
@@ -147,7 +157,7 @@ def number(kind: type = float, low: float | None = None, high: float | None = No
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if kind is int else 'a number'}") \
                 from None
-        bad = _problem(rng, v)
+        bad = _problem(rng, v, typed=getattr(v, "text", None))
         if bad:
             raise argparse.ArgumentTypeError(bad)
         return v
@@ -235,7 +245,7 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
         if p.range_text():
             extra.append(f"must be {p.range_text()}{_unit(p)}")
         if p.multiple_of:
-            extra.append(f"a multiple of {p.multiple_of}")
+            extra.append(f"{'rounded to ' if parse is size else ''}a multiple of {p.multiple_of}")
         if getattr(parse, "__name__", "") == "time":
             extra.append("or with a unit: 500ms, 90s, 10m, 1h")
         text = f"{p.help} ({'; '.join(extra)})"
@@ -245,14 +255,24 @@ def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
 
 class _Checked(argparse.Action):
     """Stores a declared number (also a size) after its range check, so a value out of range
-    is an error naming the option as :func:`check` words it, before any file is read or run."""
+    is an error naming the option as :func:`check` words it, before any file is read or run.
+    A size (:class:`TypedSize`) that must be a multiple of a unit (``multiple_of``) is first
+    rounded to the nearest (:func:`ssdlab.units.round_to`) with a note on stderr naming the
+    option, the text typed and the bytes used; its errors echo the text typed."""
 
     def __init__(self, *args, param: Param, **kw):
         super().__init__(*args, **kw)
         self.param = param
 
     def __call__(self, parser, namespace, values, option_string=None):
-        bad = _problem(self.param, values)
+        typed = getattr(values, "text", None)
+        if typed is not None:
+            values, step = int(values), self.param.multiple_of
+            if step and round_to(values, step) != values:
+                print(f"ssdlab: note: {option_string} {typed}: {values} bytes is not a multiple of {step}; "
+                      f"using {round_to(values, step)} bytes", file=sys.stderr)
+                values = round_to(values, step)
+        bad = _problem(self.param, values, typed=typed)
         if bad:
             parser.error(f"{option_string} {bad}")
         setattr(namespace, self.dest, values)
@@ -262,18 +282,20 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _problem(p: Param, v) -> str | None:
+def _problem(p: Param, v, typed: str | None = None) -> str | None:
     """"V: must be in [lo, hi] unit" (or "a whole multiple of N") when the number ``v`` is
     not finite, outside ``p``'s range or not a multiple it must be; None when it is fine or
-    not a number. Whole numbers of any size compare exactly."""
+    not a number. V is ``typed``, the text the user gave, where there is one (with the
+    value it reads as where that differs). Whole numbers of any size compare exactly."""
     if not _is_number(v):
         return None
+    shown = _num(v) if typed is None or typed.strip() == _num(v) else f"{typed} (= {_num(v)}{_unit(p)})"
     lo, hi = p.low, p.high
     if (isinstance(v, float) and not math.isfinite(v)) or (lo is not None and (v <= lo if p.low_open else v < lo)) or (
             hi is not None and (v >= hi if p.high_open else v > hi)):
-        return f"{_num(v)}: must be {p.range_text()}{_unit(p)}"
+        return f"{shown}: must be {p.range_text()}{_unit(p)}"
     if p.multiple_of and v % p.multiple_of:
-        return f"{_num(v)}: must be a whole multiple of {p.multiple_of}{_unit(p)}"
+        return f"{shown}: must be a whole multiple of {p.multiple_of}{_unit(p)}"
     return None
 
 

@@ -321,5 +321,5 @@ TEST = Test(
                 "summary.json (stages: average/min/max MB/s per sweep; tables), sweeps.parquet/.csv (one column per "
                 "stage and direction), fill/torture series, the overlay plots recovery_write/recovery_read (MB/s vs "
                 "position, one line per stage), recovery_stages and report.html. Sizes: bytes or 4KiB, 128KiB, "
-                "64MiB, 8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+                "64MiB, 8GB (the size rule below).",
     params=RecoveryParams, plan=plan, run=run, show=show, headline=headline)

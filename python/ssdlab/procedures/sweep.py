@@ -381,6 +381,6 @@ TEST = Test(
                 "sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and measure read MB/s. "
                 "The write pass writes the drive: it is itself a sequential write workload. Writes summary.json "
                 "(average/min/max MB/s per direction), sweep.parquet/.csv (zone, position_pct, offset_bytes, "
-                "write_mbps, read_mbps), sweep.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, 8G "
-                "(K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+                "write_mbps, read_mbps), sweep.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, 8GB "
+                "(the size rule below).",
     params=SweepParams, plan=plan, run=run, show=show, headline=headline)

@@ -223,5 +223,5 @@ TEST = Test(
                 "and invalid data, no TRIM); and on that drive after a TRIM of the span. Writes summary.json "
                 "(new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series per state (new, "
                 "used, trimmed), the bar table used.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, "
-                "8G (K/M/G powers of 1000, KiB/MiB/GiB powers of 1024).",
+                "8GB (the size rule below).",
     params=UsedParams, plan=plan, run=run, show=show, headline=headline)

@@ -1644,7 +1644,7 @@ def _empty_series() -> dict[str, np.ndarray]:
 class LoopTarget(FioTarget):
     """``loop:SIZE``: a loop device over a sparse temp file, made now and removed by :meth:`close`.
 
-    Arguments: ``size`` (``"8G"``, ``"512M"``: binary units, see :func:`ssdlab.targets.loop.parse_size`,
+    Arguments: ``size`` (``"8G"``, ``"8GB"``, ``"512MiB"``: see :func:`ssdlab.targets.loop.parse_size`,
     or bytes), ``workdir``, ``dry_run`` (nothing is created; job files say ``/dev/loopN``),
     ``directory`` (where the backing file goes; default ``$SSDLAB_LOOP_DIR`` or the temp dir),
     ``purge_method``, ``fio``. The fresh device is ours, so no ``--destroy-data`` is needed,

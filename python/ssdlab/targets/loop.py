@@ -7,10 +7,10 @@ TRIM/discard on the loop device punches holes in the backing file, so it really 
 (the file's allocated blocks drop), which is what the TRIM tests look for.
 
 SIZE is read as every size on the command line (:func:`ssdlab.units.parse_size`): ``K``,
-``M``, ``G``, ``T`` are powers of 1000 (``loop:1G`` = 10^9 bytes), ``KiB``, ``MiB``, ``GiB``,
-``TiB`` powers of 1024, a bare number is bytes. A loop device holds whole 4096-byte blocks, so a
-size that is not a multiple of 4096 bytes is **rounded down** to one (``loop:1G`` gives
-999,997,440 bytes; ``loop:1GiB`` and ``loop:8G`` are exact); the device's :meth:`LoopDevice.info`
+``M``, ``G``, ``T`` and ``KiB``, ``MiB``, ``GiB``, ``TiB`` are powers of 1024 (``loop:1G`` =
+2^30 bytes), ``KB``, ``MB``, ``GB``, ``TB`` powers of 1000, a bare number is bytes. A loop
+device holds whole 4096-byte blocks, so a size that is not a multiple of 4096 bytes is
+**rounded down** to one (``loop:1GB`` gives 999,997,440 bytes; ``loop:1G`` and ``loop:8GB`` are exact); the device's :meth:`LoopDevice.info`
 (``loop`` in the target's description, summary.json) then gives both sizes and says so. It must
 be at least 1 MiB. The backing file's filesystem must have SIZE bytes free, because the tests
 fill the whole device.
@@ -94,14 +94,15 @@ class LoopSize(int):
 
 
 def parse_size(text: str | int, *, what: str = "size") -> LoopSize:
-    """The size of a loop device from ``"8G"``, ``"256MiB"``, ``"1.5G"`` or a byte count
-    (:func:`ssdlab.units.parse_size`: K/M/G/T powers of 1000, KiB/MiB/GiB/TiB powers of 1024),
+    """The size of a loop device from ``"8G"``, ``"256MiB"``, ``"1.5GB"`` or a byte count
+    (:func:`ssdlab.units.parse_size`: K/M/G/T and KiB/MiB/GiB/TiB powers of 1024, KB/MB/GB/TB
+    powers of 1000),
     rounded down to a multiple of 4096 bytes. ValueError, starting with ``what``, if it is not a
     size or below 1 MiB."""
     try:
         n = units.parse_size(text)
     except ValueError as e:
-        raise ValueError(f"{what} {e}; e.g. loop:8G (8 x 10^9 bytes) or loop:512MiB") from None
+        raise ValueError(f"{what} {e}; e.g. loop:8G (8 x 2^30 bytes) or loop:8GB (8 x 10^9)") from None
     size = LoopSize(n)
     if size < MIN_BYTES:
         raise ValueError(f"{what} {text!r} = {n} bytes: a loop device needs at least 1MiB ({MIN_BYTES} bytes)")

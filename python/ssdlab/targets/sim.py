@@ -142,6 +142,7 @@ class SimTarget:
             "profile": self.profile.values,
             "geometry": self.profile.geometry,
             "seed": self.seed,
+            **({"spare_warning": self.profile.geometry["spare_warning"]} if "spare_warning" in self.profile.geometry else {}),
         }
 
     def counters(self) -> dict:
