@@ -37,18 +37,22 @@ PUBLISHED = {
 #: Phases the NAND cannot reproduce as published: the qlc drive's fast tier is its static SLC
 #: cache, and 2 TiB of QLC holding 2 TB of user data and the FTL's reserve has room for at most
 #: ``geometry["slc_static_max_bytes"]`` of it (48 GB; a block in SLC mode holds a quarter of its
-#: native bytes), not the review's 54 GB: the tier ends there. Profile -> phase index.
+#: native bytes), not the review's 54 GB; the profile keeps 44 GB so that its FTL has about 1 %
+#: of spare blocks to collect with: the tier ends at the profile's static cache. Profile ->
+#: phase index.
 STATIC_TIER = {"qlc": 0}
 
 
 def expected_end_gb(name: str, phase: int, published_gb: float) -> float:
     """Where phase ``phase`` of the full-size drive should end [GB]: as published, or for a
-    static tier beyond what the NAND holds, at the largest static cache that fits."""
+    static tier beyond what the NAND holds, at the profile's static cache (which must fit)."""
     if STATIC_TIER.get(name) != phase:
         return published_gb
-    largest_gb = load_profile(name).geometry["slc_static_max_bytes"] / 1e9
+    profile = load_profile(name)
+    largest_gb = profile.geometry["slc_static_max_bytes"] / 1e9
     assert published_gb > 1.1 * largest_gb, f"{name}: the published {published_gb} GB fits the NAND; test it as published"
-    return largest_gb
+    assert profile.values["slc_static_bytes"] / 1e9 <= largest_gb
+    return profile.values["slc_static_bytes"] / 1e9
 
 
 def scaled(name: str) -> list[str]:

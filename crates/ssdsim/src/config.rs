@@ -837,18 +837,23 @@ impl Config {
                 planes /= 2;
             }
         }
-        let blocks_per_plane = ((target_blocks / (channels * dies * planes) as f64).round() as u64).max(floor);
         let scaled = |bytes: u64, step: u64| match bytes {
             0 => 0,
             b => ((b as f64 * ratio / step as f64).round() as u64).max(1) * step,
         };
+        // The FTL's blocks per plane, and beside them the blocks the scaled static SLC cache
+        // takes in SLC mode.
+        let pools = channels * dies * planes;
+        let slc_static_bytes = scaled(self.slc_static_bytes, UNIT_BYTES);
+        let slc_blocks = slc::static_blocks_per_plane(slc_static_bytes / UNIT_BYTES, own.slots_per_block as u64, self.cell_bits, pools);
+        let blocks_per_plane = ((target_blocks / pools as f64).round() as u64).max(floor) + slc_blocks;
         let drive = Config {
             channels,
             dies_per_channel: dies,
             planes_per_die: planes,
             blocks_per_plane,
             user_capacity_bytes: self.capacity,
-            slc_static_bytes: scaled(self.slc_static_bytes, UNIT_BYTES),
+            slc_static_bytes,
             slc_dynamic_max_bytes: scaled(self.slc_dynamic_max_bytes, UNIT_BYTES),
             map_cache_bytes: scaled(self.map_cache_bytes, self.map_page_bytes),
             map_sram_bytes: scaled(self.map_sram_bytes, self.map_page_bytes),
