@@ -57,6 +57,7 @@ bench: setup
 	$(PY) benches/bench_long_run.py
 	$(PY) benches/bench_todays_drives.py
 	$(PY) benches/bench_archetypes.py
+	$(PY) benches/bench_profile_rows.py
 	$(PY) benches/bench_fit_coverage.py
 	$(PY) benches/records.py render
 
