@@ -61,7 +61,7 @@ impl DriveFs {
                 }
                 // The series is not read here: its final intervals are dropped as they come, so
                 // memory stays flat however long the emulator runs.
-                if c.commands() % 65_536 == 0 {
+                if c.commands().is_multiple_of(65_536) {
                     st.sim.take_final_intervals();
                 }
                 Some(d.clock.wall(s.done_ns))
@@ -152,8 +152,11 @@ impl Filesystem for DriveFs {
             reply.error(Errno::EISDIR);
             return;
         }
-        // No page cache: every request reaches the drive. Direct writes may run in parallel.
-        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES);
+        // No page cache: every request reaches the drive. Direct writes may run in parallel. No
+        // flush request on close(): the emulator's own process holds the file open (under its
+        // loop device), and a SIGKILLed process closing it would wait forever for a reply from
+        // its own dead threads.
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES | FopenFlags::FOPEN_NOFLUSH);
     }
 
     #[allow(clippy::too_many_arguments)]

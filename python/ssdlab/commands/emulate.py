@@ -145,12 +145,23 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-def _mounted(path: Path) -> bool:
-    """Whether something is mounted at ``path`` (a dead FUSE mount too, which stat cannot see)."""
+def _mount_device(path: Path) -> str | None:
+    """``MAJOR:MINOR`` of what is mounted at ``path`` (a dead FUSE mount too, which stat cannot
+    see), or None if nothing is."""
     target = os.fsencode(path).replace(b" ", b"\\040")
     try:
         with open("/proc/self/mountinfo", "rb") as f:
-            return any(line.split()[4] == target for line in f)
+            return next((line.split()[2].decode() for line in f if line.split()[4] == target), None)
+    except OSError:
+        return None
+
+
+def _abort_fuse(device: str) -> bool:
+    """Aborts the FUSE connection of the filesystem on ``device`` (MAJOR:MINOR): requests
+    waiting for its dead server fail at once. True if there was one."""
+    try:
+        Path(f"/sys/fs/fuse/connections/{device.split(':')[1]}/abort").write_text("1")
+        return True
     except OSError:
         return False
 
@@ -179,11 +190,14 @@ def sweep_stale() -> list[str]:
         if ticks is not None and ticks == state.get("start_ticks", ticks):
             continue  # still running (the same process: a reused pid starts at another time)
         mnt = home / "mnt"
+        fuse = _mount_device(mnt)
+        if fuse and _abort_fuse(fuse):
+            done.append(f"aborted the FUSE connection of {mnt}")
         for device, backing in _loop_backing_files().items():
             if backing.startswith(f"{mnt}/"):
                 subprocess.run(["losetup", "-d", device], capture_output=True)
                 done.append(f"detached {device}")
-        if _mounted(mnt):
+        if fuse:
             try:
                 _umount_lazy(mnt)
                 done.append(f"unmounted {mnt}")
