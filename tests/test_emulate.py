@@ -143,6 +143,28 @@ def test_a_stop_signal_leaves_nothing_behind_even_under_io(tmp_path, sig):
     assert_nothing_left(run_dir)
 
 
+def test_a_stop_waits_while_a_filesystem_on_the_device_is_mounted(tmp_path):
+    run_dir = tmp_path / "run"
+    proc, device = _start(run_dir)
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        with mounted([device], tmp_path / "fs") as fs:
+            (fs / "x").write_text("kept")
+            proc.send_signal(signal.SIGINT)
+            time.sleep(1.5)
+            assert proc.poll() is None, "the emulator stopped under a mounted filesystem"
+            assert (fs / "x").read_text() == "kept"
+            subprocess.run(["umount", str(fs)], check=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
+    assert f"{device} is still in use" in err
+    assert_nothing_left(run_dir)
+
+
 def test_after_a_sigkill_the_next_start_cleans_up(tmp_path):
     run_dir = tmp_path / "run"
     proc, device = _start(run_dir)
