@@ -180,16 +180,21 @@ def test_after_a_sigkill_the_next_start_cleans_up(tmp_path):
         assert _mounts_under(run_dir) == [str(p) for p in run_dir.glob("emu-*/mnt")], "only its own mount is left"
 
 
-def test_reads_do_not_complete_before_their_simulated_time(tmp_path):
+def test_reads_do_not_complete_before_their_simulated_time_and_queue_up(tmp_path):
     """A 2 ms page read: every QD1 4 KiB random read of written data takes at least that long
-    on the wall clock (the emulator answers at the simulated completion time, never early)."""
+    on the wall clock (the emulator answers at the simulated completion time, never early);
+    at QD16 the reads are in flight together (the drive's 16 dies serve them in parallel), so
+    a slow completion does not hold back the others."""
     t_read_us = 2000
     with emulator(tmp_path / "run", "--set", f"t_read_us={t_read_us}") as device:
         _fio(device, "--rw=write", "--bs=128k", "--iodepth=8", "--size=8M")
-        job = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=1", "--size=8M", "--time_based", "--runtime=2")
-    clat = job["read"]["clat_ns"]
-    assert job["read"]["total_ios"] > 50
+        qd1 = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=1", "--size=8M", "--time_based", "--runtime=2")
+        qd16 = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=16", "--size=8M", "--time_based", "--runtime=2")
+    clat = qd1["read"]["clat_ns"]
+    assert qd1["read"]["total_ios"] > 50
     assert clat["min"] >= t_read_us * 1000, f"a read completed after {clat['min']} ns, before the {t_read_us} us page read"
+    assert qd16["read"]["clat_ns"]["min"] >= t_read_us * 1000
+    assert qd16["read"]["iops"] > 4 * qd1["read"]["iops"], (qd1["read"]["iops"], qd16["read"]["iops"])
 
 
 @pytest.mark.parametrize("data, problem", [

@@ -52,8 +52,9 @@ impl Emulator {
     }
 
     /// What it has served: reads, writes, trims, flushes (commands), read_bytes, write_bytes,
-    /// trim_bytes, errors (requests failed), replies (sent), max_late_s (the most a reply was
-    /// sent after its completion time [s]), error (the simulator's first refusal, or None).
+    /// trim_bytes, errors (requests failed), replies (sent), mean_late_s and max_late_s (how
+    /// long after its completion time a reply was sent: on average and at most [s]), error (the
+    /// simulator's first refusal, or None).
     fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (c, error) = self.server.counts();
         let sent = self.server.sent();
@@ -62,6 +63,7 @@ impl Emulator {
         for (name, v) in [("reads", k.reads), ("writes", k.writes), ("trims", k.trims), ("flushes", k.flushes), ("read_bytes", k.read_bytes), ("write_bytes", k.write_bytes), ("trim_bytes", k.trim_bytes), ("errors", c.errors), ("replies", sent.replies)] {
             d.set_item(name, v)?;
         }
+        d.set_item("mean_late_s", sent.late_ns as f64 / 1e9 / sent.replies.max(1) as f64)?;
         d.set_item("max_late_s", sent.max_late_ns as f64 / 1e9)?;
         d.set_item("error", error)?;
         Ok(d)

@@ -70,8 +70,9 @@ struct Queue {
     heap: BinaryHeap<Entry>,
     seq: u64,
     stop: bool,
-    /// Replies sent, and the latest any was sent after its time [ns].
+    /// Replies sent, and how late after their time [ns]: in all, and the most.
     sent: u64,
+    late_ns: u64,
     max_late_ns: u64,
 }
 
@@ -81,10 +82,11 @@ pub struct Completer {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Replies sent and the most one was late [ns] (sent after its completion time).
+/// Replies sent, and how late after their completion time [ns]: in all, and the most.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sent {
     pub replies: u64,
+    pub late_ns: u64,
     pub max_late_ns: u64,
 }
 
@@ -116,7 +118,7 @@ impl Completer {
 
     pub fn sent(&self) -> Sent {
         let q = self.shared.0.lock().expect("the completion queue's lock");
-        Sent { replies: q.sent, max_late_ns: q.max_late_ns }
+        Sent { replies: q.sent, late_ns: q.late_ns, max_late_ns: q.max_late_ns }
     }
 
     /// Sends every held reply now (with an error: their time has not come) and ends the thread.
@@ -147,7 +149,9 @@ fn run(shared: &(Mutex<Queue>, Condvar)) {
         let now = Instant::now();
         while q.heap.peek().is_some_and(|e| e.at <= now) {
             let e = q.heap.pop().expect("peeked");
-            q.max_late_ns = q.max_late_ns.max((now - e.at).as_nanos() as u64);
+            let late_ns = (now - e.at).as_nanos() as u64;
+            q.late_ns += late_ns;
+            q.max_late_ns = q.max_late_ns.max(late_ns);
             due.push(e.reply);
         }
         if !due.is_empty() {

@@ -267,7 +267,8 @@ def run(args) -> int:
     if emu is not None:
         c = emu.counts()
         print(f"stopped: {c['reads']} reads, {c['writes']} writes, {c['trims']} discards, {c['flushes']} flushes served; "
-              f"{c['errors']} failed; latest reply {c['max_late_s'] * 1e6:.0f} us after its simulated completion time")
+              f"{c['errors']} failed; replies {c['mean_late_s'] * 1e6:.0f} us (at most {c['max_late_s'] * 1e6:.0f} us) "
+              f"after their simulated completion time")
     return 0 if clean else 1
 
 
