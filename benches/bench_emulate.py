@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,8 +54,8 @@ def run(sets: list[str], duration_s: float, qd: int) -> dict:
             emu.send_signal(signal.SIGINT)
             out, err = emu.communicate(timeout=60)
         late = [line for line in out.splitlines() if line.startswith("stopped: ")]
-        words = late[-1].split("; replies ")[1].split() if late else []
-        mean_late_us, max_late_us = (float(words[0]), float(words[3])) if words else (None, None)
+        m = re.search(r"replies (\d+) us \(at most (\d+) us\)", late[-1]) if late else None
+        mean_late_us, max_late_us = (int(m.group(1)), int(m.group(2))) if m else (None, None)
         return {"iops": round(write["iops"]), "clat_mean_us": round(write["clat_ns"]["mean"] / 1000, 1),
                 "mean_late_us": mean_late_us, "max_late_us": max_late_us, "exit": emu.returncode}
 
