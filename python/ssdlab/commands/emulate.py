@@ -60,17 +60,21 @@ Example: ssdlab emulate default --set blocks_per_plane=64 --set pages_per_block=
 
 
 def register(subparsers, add_target_args) -> None:
-    p = subparsers.add_parser("emulate", help="serve a simulated drive as a real block device (/dev/loopN) until Ctrl-C",
-                              description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("emulate",
+                              help="serve a simulated drive as a real block device (/dev/loopN) until Ctrl-C",
+                              description=DESCRIPTION, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("profile", nargs="?", default="default",
-                   help="the drive: a built-in profile name or a .toml path (sim:PROFILE also accepted; default: %(default)s)")
+                   help="the drive: a built-in profile name or a .toml path (sim:PROFILE also accepted; "
+                        "default: %(default)s)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override one profile key (repeatable), e.g. --set user_capacity_bytes=2GiB; "
                         "`ssdlab profiles --keys` lists keys and units")
     p.add_argument("--seed", type=parse_seed, default=1, metavar="N",
                    help="random seed in [0, 2^63-1] of the simulated drive (default: %(default)s)")
     p.add_argument("--data", default="none", metavar="MODE",
-                   help="where written data is kept: none (reads return zeros), memory, file:PATH (default: %(default)s)")
+                   help="where written data is kept: none (reads return zeros), memory, file:PATH "
+                        "(default: %(default)s)")
     p.set_defaults(func=run)
 
 
@@ -83,7 +87,8 @@ def run_dir() -> Path:
 def check_host() -> None:
     """Root, /dev/fuse and loop devices; UserError saying what to do otherwise."""
     if os.geteuid() != 0:
-        raise UserError("ssdlab emulate needs root (it mounts a FUSE filesystem and attaches a loop device); run it as root")
+        raise UserError("ssdlab emulate needs root (it mounts a FUSE filesystem and attaches a loop device); "
+                        "run it as root")
     if not os.path.exists("/dev/fuse"):
         raise UserError("/dev/fuse is missing: load the FUSE module (modprobe fuse) or install fuse3 "
                         "(apt-get install fuse3); in a container, pass --device /dev/fuse")
@@ -107,22 +112,20 @@ def parse_data(text: str, capacity_bytes: int) -> tuple[str, str | None]:
     """(mode, path) of ``--data TEXT`` for a drive of ``capacity_bytes``; UserError when the
     mode is unknown or cannot hold the capacity."""
     mode, _, path = text.partition(":")
-    if (mode in ("none", "memory") and not path) or (mode == "file" and path):
-        pass
-    else:
+    if not ((mode in ("none", "memory") and not path) or (mode == "file" and path)):
         raise UserError(f"--data {text}: expected none, memory or file:PATH")
     need = format_size(capacity_bytes)
     if mode == "memory":
         avail = _mem_available_bytes()
         if avail is not None and capacity_bytes > avail:
-            raise UserError(f"--data memory: the drive's {capacity_bytes} bytes ({need}) do not fit in the {avail} bytes "
-                            f"of memory available (MemAvailable, /proc/meminfo): use --data file:PATH, --data none "
-                            f"(timing only), or a smaller drive (--set user_capacity_bytes=SIZE)")
+            raise UserError(f"--data memory: the drive's {capacity_bytes} bytes ({need}) do not fit in the "
+                            f"{avail} bytes of memory available (MemAvailable, /proc/meminfo): use --data file:PATH, "
+                            f"--data none (timing only), or a smaller drive (--set user_capacity_bytes=SIZE)")
     if mode == "file":
         p = Path(path).absolute()
         if p.exists():
-            raise UserError(f"--data file:{path}: the file exists; the emulated drive starts empty and removes its file "
-                            f"on exit: name a new file")
+            raise UserError(f"--data file:{path}: the file exists; the emulated drive starts empty and removes "
+                            f"its file on exit: name a new file")
         if not p.parent.is_dir():
             raise UserError(f"--data file:{path}: directory {p.parent} does not exist")
         vfs = os.statvfs(p.parent)
@@ -257,7 +260,7 @@ def run(args) -> int:
     except KeyboardInterrupt:
         pass  # the way to stop it
     finally:
-        clean = _teardown(emu, loop, mnt, _sysfs)
+        clean = _teardown(emu, loop, mnt, lambda device: _sysfs(device, "backing_file"))
         if clean:
             for p in (home / "state.json", mnt, home):
                 try:
@@ -266,8 +269,9 @@ def run(args) -> int:
                     pass
     if emu is not None:
         c = emu.counts()
-        print(f"stopped: {c['reads']} reads, {c['writes']} writes, {c['trims']} discards, {c['flushes']} flushes served; "
-              f"{c['errors']} failed; replies {c['mean_late_s'] * 1e6:.0f} us (at most {c['max_late_s'] * 1e6:.0f} us) "
+        print(f"stopped: {c['reads']} reads, {c['writes']} writes, {c['trims']} discards, {c['flushes']} flushes "
+              f"served; {c['errors']} failed; replies {c['mean_late_s'] * 1e6:.0f} us "
+              f"(at most {c['max_late_s'] * 1e6:.0f} us) "
               f"after their simulated completion time")
     return 0 if clean else 1
 
@@ -284,13 +288,18 @@ def _serve(emu) -> None:
             told = True
 
 
-def _teardown(emu, loop, mnt: Path, sysfs) -> bool:
+def _teardown(emu, loop, mnt: Path, backing_file) -> bool:
     """Detaches the loop device (waiting while something else holds it open, until a second
-    stop request), unmounts and stops the server. True when nothing is left behind."""
+    stop request), unmounts and stops the server. True when nothing is left behind.
+    ``backing_file(device)``: the file loop device ``device`` is attached over, or None."""
     if loop is not None and loop.path is not None:
-        device = loop.path
+        device, image = loop.path, os.path.realpath(loop.backing_file)
         loop.close()
-        if sysfs(device, "backing_file") is not None and not _wait_released(device, sysfs):
+
+        def attached() -> bool:  # still over our drive's file (another file there is not ours)
+            return backing_file(device) == image
+
+        if attached() and not _wait_released(device, attached):
             # Given up: the mount goes now (lazily); the kernel fails the device's requests once
             # this process ends, and detaches it when its holder closes it.
             print(f"ssdlab emulate: left {device} to be detached when its holder closes it; its requests now fail",
@@ -309,12 +318,13 @@ def _teardown(emu, loop, mnt: Path, sysfs) -> bool:
     return True
 
 
-def _wait_released(device: str, sysfs) -> bool:
-    """Waits until ``device`` is detached (its holder closed it); False on a stop request."""
+def _wait_released(device: str, attached) -> bool:
+    """Waits until ``device`` is detached (its holder closed it: ``attached()`` is false);
+    False on a stop request."""
     print(f"ssdlab emulate: {device} is still in use (mounted, or open in a program): the drive serves until it is "
           f"closed (umount it); Ctrl-C again to stop anyway", file=sys.stderr, flush=True)
     try:
-        while sysfs(device, "backing_file") is not None:
+        while attached():
             time.sleep(0.2)
     except KeyboardInterrupt:
         return False
