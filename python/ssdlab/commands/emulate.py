@@ -161,12 +161,23 @@ def _mount_device(path: Path) -> str | None:
 
 def _abort_fuse(device: str) -> bool:
     """Aborts the FUSE connection of the filesystem on ``device`` (MAJOR:MINOR): requests
-    waiting for its dead server fail at once. True if there was one."""
+    waiting for its dead server (a loop device's, say) fail at once instead of never. Mounts
+    the FUSE control filesystem for it if it is not (and unmounts it after). True if there
+    was such a connection."""
+    connections = Path("/sys/fs/fuse/connections")
+    abort = connections / device.split(":")[1] / "abort"
+    mounted_here = False
+    if not abort.exists() and not os.path.ismount(connections):
+        mounted_here = subprocess.run(["mount", "-t", "fusectl", "none", str(connections)],
+                                      capture_output=True).returncode == 0
     try:
-        Path(f"/sys/fs/fuse/connections/{device.split(':')[1]}/abort").write_text("1")
+        abort.write_text("1")
         return True
     except OSError:
         return False
+    finally:
+        if mounted_here:
+            subprocess.run(["umount", str(connections)], capture_output=True)
 
 
 def _umount_lazy(path: Path) -> None:
