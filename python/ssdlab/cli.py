@@ -28,7 +28,7 @@ from .units import SIZE_RULE
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
 COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
-                              "ssdlab.commands.trace", "ssdlab.commands.grid", "ssdlab.commands.fit"]
+                              "ssdlab.commands.trace", "ssdlab.commands.grid", "ssdlab.commands.fit", "ssdlab.commands.emulate"]
 
 EPILOG = ("Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE (a throwaway loop device; "
           "SIZE rounded down to a multiple of 4096 bytes: loop:1GB = 999997440 bytes, loop:1G exact). "

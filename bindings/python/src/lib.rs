@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+mod emulate;
 mod trace;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
@@ -937,5 +938,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Most intervals a phase's series may hold: a timed phase of more is refused.
     m.add("MAX_SERIES_INTERVALS", ssdsim::MAX_SERIES_INTERVALS)?;
     trace::register(m)?;
+    emulate::register(m)?;
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! A page-mapped FTL ([`ftl`]) over a NAND geometry with spare area, greedy or FIFO
 //! garbage collection, TRIM, and a timed device model ([`device`]: DRAM write buffer,
 //! channels, dies, host link, controller) driven by a closed-loop host at a queue depth
-//! ([`sim`]) running fio-like jobs and workloads ([`workload`]), or replaying a trace
-//! ([`replay`]). Every host I/O gets a completion time, so per-second IOPS and latency
+//! ([`sim`]) running fio-like jobs and workloads ([`workload`]), replaying a trace
+//! ([`replay`]), or taking commands one at a time at times its caller chooses ([`online`]). Every host I/O gets a completion time, so per-second IOPS and latency
 //! percentiles come out of the model ([`stats`]). Deterministic for a given seed.
 //!
 //! Units: time is [`time::Ns`] (u64 nanoseconds) everywhere; addresses and sizes inside the
@@ -27,6 +27,7 @@ pub mod device;
 pub mod ftl;
 pub mod map_cache;
 pub mod mem;
+pub mod online;
 pub mod replay;
 /// Deterministic random numbers (the shared `ssdrng` crate).
 pub use ssdrng as rng;
@@ -37,6 +38,7 @@ pub mod time;
 pub mod workload;
 
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
+pub use online::{OnlineState, Submitted};
 pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
 pub use sim::{Job, Pattern, Progress, Simulation, MAX_SERIES_INTERVALS};
 pub use stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, PhaseReport, Snapshot};

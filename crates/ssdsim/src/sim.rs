@@ -160,7 +160,7 @@ pub(crate) struct Completions {
 const MAX_SHIFT: usize = 32;
 
 impl Completions {
-    fn new(qd: usize) -> Self {
+    pub(crate) fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
         Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
     }
@@ -172,7 +172,7 @@ impl Completions {
 
     /// Adds a completion; at most `qd` may be outstanding.
     #[inline]
-    fn push(&mut self, t: Ns, tag: u64) {
+    pub(crate) fn push(&mut self, t: Ns, tag: u64) {
         debug_assert!(self.len() < self.buf.len());
         // Its place in the ring (rarely before the end: completions mostly come in order).
         let mut i = self.len;
@@ -201,7 +201,7 @@ impl Completions {
 
     /// Time of the earliest completion (0 when empty).
     #[inline]
-    fn earliest_ns(&self) -> Ns {
+    pub(crate) fn earliest_ns(&self) -> Ns {
         if self.ring_first() {
             self.buf[self.at(0)].0
         } else {
@@ -210,13 +210,13 @@ impl Completions {
     }
 
     #[inline]
-    fn pop(&mut self) -> Option<(Ns, u64)> {
+    pub(crate) fn pop(&mut self) -> Option<(Ns, u64)> {
         (self.len() > 0).then(|| self.pop_front())
     }
 
     /// Removes the earliest completion; the queue must not be empty.
     #[inline]
-    fn pop_front(&mut self) -> (Ns, u64) {
+    pub(crate) fn pop_front(&mut self) -> (Ns, u64) {
         debug_assert!(self.len() > 0);
         if !self.ring_first() {
             let Reverse(e) = self.early.pop().expect("a completion outstanding");
@@ -229,7 +229,7 @@ impl Completions {
     }
 
     #[inline]
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len + self.early.len()
     }
 }
@@ -610,11 +610,11 @@ pub const MAX_SERIES_INTERVALS: u64 = 5_000_000;
 
 /// The per-interval series of a running phase or replay.
 #[derive(Default)]
-struct Series {
+pub(crate) struct Series {
     start_ns: Ns,
     interval_ns: Ns,
     /// Submission time at which the next snapshot is due (start + snapshots × interval).
-    next_snapshot_ns: Ns,
+    pub(crate) next_snapshot_ns: Ns,
     /// Series interval of the latest completion: its index and start time (`Ns::MAX` before
     /// the first completion and after intervals close, so the next completion looks its
     /// interval and `slot` up again).
@@ -879,7 +879,7 @@ impl Series {
 /// How many intervals a series may hold: a phase that only time ends (no byte or IO count)
 /// keeps its duration's; any other up to the simulation's limit ([`MAX_SERIES_INTERVALS`]).
 #[derive(Clone, Copy)]
-struct SeriesLimit {
+pub(crate) struct SeriesLimit {
     intervals: usize,
     /// The phase ends at the last interval (completions after it count in the totals only);
     /// otherwise a series going past it is an error.
@@ -887,7 +887,7 @@ struct SeriesLimit {
 }
 
 impl SeriesLimit {
-    fn new(limit: u64, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Self {
+    pub(crate) fn new(limit: u64, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Self {
         match duration_ns.filter(|_| timed_only).map(|d| d.div_ceil(interval_ns)) {
             Some(n) if n <= limit => SeriesLimit { intervals: n as usize, ends_phase: true },
             _ => SeriesLimit { intervals: limit as usize, ends_phase: false },
@@ -940,21 +940,21 @@ impl PhaseEnd {
 
 /// The closed-loop host of a running phase or replay.
 pub(crate) struct Host {
-    qd: usize,
+    pub(crate) qd: usize,
     pub(crate) start_ns: Ns,
     duration_ns: Option<Ns>,
     end_ns: Option<Ns>,
     /// Units / IOs after which the phase ends (`u64::MAX`: no such limit).
     limit_units: u64,
     limit_ios: u64,
-    outstanding: Completions,
+    pub(crate) outstanding: Completions,
     /// Time of the latest submission (the host's clock).
     pub(crate) last_submit: Ns,
-    max_completion: Ns,
+    pub(crate) max_completion: Ns,
     /// Units and IOs (reads, writes, TRIMs) submitted.
-    units: u64,
-    ios: u64,
-    done: bool,
+    pub(crate) units: u64,
+    pub(crate) ios: u64,
+    pub(crate) done: bool,
     /// It ended at `end_ns` (its duration), not at a byte or IO count: the phase lasts its
     /// whole duration. A job with a duration that runs out of bytes first ends there, as fio's
     /// `runtime` without `time_based`.
@@ -962,9 +962,9 @@ pub(crate) struct Host {
     /// Another job's end stopped it (fio's `exitall`): it submits nothing at or after this [ns].
     stop_ns: Ns,
     pacing: Option<Box<Pacing>>,
-    idle_gaps: u64,
-    idle_ns: Ns,
-    series: Series,
+    pub(crate) idle_gaps: u64,
+    pub(crate) idle_ns: Ns,
+    pub(crate) series: Series,
     /// A replay's windows of N completions.
     pub(crate) windows: Option<Box<Windows>>,
     /// The job's name (a phase of several jobs: one host per job, plus the phase's).
@@ -974,11 +974,14 @@ pub(crate) struct Host {
     shares_drive: bool,
     /// Its commands, units and limits count 512-byte sectors, not 4 KiB units.
     sectors: bool,
+    /// The host of an online drive ([`crate::online`]): its caller submits each command at a
+    /// time it chooses.
+    pub(crate) online: bool,
 }
 
 impl Host {
     #[allow(clippy::too_many_arguments)]
-    fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot, series: SeriesLimit) -> Self {
+    pub(crate) fn new(qd: u32, start_ns: Ns, duration_ns: Option<Ns>, limit_units: u64, limit_ios: u64, interval_ns: Ns, first: Snapshot, series: SeriesLimit) -> Self {
         Host {
             qd: qd as usize,
             start_ns,
@@ -1002,6 +1005,7 @@ impl Host {
             name: String::new(),
             shares_drive: false,
             sectors: false,
+            online: false,
         }
     }
 }
@@ -1016,7 +1020,7 @@ pub struct Simulation {
     /// The running phase's command source (None during a replay).
     source: Option<PhaseSource>,
     /// Most intervals a series may hold ([`MAX_SERIES_INTERVALS`] unless set lower).
-    series_limit: u64,
+    pub(crate) series_limit: u64,
 }
 
 impl Simulation {
@@ -1497,7 +1501,7 @@ impl Simulation {
     /// replay window closes at a completion time, `floor`: the earliest outstanding one).
     /// Once per interval, so out of line: the host loop only compares the times.
     #[inline(never)]
-    fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
+    pub(crate) fn pass_boundaries(&mut self, s: &mut Series, submit: Ns, floor: Ns) {
         let mut k = ((submit - s.start_ns) / s.interval_ns) as usize;
         if k > s.limit {
             s.past_limit();
@@ -1518,7 +1522,7 @@ impl Simulation {
     /// Sends one read, write or TRIM of `units` from `unit` to the drive at `submit` and
     /// counts it in the series; returns its completion time and data bytes.
     #[inline(always)]
-    fn issue(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, submit: Ns) -> (Ns, u64) {
+    pub(crate) fn issue(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, submit: Ns) -> (Ns, u64) {
         self.issue_bytes(s, kind, unit, units, units * UNIT_BYTES, submit)
     }
 
@@ -1682,7 +1686,7 @@ impl Simulation {
 
     /// The host leaves the drive idle from `from` to `until` (cut at a timed phase's end):
     /// idle GC may run; the host's clock moves to the end of the gap.
-    fn idle_gap(&mut self, h: &mut Host, from: Ns, until: Ns) {
+    pub(crate) fn idle_gap(&mut self, h: &mut Host, from: Ns, until: Ns) {
         let until = h.end_ns.map_or(until, |e| until.min(e.max(from)));
         if until > from {
             if !h.shares_drive {

@@ -200,6 +200,8 @@ class LoopDevice:
         self.requested_bytes = size.requested_bytes
         self.directory = os.fspath(directory or os.environ.get("SSDLAB_LOOP_DIR") or tempfile.gettempdir())
         self.direct_io = direct_io
+        self.block_bytes = 0  # the device's logical block size [bytes]; 0: the kernel's (512)
+        self._existing: str | None = None  # over_file(): attach this file, not a new one
         self.path: str | None = None
         self.backing_file: str | None = None
         self._fd: int | None = None  # the loop device, open: it stays attached while we hold it
@@ -208,16 +210,57 @@ class LoopDevice:
         self._finalizer = None  # detaches at close(), when the object is collected, or at exit
         self.warnings: list[str] = []
 
+    @classmethod
+    def over_file(cls, path: str | os.PathLike, *, block_bytes: int = 0, direct_io: bool = True) -> "LoopDevice":
+        """A loop device (not yet created) over the existing file ``path``, as large as the file
+        (a multiple of 4096 bytes), with logical blocks of ``block_bytes`` (0: the kernel's 512
+        bytes). The file is not ssdlab's: it stays where it is when the device goes. Attached
+        with autoclear and direct I/O like any other (:meth:`create`)."""
+        self = cls(os.stat(path).st_size, direct_io=direct_io)
+        self._existing, self.block_bytes = os.fspath(path), block_bytes
+        return self
+
     # -- lifecycle -------------------------------------------------------------------
     def create(self) -> "LoopDevice":
         """Make the backing file and attach it; on any failure (or Ctrl-C) undo everything."""
         if self.path is not None:
             return self
         label = f"loop:{format_size(self.size_bytes)}"
+        if self._existing is not None:
+            label = f"loop over {self._existing}"
         if not os.path.exists("/dev/loop-control"):
             raise LoopError(f"{label}: /dev/loop-control is missing: this machine cannot make loop devices (load the 'loop' module, or use file:PATH)")
         if os.geteuid() != 0:
             raise LoopError(f"{label}: making a loop device needs root; run as root, or use file:PATH")
+        if self._existing is None:
+            self._check_directory(label)
+        try:
+            with stop.held():  # a stop request meanwhile is raised at its end, and undoes it all
+                if self._existing is not None:
+                    self.backing_file = self._existing
+                    self._backing_fd = os.open(self._existing, os.O_RDWR | os.O_CLOEXEC)
+                else:
+                    self._backing_fd, self.backing_file = tempfile.mkstemp(
+                        prefix=f"{_PREFIX}{os.getpid()}-", suffix=".img", dir=self.directory)
+                    os.unlink(self.backing_file)
+                    os.ftruncate(self._backing_fd, self.size_bytes)  # sparse: no blocks allocated
+                self._attach(label)
+                self._finalizer = weakref.finalize(self, _detach, self._fd, True, self._backing_fd)
+        except BaseException as e:
+            self.close()
+            if isinstance(e, OSError):
+                why = f"{e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
+                where = self._existing or f"a file in {self.directory}"
+                raise LoopError(f"{label}: could not make a loop device over {where}: {why}") from None
+            raise
+        if self.direct_io and _sysfs(self.path, "dio") == "0":
+            self.warnings.append(f"{self.path}: the kernel did not enable direct I/O over "
+                                 f"{self._existing or 'a file in ' + self.directory}; the loop device uses the page cache")
+        return self
+
+    def _check_directory(self, label: str) -> None:
+        """The backing directory exists and has room for the new backing file (stale ones
+        swept first); LoopError saying what to do if not."""
         if not os.path.isdir(self.directory):
             raise LoopError(f"{label}: backing directory {self.directory} does not exist; set SSDLAB_LOOP_DIR to an existing directory")
         sweep_stale(self.directory)
@@ -228,24 +271,6 @@ class LoopDevice:
                 f"{label}: the backing file needs {format_size(self.size_bytes)} free in {self.directory} "
                 f"but only {free / 2**30:.1f} GiB is free; choose a smaller size or set SSDLAB_LOOP_DIR to a roomier directory"
             )
-        try:
-            with stop.held():  # a stop request meanwhile is raised at its end, and undoes it all
-                self._backing_fd, self.backing_file = tempfile.mkstemp(
-                    prefix=f"{_PREFIX}{os.getpid()}-", suffix=".img", dir=self.directory)
-                os.unlink(self.backing_file)
-                os.ftruncate(self._backing_fd, self.size_bytes)  # sparse: no blocks allocated
-                self._attach(label)
-                self._finalizer = weakref.finalize(self, _detach, self._fd, True, self._backing_fd)
-        except BaseException as e:
-            self.close()
-            if isinstance(e, OSError):
-                why = f"{e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
-                raise LoopError(f"{label}: could not make a loop device over a file in {self.directory}: {why}") from None
-            raise
-        if self.direct_io and _sysfs(self.path, "dio") == "0":
-            self.warnings.append(f"{self.path}: the kernel did not enable direct I/O over a file in {self.directory}; "
-                                 f"the loop device uses the page cache")
-        return self
 
     def _attach(self, label: str) -> None:
         """Attaches the backing file to a free loop device, with autoclear and (if asked)
@@ -278,7 +303,7 @@ class LoopDevice:
         # a filesystem without direct I/O (tmpfs) may refuse the flag: then without it
         for f in dict.fromkeys((flags, flags & ~_LO_FLAGS_DIRECT_IO)):
             try:
-                fcntl.ioctl(self._fd, _LOOP_CONFIGURE, _LOOP_CONFIG.pack(self._backing_fd, 0, *self._info(f)))
+                fcntl.ioctl(self._fd, _LOOP_CONFIGURE, _LOOP_CONFIG.pack(self._backing_fd, self.block_bytes, *self._info(f)))
                 self._attached = True
                 return
             except OSError as e:

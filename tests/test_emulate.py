@@ -1,0 +1,230 @@
+"""``ssdlab emulate``: a simulated drive as a real block device. The command runs as a
+subprocess (as a user runs it) on a 1.75 GiB drive; the tests use the device as any block
+device is used (mkfs and mount, fio), stop it with each signal and look for anything left
+behind. They need root, /dev/fuse, loop devices, fio and e2fsprogs."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON_DIR, loops_backed_in, mounted, require_loops
+
+#: The default drive scaled down to 1.75 GiB (same dies, planes and timings).
+EMU_DRIVE = ["blocks_per_plane=64", "pages_per_block=64", "user_capacity_bytes=1792MiB"]
+
+
+@pytest.fixture(autouse=True)
+def _host_ok():
+    require_loops(("fio", "mkfs.ext4", "fsck.ext4"))
+    if not os.path.exists("/dev/fuse"):
+        pytest.fail("/dev/fuse is missing: these tests need FUSE (modprobe fuse)")
+
+
+def _start(run_dir: Path, *args: str, data: str = "memory") -> tuple[subprocess.Popen, str]:
+    """Starts ``ssdlab emulate`` on the test drive with its state under ``run_dir``; returns
+    the process and its device once it has printed it."""
+    sets = [a for kv in EMU_DRIVE for a in ("--set", kv)]
+    env = {**os.environ, "SSDLAB_RUN_DIR": str(run_dir), "PYTHONPATH": PYTHON_DIR}
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "emulate", "default", *sets, "--data", data, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    for line in proc.stdout:
+        if line.startswith("device: "):
+            return proc, line.split()[1]
+        if time.time() > deadline:
+            break
+    proc.kill()
+    out, err = proc.communicate()
+    raise AssertionError(f"ssdlab emulate printed no device (exit {proc.returncode}):\n{out}\n{err}")
+
+
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGINT) -> tuple[int, str, str]:
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+@contextlib.contextmanager
+def emulator(run_dir: Path, *args: str, data: str = "memory"):
+    """The emulator's device for the block; stopped with Ctrl-C after it, which must end it
+    cleanly (exit 0) and leave nothing behind."""
+    proc, device = _start(run_dir, *args, data=data)
+    try:
+        yield device
+    finally:
+        if proc.poll() is None:
+            rc, out, err = _stop(proc)
+            assert rc == 0, f"exit {rc}\n{out}\n{err}"
+            assert_nothing_left(run_dir)
+            emulator.last_output = out
+
+
+def _mounts_under(directory: Path) -> list[str]:
+    inside = os.fsencode(directory)
+    with open("/proc/self/mountinfo", "rb") as f:
+        return [line.split()[4].decode() for line in f if line.split()[4].startswith(inside)]
+
+
+def assert_nothing_left(run_dir: Path) -> None:
+    assert loops_backed_in(run_dir) == {}, "a loop device over the emulated drive is still attached"
+    assert _mounts_under(run_dir) == [], "the emulator's filesystem is still mounted"
+    assert list(run_dir.iterdir()) == [], f"left in {run_dir}: {list(run_dir.iterdir())}"
+
+
+def _served(output: str) -> dict[str, int]:
+    """The counts of the emulator's last line: ``stopped: N reads, N writes, N discards, N flushes``."""
+    line = [x for x in output.splitlines() if x.startswith("stopped: ")][-1]
+    words = line.removeprefix("stopped: ").split(";")[0].split(", ")
+    return {w.split()[1]: int(w.split()[0]) for w in words}
+
+
+def _fio(device: str, *args: str) -> dict:
+    r = subprocess.run(["fio", "--name=emu", f"--filename={device}", "--ioengine=libaio", "--direct=1",
+                        "--output-format=json", *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"fio {' '.join(args)} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr}"
+    return json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]
+
+
+def test_a_filesystem_on_the_emulated_drive_keeps_its_files(tmp_path):
+    run_dir = tmp_path / "run"
+    files = {f"f{i}": os.urandom(1 << 20) * (i + 1) for i in range(4)}
+    with emulator(run_dir) as device:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        with mounted([device], tmp_path / "fs") as fs:
+            for name, data in files.items():
+                (fs / name).write_bytes(data)
+        # Mounted again: the files are read from the device, not from the page cache.
+        with mounted([device], tmp_path / "fs") as fs:
+            for name, data in files.items():
+                assert (fs / name).read_bytes() == data, name
+        subprocess.run(["umount", str(tmp_path / "fs")], capture_output=True)
+        fsck = subprocess.run(["fsck.ext4", "-n", "-f", device], capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    served = _served(emulator.last_output)
+    assert served["writes"] > 0 and served["reads"] > 0 and served["flushes"] > 0, served
+
+
+def test_fio_verifies_what_it_wrote_on_the_raw_device(tmp_path):
+    size = 32 << 20
+    with emulator(tmp_path / "run") as device:
+        job = _fio(device, "--rw=randwrite", "--bs=4k", "--iodepth=16", f"--size={size}", "--verify=crc32c",
+                   "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0")
+        assert job["error"] == 0
+        assert job["read"]["io_bytes"] >= size, "fio read back what it wrote"
+    # Every 4 KiB write went through the simulated drive.
+    assert _served(emulator.last_output)["writes"] >= size // 4096
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_leaves_nothing_behind_even_under_io(tmp_path, sig):
+    run_dir = tmp_path / "run"
+    proc, device = _start(run_dir)
+    assert loops_backed_in(run_dir) and _mounts_under(run_dir), "the emulator's device and mount exist while it runs"
+    fio = subprocess.Popen(["fio", "--name=load", f"--filename={device}", "--ioengine=libaio", "--direct=1",
+                            "--rw=randrw", "--bs=4k", "--iodepth=8", "--time_based", "--runtime=30"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)
+        fio.terminate()  # the device stays in use by no one once fio has gone
+        fio.wait(timeout=30)
+        rc, out, err = _stop(proc, sig)
+    finally:
+        if fio.poll() is None:
+            fio.kill()
+    assert rc == 0, f"exit {rc}\n{out}\n{err}"
+    assert_nothing_left(run_dir)
+
+
+def test_a_stop_waits_while_a_filesystem_on_the_device_is_mounted(tmp_path):
+    run_dir = tmp_path / "run"
+    proc, device = _start(run_dir)
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        with mounted([device], tmp_path / "fs") as fs:
+            (fs / "x").write_text("kept")
+            proc.send_signal(signal.SIGINT)
+            time.sleep(1.5)
+            assert proc.poll() is None, "the emulator stopped under a mounted filesystem"
+            assert (fs / "x").read_text() == "kept"
+            subprocess.run(["umount", str(fs)], check=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
+    assert f"{device} is still in use" in err
+    assert_nothing_left(run_dir)
+
+
+def test_after_a_sigkill_the_next_start_cleans_up(tmp_path):
+    run_dir = tmp_path / "run"
+    proc, device = _start(run_dir)
+    home = run_dir / f"emu-{proc.pid}"
+    proc.kill()
+    proc.wait(timeout=30)  # a process stuck closing its own FUSE file would never end
+    # Only the dead mount and its directory stay: the kernel detached the loop device (autoclear)
+    # when the process's descriptor closed.
+    assert _mounts_under(run_dir) == [str(home / "mnt")]
+    assert loops_backed_in(run_dir) == {}
+    with emulator(run_dir):
+        assert not home.exists(), "the next start removed the killed emulator's directory"
+        assert _mounts_under(run_dir) == [str(p) for p in run_dir.glob("emu-*/mnt")], "only its own mount is left"
+
+
+def test_reads_do_not_complete_before_their_simulated_time_and_queue_up(tmp_path):
+    """A 2 ms page read: every QD1 4 KiB random read of written data takes at least that long
+    on the wall clock (the emulator answers at the simulated completion time, never early);
+    at QD16 the reads are in flight together (the drive's 16 dies serve them in parallel), so
+    a slow completion does not hold back the others."""
+    t_read_us = 2000
+    with emulator(tmp_path / "run", "--set", f"t_read_us={t_read_us}") as device:
+        _fio(device, "--rw=write", "--bs=128k", "--iodepth=8", "--size=8M")
+        qd1 = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=1", "--size=8M", "--time_based", "--runtime=2")
+        qd16 = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=16", "--size=8M", "--time_based", "--runtime=2")
+    # fio's total latency (submission + completion: a submission that blocks can take most of
+    # a request's time, leaving little to its completion latency).
+    lat = qd1["read"]["lat_ns"]
+    assert qd1["read"]["total_ios"] > 50
+    assert lat["min"] >= t_read_us * 1000, f"a read took {lat['min']} ns, less than the {t_read_us} us page read"
+    assert qd16["read"]["lat_ns"]["min"] >= t_read_us * 1000
+    assert qd16["read"]["iops"] > 4 * qd1["read"]["iops"], (qd1["read"]["iops"], qd16["read"]["iops"])
+
+
+@pytest.mark.parametrize("data, problem", [
+    ("bogus", "expected none, memory or file:PATH"),
+    ("file:", "expected none, memory or file:PATH"),
+    ("memory:x", "expected none, memory or file:PATH"),
+])
+def test_bad_data_modes_are_refused(data, problem):
+    from ssdlab.commands.emulate import parse_data
+    from ssdlab.errors import UserError
+
+    with pytest.raises(UserError, match=problem):
+        parse_data(data, 1 << 30)
+
+
+def test_a_data_mode_that_cannot_hold_the_drive_is_refused(tmp_path, monkeypatch):
+    from ssdlab.commands import emulate
+    from ssdlab.errors import UserError
+
+    monkeypatch.setattr(emulate, "_mem_available_bytes", lambda: 1 << 30)
+    assert emulate.parse_data("memory", 1 << 30) == ("memory", None)
+    with pytest.raises(UserError, match="--data memory: the drive's 1073745920 bytes"):
+        emulate.parse_data("memory", (1 << 30) + 4096)
+    existing = tmp_path / "x.img"
+    existing.write_bytes(b"data")
+    with pytest.raises(UserError, match="the file exists"):
+        emulate.parse_data(f"file:{existing}", 1 << 20)
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    with pytest.raises(UserError, match="need that much free"):
+        emulate.parse_data(f"file:{tmp_path / 'new.img'}", free + (1 << 40))
+    assert emulate.parse_data(f"file:{tmp_path / 'new.img'}", 1 << 20) == ("file", str(tmp_path / "new.img"))
