@@ -427,7 +427,7 @@ impl Device {
                     self.map_die = (self.map_die + 1) % self.geo.dies;
                     let busy = self.program_xfer + self.t_prog;
                     let end = self.occupy_die(die, t, busy) + busy;
-                    self.media.book(die, end, end, MediaWork { nand_units: self.geo.units_per_program as u64, ..MediaWork::default() }, t);
+                    self.media.book(die, end, end, MediaWork { nand_units: self.geo.units_per_program as u64, ..MediaWork::default() });
                 }
             }
         }
@@ -499,12 +499,18 @@ impl Device {
         self.media.settle(MediaWork { nand_units: unbooked, ..MediaWork::default() });
     }
 
-    /// Books a host write of `units` 4 KiB units and `bytes` of host data, submitted at
-    /// `submit`, as done when it completes at `done`.
+    /// A phase's series asks about the work carried out only at `start + k × interval` [ns]
+    /// until [`Device::settle_media`] (see [`MediaLedger::set_grid`]).
+    pub fn set_media_grid(&mut self, start: Ns, interval: Ns) {
+        self.media.set_grid(start, interval);
+    }
+
+    /// Books a host write of `units` 4 KiB units and `bytes` of host data as done when it
+    /// completes at `done`.
     #[inline(always)]
-    pub(crate) fn book_host_write(&mut self, units: u64, bytes: u64, submit: Ns, done: Ns) {
+    pub(crate) fn book_host_write(&mut self, units: u64, bytes: u64, done: Ns) {
         let lane = self.media.host_lane();
-        self.media.book(lane, done, done, MediaWork { host_units: units, host_bytes: bytes, ..MediaWork::default() }, submit);
+        self.media.book(lane, done, done, MediaWork { host_units: units, host_bytes: bytes, ..MediaWork::default() });
     }
 
     #[inline]
@@ -797,7 +803,7 @@ impl Device {
             self.buf_next.push(Reverse((end, die)));
         }
         in_flight.push_back((end, self.pu_fill as u64));
-        self.media.book(die, end, end, MediaWork { nand_units: self.pu_fill as u64, ..MediaWork::default() }, self.ctrl_free);
+        self.media.book(die, end, end, MediaWork { nand_units: self.pu_fill as u64, ..MediaWork::default() });
         self.pu_fill = 0;
         if fold_units > 0 {
             self.book_folds(fold_units, start);
@@ -818,14 +824,14 @@ impl Device {
             let die = self.fold_die;
             self.fold_die = (self.fold_die + 1) % self.geo.dies;
             let end = self.occupy_die(die, from, busy) + busy;
-            self.book_fold(die, n, end, from);
+            self.book_fold(die, n, end);
             self.timing.fold_die_ns += busy;
         }
     }
 
-    /// Books `units` folded on `die`, done at `end`, by work decided at `now`.
-    fn book_fold(&mut self, die: usize, units: u64, end: Ns, now: Ns) {
-        self.media.book(die, end, end, MediaWork { nand_units: units, fold_units: units, ..MediaWork::default() }, now);
+    /// Books `units` folded on `die`, done at `end`.
+    fn book_fold(&mut self, die: usize, units: u64, end: Ns) {
+        self.media.book(die, end, end, MediaWork { nand_units: units, fold_units: units, ..MediaWork::default() });
     }
 
     /// Books channel `ch` for a program's transfer, its die free and its data buffered at
@@ -884,7 +890,7 @@ impl Device {
         let start = self.occupy_die(die, now, busy);
         self.timing.gc_die_ns += busy;
         let copied = work.units_copied;
-        self.media.book(die, start, start + busy, MediaWork { nand_units: copied, gc_units: copied, erases: work.erases, ..MediaWork::default() }, now);
+        self.media.book(die, start, start + busy, MediaWork { nand_units: copied, gc_units: copied, erases: work.erases, ..MediaWork::default() });
         if busy > 0 {
             let booked = &mut self.gc_booked[die];
             match booked.back_mut() {
@@ -936,7 +942,7 @@ impl Device {
                 let busy = c.idle_fold(share.min(end.saturating_sub(from_die) / per_program));
                 if busy > 0 {
                     let done = self.occupy_die(die, from_die, busy) + busy;
-                    self.book_fold(die, c.folded_units() - folded, done, from);
+                    self.book_fold(die, c.folded_units() - folded, done);
                     self.timing.fold_die_ns += busy;
                 }
             }

@@ -8,7 +8,9 @@
 //! its end (`start == end`), GC copies and erases spread evenly over the die time of the GC
 //! work that does them (rounded down; all of it by the end). [`MediaLedger::done_by`] gives
 //! the work carried out by a time; [`MediaLedger::settle`] counts everything decided as done
-//! (a phase's end: what its dies still have to do is booked in its last interval).
+//! (a phase's end: what its dies still have to do is booked in its last interval). While a
+//! phase runs, its series asks only about its interval boundaries ([`MediaLedger::set_grid`]),
+//! so work within one interval is kept as one booking per lane.
 
 use std::collections::VecDeque;
 
@@ -105,12 +107,39 @@ pub struct MediaLedger {
     /// Work [`MediaLedger::settle`] counted before it was booked (units of a program still
     /// being filled): the next bookings of that much are not counted again.
     credit: MediaWork,
+    /// The only times asked about while set ([`MediaLedger::set_grid`]): `start + k ×
+    /// interval` [ns].
+    grid: Option<(Ns, Ns)>,
+    /// Per lane, the grid cell `(lo, hi]` [ns] looked up last.
+    cells: Vec<(Ns, Ns)>,
 }
 
 impl MediaLedger {
     /// A ledger of `dies` die lanes and the host's lane.
     pub fn new(dies: usize) -> Self {
-        MediaLedger { booked: MediaWork::default(), lanes: vec![VecDeque::new(); dies + 1], credit: MediaWork::default() }
+        MediaLedger { booked: MediaWork::default(), lanes: vec![VecDeque::new(); dies + 1], credit: MediaWork::default(), grid: None, cells: vec![(0, 0); dies + 1] }
+    }
+
+    /// From now until [`MediaLedger::settle`], counts are asked about only at `start + k ×
+    /// interval` [ns] (a phase's interval boundaries): work carried out within one interval
+    /// is kept as one booking at its end, so a lane holds a few bookings per interval rather
+    /// than one per command.
+    pub fn set_grid(&mut self, start: Ns, interval: Ns) {
+        self.grid = Some((start, interval.max(1)));
+        self.cells.fill((0, 0));
+    }
+
+    /// The grid cell `(lo, hi]` holding `t`, if a grid is set (looked up for `lane`, whose
+    /// bookings mostly fall in the cell of its last one).
+    #[inline(always)]
+    fn cell_of(&mut self, lane: usize, t: Ns) -> Option<(Ns, Ns)> {
+        let (start, interval) = self.grid?;
+        let cell = &mut self.cells[lane];
+        if !(cell.0 < t && t <= cell.1) {
+            let hi = start + t.saturating_sub(start).div_ceil(interval) * interval;
+            *cell = (hi.saturating_sub(interval), hi);
+        }
+        Some(*cell)
     }
 
     /// The host's lane (host writes, by completion time).
@@ -118,22 +147,33 @@ impl MediaLedger {
         self.lanes.len() - 1
     }
 
-    /// Books `work` on `lane`, carried out over `[start, end)` by a command at `now` (no
-    /// count has been asked about a time after `now`): a stretch of work following the lane's
-    /// last one without a gap joins it if that has not started by `now` (so no count given so
-    /// far changes), and so does work at the same instant as the last.
+    /// Books `work` on `lane`, carried out over `[start, end)` (at `end` if they are equal).
+    /// Each booking is spread over its own time: work at the same instant as the lane's last
+    /// booking joins it, and on a grid ([`MediaLedger::set_grid`]) so does all work within
+    /// one cell.
     #[inline]
-    pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork, now: Ns) {
+    pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
         debug_assert!(start <= end);
         let work = if self.credit == MediaWork::default() { work } else { self.credit.take_up_to(work) };
         self.booked.add(work);
+        // Within one grid cell: nobody asks about a time inside it, so the work counts as
+        // done at its end, together with the lane's last booking if that is in the cell too.
+        if let Some((lo, hi)) = self.cell_of(lane, end).filter(|&(lo, _)| lo <= start) {
+            let q = &mut self.lanes[lane];
+            match q.back_mut() {
+                Some(last) if last.start == last.end && lo < last.end && last.end <= hi => {
+                    last.end = last.end.max(end);
+                    last.start = last.end;
+                    last.work.add(work);
+                }
+                _ => q.push_back(Booking { start: end, end, work }),
+            }
+            return;
+        }
         let q = &mut self.lanes[lane];
         match q.back_mut() {
-            // Two at the same instant, or two stretches the later of which nobody has asked about.
-            Some(last) if last.end == start && (start == end) == (last.start == last.end) && (start == end || last.start >= now) => {
-                last.end = end;
-                last.work.add(work);
-            }
+            // Two at the same instant.
+            Some(last) if start == end && last.start == end && last.end == end => last.work.add(work),
             _ => q.push_back(Booking { start, end, work }),
         }
     }
@@ -177,6 +217,7 @@ impl MediaLedger {
             q.clear();
         }
         self.booked.add(unbooked);
+        self.grid = None;
         self.credit.add(unbooked);
     }
 
@@ -197,8 +238,8 @@ mod tests {
     #[test]
     fn work_is_done_evenly_over_its_booking_and_all_of_it_by_the_end() {
         let mut l = MediaLedger::new(2);
-        l.book(0, 100, 200, nand(10), 0);
-        l.book(1, 150, 150, nand(4), 0);
+        l.book(0, 100, 200, nand(10));
+        l.book(1, 150, 150, nand(4));
         assert_eq!(l.done_by(100).nand_units, 0);
         assert_eq!(l.done_by(149).nand_units, 4);
         assert_eq!(l.done_by(150).nand_units, 5 + 4);
@@ -209,28 +250,42 @@ mod tests {
     }
 
     #[test]
-    fn booking_after_one_started_does_not_change_what_was_done() {
+    fn each_booking_is_spread_over_its_own_time() {
         let mut l = MediaLedger::new(1);
-        l.book(0, 0, 100, nand(100), 0);
-        let before = l.done_by(50);
-        // Back to back, but the first has started by now: kept apart.
-        l.book(0, 100, 1100, nand(0), 50);
-        assert_eq!(l.done_by(50), before);
-        // Back to back, not started by now: joined.
-        l.book(0, 1100, 1200, nand(10), 100);
-        assert_eq!(l.lanes[0].len(), 2);
-        // Spread evenly over the joined stretch.
-        assert_eq!(l.done_by(1150).nand_units, 100 + 10 * 1050 / 1100);
+        l.book(0, 0, 100, nand(100));
+        l.book(0, 100, 1100, nand(0));
+        l.book(0, 1100, 1200, nand(10));
+        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!(l.done_by(50).nand_units, 50);
+        assert_eq!(l.done_by(1150).nand_units, 105);
+    }
+
+    #[test]
+    fn on_a_grid_work_within_one_cell_is_one_booking_and_counts_at_the_grid_times() {
+        let mut l = MediaLedger::new(1);
+        l.set_grid(1000, 100);
+        for t in 1001..=1100 {
+            l.book(0, t, t, nand(1));
+        }
+        // A stretch inside the next cell joins nothing before it; one across cells is spread.
+        l.book(0, 1110, 1190, nand(8));
+        l.book(0, 1190, 1290, nand(10));
+        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!([l.done_by(1100), l.done_by(1200), l.done_by(1300)].map(|w| w.nand_units), [100, 109, 118]);
+        l.settle(MediaWork::default());
+        l.book(0, 2001, 2001, nand(1));
+        l.book(0, 2002, 2002, nand(1));
+        assert_eq!(l.lanes[0].len(), 2, "no grid after settling");
     }
 
     #[test]
     fn settled_work_is_not_counted_again_when_booked() {
         let mut l = MediaLedger::new(1);
-        l.book(0, 0, 100, nand(10), 0);
+        l.book(0, 0, 100, nand(10));
         l.settle(nand(3));
         assert_eq!(l.done_by(0).nand_units, 13);
         // The program that held the 3 units settled is booked with 5 more.
-        l.book(0, 200, 200, nand(8), 150);
+        l.book(0, 200, 200, nand(8));
         assert_eq!(l.done_by(199).nand_units, 13);
         assert_eq!(l.done_by(200).nand_units, 18);
     }

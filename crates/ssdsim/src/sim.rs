@@ -1201,6 +1201,7 @@ impl Simulation {
     fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
+        self.dev.set_media_grid(self.now_ns, plan.interval_ns);
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.start(self.now_ns);
@@ -1277,6 +1278,7 @@ impl Simulation {
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
         let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
+        self.dev.set_media_grid(now, interval_ns);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
         for j in &mut jobs.runs {
@@ -1517,7 +1519,7 @@ impl Simulation {
         match kind {
             CmdKind::Write => {
                 let done = if self.dev.compressing() { self.dev.write_compressed(unit, units, submit) } else { self.dev.write(unit, units, submit) };
-                self.dev.book_host_write(units, bytes, submit, done);
+                self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);
                 (done, bytes)
             }
@@ -1549,7 +1551,7 @@ impl Simulation {
         match kind {
             CmdKind::Write if head || tail => {
                 let done = self.dev.write_partial(unit, units, head, tail, units * SECTORS_PER_UNIT - sectors, submit);
-                self.dev.book_host_write(units, bytes, submit, done);
+                self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);
                 (done, bytes)
             }

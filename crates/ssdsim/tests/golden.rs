@@ -345,22 +345,22 @@ const EXPECTED: &[(&str, u64)] = &[
     // snapshots' host, NAND, GC-copy and erase counts began to count work when the host's
     // writes complete and the dies carry it out: with those four left out of the hash, every
     // scenario hashed the same before and after.
-    ("bench-foreground-greedy", 0x684206a1ba4b64e7),
-    ("default", 0x0fadcef7f5e7f03c),
-    ("active-gc", 0xa2b822e92c9ddfe9),
-    ("cleanup-later", 0xe922d72ac1e3eeb2),
-    ("stalling", 0xeb04d7e8e9856d15),
-    ("recovery", 0xd6ba45e835481862),
-    ("recovery-sorted", 0xd7b31063b3fd09b0),
-    ("fg-batch-drive-stall", 0x9345c2edea8bb70f),
-    ("compression", 0xc86cc4d42858eb5a),
-    ("fifo-active", 0xff75a0cf6a09c47c),
-    ("cost-benefit-active", 0xea21e1c3835eae4c),
-    ("d-choices-active", 0xef7432e1509a0add),
-    ("fifo-foreground", 0x4abce154d4ca1127),
-    ("cost-benefit-foreground", 0x2c0d9b793faf7c7e),
-    ("d-choices-foreground", 0x6b9172d386279dd7),
-    ("active-gc-reserve", 0x260404d67b3d1bbe),
+    ("bench-foreground-greedy", 0xaf9048707831700d),
+    ("default", 0xca5f49535936e8ac),
+    ("active-gc", 0xa45c71fa9cc8427e),
+    ("cleanup-later", 0xd5c0a87cc294960a),
+    ("stalling", 0x85c00118cac55116),
+    ("recovery", 0xc5d2ab83c2d9e10e),
+    ("recovery-sorted", 0x21ebaa6ba3598ee8),
+    ("fg-batch-drive-stall", 0x27baa2778cf34d2d),
+    ("compression", 0x4133fd4d90a13845),
+    ("fifo-active", 0xdfaa99abf3c48f33),
+    ("cost-benefit-active", 0x3bd0ff977dda4a98),
+    ("d-choices-active", 0x5970bacacaedd390),
+    ("fifo-foreground", 0x19f4ae3790de506d),
+    ("cost-benefit-foreground", 0xfc665726510aa255),
+    ("d-choices-foreground", 0x943b7decf7c3d1d3),
+    ("active-gc-reserve", 0xade080269d80721c),
 ];
 
 #[test]
