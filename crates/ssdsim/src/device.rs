@@ -499,10 +499,10 @@ impl Device {
         self.media.settle(MediaWork { nand_units: unbooked, ..MediaWork::default() });
     }
 
-    /// A phase's series asks about the work carried out only at `start + k × interval` [ns]
-    /// until [`Device::settle_media`] (see [`MediaLedger::set_grid`]).
-    pub fn set_media_grid(&mut self, start: Ns, interval: Ns) {
-        self.media.set_grid(start, interval);
+    /// A phase's series asks about the work carried out only at `start + k × interval` [ns],
+    /// k up to `intervals`, until [`Device::settle_media`] (see [`MediaLedger::set_grid`]).
+    pub fn set_media_grid(&mut self, start: Ns, interval: Ns, intervals: u64) {
+        self.media.set_grid(start, interval, intervals);
     }
 
     /// Books a host write of `units` 4 KiB units and `bytes` of host data as done when it

@@ -108,8 +108,8 @@ pub struct MediaLedger {
     /// being filled): the next bookings of that much are not counted again.
     credit: MediaWork,
     /// The only times asked about while set ([`MediaLedger::set_grid`]): `start + k ×
-    /// interval` [ns].
-    grid: Option<(Ns, Ns)>,
+    /// interval` [ns] up to `last`: (start, interval, last).
+    grid: Option<(Ns, Ns, Ns)>,
     /// Per lane, the grid cell `(lo, hi]` [ns] looked up last.
     cells: Vec<(Ns, Ns)>,
 }
@@ -121,11 +121,12 @@ impl MediaLedger {
     }
 
     /// From now until [`MediaLedger::settle`], counts are asked about only at `start + k ×
-    /// interval` [ns] (a phase's interval boundaries): work carried out within one interval
-    /// is kept as one booking at its end, so a lane holds a few bookings per interval rather
-    /// than one per command.
-    pub fn set_grid(&mut self, start: Ns, interval: Ns) {
-        self.grid = Some((start, interval.max(1)));
+    /// interval` [ns] for k up to `cells` (a phase's interval boundaries): work carried out
+    /// within one interval, or after the last boundary, is kept as one booking at its end,
+    /// so a lane holds a few bookings per interval rather than one per command.
+    pub fn set_grid(&mut self, start: Ns, interval: Ns, cells: u64) {
+        let interval = interval.max(1);
+        self.grid = Some((start, interval, start.saturating_add(cells.saturating_mul(interval))));
         self.cells.fill((0, 0));
     }
 
@@ -133,11 +134,15 @@ impl MediaLedger {
     /// bookings mostly fall in the cell of its last one).
     #[inline(always)]
     fn cell_of(&mut self, lane: usize, t: Ns) -> Option<(Ns, Ns)> {
-        let (start, interval) = self.grid?;
+        let (start, interval, last) = self.grid?;
         let cell = &mut self.cells[lane];
         if !(cell.0 < t && t <= cell.1) {
-            let hi = start + t.saturating_sub(start).div_ceil(interval) * interval;
-            *cell = (hi.saturating_sub(interval), hi);
+            *cell = if t > last {
+                (last, Ns::MAX)
+            } else {
+                let hi = start + t.saturating_sub(start).div_ceil(interval) * interval;
+                (hi.saturating_sub(interval), hi)
+            };
         }
         Some(*cell)
     }
@@ -263,7 +268,7 @@ mod tests {
     #[test]
     fn on_a_grid_work_within_one_cell_is_one_booking_and_counts_at_the_grid_times() {
         let mut l = MediaLedger::new(1);
-        l.set_grid(1000, 100);
+        l.set_grid(1000, 100, 3);
         for t in 1001..=1100 {
             l.book(0, t, t, nand(1));
         }
@@ -272,6 +277,11 @@ mod tests {
         l.book(0, 1190, 1290, nand(10));
         assert_eq!(l.lanes[0].len(), 3);
         assert_eq!([l.done_by(1100), l.done_by(1200), l.done_by(1300)].map(|w| w.nand_units), [100, 109, 118]);
+        // After the last grid time, all work is one booking.
+        for t in [1301, 1500, 9000] {
+            l.book(0, t - 1, t, nand(1));
+        }
+        assert_eq!(l.lanes[0].len(), 4);
         l.settle(MediaWork::default());
         l.book(0, 2001, 2001, nand(1));
         l.book(0, 2002, 2002, nand(1));

@@ -1201,7 +1201,7 @@ impl Simulation {
     fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
-        self.dev.set_media_grid(self.now_ns, plan.interval_ns);
+        self.dev.set_media_grid(self.now_ns, plan.interval_ns, limit.intervals as u64);
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.start(self.now_ns);
@@ -1278,7 +1278,7 @@ impl Simulation {
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
         let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
-        self.dev.set_media_grid(now, interval_ns);
+        self.dev.set_media_grid(now, interval_ns, limit.intervals as u64);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
         for j in &mut jobs.runs {
