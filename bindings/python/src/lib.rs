@@ -734,8 +734,10 @@ impl Simulator {
     /// `take_intervals`), each as little-endian u64 bytes (`numpy.frombuffer(b, "<u8")`;
     /// `ssdlab.targets.sim` decodes them) (`ios`, `bytes`, and counters at interval boundaries: `host_units`,
     /// `host_bytes` (host data written: less than host_units × 4096 after partial-unit
-    /// writes), `nand_units`, `gc_units`, `erases`, `free_blocks`, `gc_die_ns` (GC die time decided),
-    /// `gc_die_done_ns` (carried out by the boundary), each of length
+    /// writes; by the writes' completion), `nand_units`, `gc_units`, `erases` (as the dies
+    /// carry them out; the last boundary, the phase's end, counts all the phase decided),
+    /// `free_blocks`, `gc_die_ns` (GC die time decided), `gc_die_done_ns` (carried out by the
+    /// boundary), each of length
     /// intervals + 1), `latency_ns` quantiles of the whole phase, `latency_intervals_ns`
     /// ({"p50", "p99", "p99.9", "max"}: a column per statistic [ns], one value per interval of
     /// the IOs that completed in it, 2^64 - 1 where none did), and totals (`start_counters`: the
@@ -876,7 +878,8 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Cumulative counters now: host/nand/gc units, bytes unmapped by TRIM (`trimmed_bytes`:
+    /// Cumulative counters now: host/nand/gc units (host writes completed, NAND work the dies
+    /// have carried out by now; all that was decided, right after a phase), bytes unmapped by TRIM (`trimmed_bytes`:
     /// only units that were mapped), erases, free blocks, `gc_die_s` (die time of GC the dies
     /// have carried out by now, summed over dies), erase-count spread; with a
     /// pseudo-SLC cache `slc_cache_bytes` (held now), `slc_capacity_bytes` (its size now),
@@ -901,7 +904,7 @@ impl Simulator {
             d.set_item("slc_cache_bytes", c.used_units() * UNIT_BYTES)?;
             d.set_item("slc_capacity_bytes", c.capacity_units(free) * UNIT_BYTES)?;
             d.set_item("slc_written_bytes", c.slc_written_units() * UNIT_BYTES)?;
-            d.set_item("fold_bytes", c.folded_units() * UNIT_BYTES)?;
+            d.set_item("fold_bytes", s.fold_units * UNIT_BYTES)?;
             d.set_item("fold_die_s", self.sim.timing_counters().fold_die_ns as f64 / NS_PER_S as f64)?;
         }
         if let Some(m) = self.sim.device().map_cache() {

@@ -59,6 +59,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::config::{Config, ConfigError, Geometry, StallScope, UNIT_BYTES};
 use crate::ftl::{Ftl, GcWork};
 use crate::map_cache::{Lookup, MapCache};
+use crate::media::{MediaLedger, MediaWork};
 use crate::slc::SlcCache;
 use crate::time::{transfer_ns, us_to_ns, Ns};
 
@@ -320,6 +321,9 @@ pub struct Device {
     gc_booked: Vec<VecDeque<(Ns, Ns)>>,
     /// Latest time given to [`Device::forget_gc_before`] [ns].
     gc_forgotten_ns: Ns,
+    /// The work the series counts (host writes, programs, GC copies, erases, folding), booked
+    /// when the host's writes complete and the dies carry it out ([`crate::media`]).
+    media: MediaLedger,
     trim_cmd: Ns,
     trim_ns_per_unit: f64,
     idle_delay: Ns,
@@ -383,6 +387,7 @@ impl Device {
             gc_carry: vec![0; geo.pools],
             gc_booked: vec![VecDeque::new(); geo.dies],
             gc_forgotten_ns: 0,
+            media: MediaLedger::new(geo.dies),
             trim_cmd: us_to_ns(cfg.trim_cmd_us),
             trim_ns_per_unit: cfg.trim_us_per_gib * 1e3 * UNIT_BYTES as f64 / (1u64 << 30) as f64,
             idle_delay: us_to_ns(cfg.gc_idle_delay_ms * 1e3),
@@ -457,7 +462,9 @@ impl Device {
                     self.map_carry -= self.geo.units_per_program as u64;
                     let die = self.map_die;
                     self.map_die = (self.map_die + 1) % self.geo.dies;
-                    self.occupy_die(die, t, self.program_xfer + self.t_prog);
+                    let busy = self.program_xfer + self.t_prog;
+                    let end = self.occupy_die(die, t, busy) + busy;
+                    self.media.book(die, end, end, MediaWork { nand_units: self.geo.units_per_program as u64, ..MediaWork::default() });
                 }
             }
         }
@@ -478,6 +485,7 @@ impl Device {
             + self.chan_gaps.iter().chain([&self.link_gaps]).map(|g| g.gaps.capacity() * 24).sum::<usize>()
             + self.die_queue.iter().map(|q| q.ops.capacity() * 16).sum::<usize>()
             + self.gc_booked.iter().map(|q| q.capacity() * 16).sum::<usize>()
+            + self.media.state_bytes()
     }
 
     /// Die time of the GC work decided so far that the dies have carried out by `t`, summed
@@ -499,15 +507,47 @@ impl Device {
         self.timing.gc_die_ns - ahead
     }
 
-    /// Drops the GC bookings that end by `t`: the caller asks [`Device::gc_die_done_ns`]
-    /// about no earlier time from now on.
+    /// Drops the GC bookings that end by `t` and the work the series counts that is over by
+    /// then: the caller asks [`Device::gc_die_done_ns`] and [`Device::media_done`] about no
+    /// earlier time from now on.
     pub fn forget_gc_before(&mut self, t: Ns) {
         self.gc_forgotten_ns = self.gc_forgotten_ns.max(t);
+        self.media.forget_before(t);
         for booked in &mut self.gc_booked {
             while booked.front().is_some_and(|&(_, end)| end <= t) {
                 booked.pop_front();
             }
         }
+    }
+
+    /// The work the series counts carried out by `t` [ns], cumulative: host writes completed,
+    /// units programmed, GC copies and erases as the dies do them (see [`crate::media`]); `t`
+    /// no earlier than the last time given to [`Device::forget_gc_before`].
+    pub fn media_done(&self, t: Ns) -> MediaWork {
+        self.media.done_by(t)
+    }
+
+    /// Counts all the work decided so far as carried out from now on ([`Device::media_done`]
+    /// then gives it for any time): at a phase's end, the work its dies still have to do
+    /// goes into its last interval, not into the next phase's. The units of the program
+    /// being filled and of map pages not yet a whole program count too.
+    pub fn settle_media(&mut self) {
+        let unbooked = (self.pu_fill as u64) + self.map_carry;
+        self.media.settle(MediaWork { nand_units: unbooked, ..MediaWork::default() });
+    }
+
+    /// A phase's series asks about the work carried out only at `start + k × interval` [ns],
+    /// k up to `intervals`, until [`Device::settle_media`] (see [`MediaLedger::set_grid`]).
+    pub fn set_media_grid(&mut self, start: Ns, interval: Ns, intervals: u64) {
+        self.media.set_grid(start, interval, intervals);
+    }
+
+    /// Books a host write of `units` 4 KiB units and `bytes` of host data as done when it
+    /// completes at `done`.
+    #[inline(always)]
+    pub(crate) fn book_host_write(&mut self, units: u64, bytes: u64, done: Ns) {
+        let lane = self.media.host_lane();
+        self.media.book(lane, done, done, MediaWork { host_units: units, host_bytes: bytes, ..MediaWork::default() });
     }
 
     #[inline]
@@ -800,6 +840,7 @@ impl Device {
             self.buf_next.push(Reverse((end, die)));
         }
         in_flight.push_back((end, self.pu_fill as u64));
+        self.media.book(die, end, end, MediaWork { nand_units: self.pu_fill as u64, ..MediaWork::default() });
         self.pu_fill = 0;
         if fold_units > 0 {
             self.book_folds(fold_units, start);
@@ -816,12 +857,18 @@ impl Device {
         let per_program = self.geo.units_per_program as u64;
         let (whole_ns, part_ns) = (c.fold_ns(per_program), c.fold_ns(units % per_program));
         for k in 0..units.div_ceil(per_program) {
-            let busy = if (k + 1) * per_program <= units { whole_ns } else { part_ns };
+            let (busy, n) = if (k + 1) * per_program <= units { (whole_ns, per_program) } else { (part_ns, units % per_program) };
             let die = self.fold_die;
             self.fold_die = (self.fold_die + 1) % self.geo.dies;
-            self.occupy_die(die, from, busy);
+            let end = self.occupy_die(die, from, busy) + busy;
+            self.book_fold(die, n, end);
             self.timing.fold_die_ns += busy;
         }
+    }
+
+    /// Books `units` folded on `die`, done at `end`.
+    fn book_fold(&mut self, die: usize, units: u64, end: Ns) {
+        self.media.book(die, end, end, MediaWork { nand_units: units, fold_units: units, ..MediaWork::default() });
     }
 
     /// Books channel `ch` for a program's transfer, its die free and its data buffered at
@@ -879,6 +926,8 @@ impl Device {
         let busy = work.page_reads * self.t_read + programs * self.t_prog + work.erases * self.t_erase;
         let start = self.occupy_die(die, now, busy);
         self.timing.gc_die_ns += busy;
+        let copied = work.units_copied;
+        self.media.book(die, start, start + busy, MediaWork { nand_units: copied, gc_units: copied, erases: work.erases, ..MediaWork::default() });
         if busy > 0 {
             let booked = &mut self.gc_booked[die];
             match booked.back_mut() {
@@ -926,9 +975,11 @@ impl Device {
             let end = from + duration;
             for die in 0..self.geo.dies {
                 let from_die = self.die_free[die].max(from + self.idle_delay);
+                let folded = c.folded_units();
                 let busy = c.idle_fold(share.min(end.saturating_sub(from_die) / per_program));
                 if busy > 0 {
-                    self.occupy_die(die, from_die, busy);
+                    let done = self.occupy_die(die, from_die, busy) + busy;
+                    self.book_fold(die, c.folded_units() - folded, done);
                     self.timing.fold_die_ns += busy;
                 }
             }

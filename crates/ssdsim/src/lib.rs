@@ -26,6 +26,7 @@ pub mod config;
 pub mod device;
 pub mod ftl;
 pub mod map_cache;
+pub mod media;
 pub mod mem;
 pub mod online;
 pub mod replay;

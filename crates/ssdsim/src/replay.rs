@@ -383,6 +383,11 @@ impl Simulation {
             w.close(self);
         }
         let series = self.close_host(*h);
+        // The last window ends with the replay: it counts all the work the replay decided, as
+        // the series' last interval does.
+        if let (Some(last), Some(end)) = (w.windows.last_mut(), series.snapshots.last()) {
+            last.snapshot = *end;
+        }
         let [r, wr, t] = &series.directions;
         let counts = ReplayCounts {
             reads: r.total_ios,

@@ -1134,27 +1134,27 @@ impl Simulation {
         self.snapshot_at(self.now_ns)
     }
 
-    /// Internal counters as decided so far, with the GC die time carried out by `t` [ns]
-    /// (`gc_die_done_ns`; see [`crate::device::Device::gc_die_done_ns`]).
+    /// Internal counters at `t` [ns] (no earlier than the last interval boundary or replay
+    /// window the running phase or replay has passed): host writes completed, NAND programs,
+    /// GC copies, erases and folding carried out by `t` (all that was decided, once a phase
+    /// has ended: [`crate::device::Device::settle_media`]), the GC die time decided and
+    /// carried out by `t` ([`crate::device::Device::gc_die_done_ns`]), levels and map-cache
+    /// counts as decided so far.
     pub fn snapshot_at(&self, t: Ns) -> Snapshot {
-        let c = self.dev.ftl.counters();
-        // The FTL counts companion slots of compressed data as units written; they are
-        // NAND writes, not host data.
-        let host_units = c.host_units - self.dev.companion_units();
-        let (slc_units, fold_units) = self.dev.slc().map_or((0, 0), |c| (c.used_units(), c.folded_units()));
-        let (map_misses, map_units, map_bypassed) =
-            self.dev.map_cache().map_or((0, 0, 0), |m| (m.misses, m.writeback_units, m.bypassed));
+        let m = self.dev.media_done(t);
+        let slc_units = self.dev.slc().map_or(0, |c| c.used_units());
+        let (map_misses, map_bypassed) = self.dev.map_cache().map_or((0, 0), |m| (m.misses, m.bypassed));
         Snapshot {
-            host_units,
-            host_bytes: host_units * UNIT_BYTES - self.dev.timing().rmw_fill_sectors * SECTOR_BYTES,
-            nand_units: c.nand_units() + fold_units + map_units,
-            gc_units: c.gc_units,
-            erases: c.erases,
+            host_units: m.host_units,
+            host_bytes: m.host_bytes,
+            nand_units: m.nand_units,
+            gc_units: m.gc_units,
+            erases: m.erases,
             free_blocks: self.dev.ftl.free_blocks(),
             gc_die_ns: self.dev.timing().gc_die_ns,
             gc_die_done_ns: self.dev.gc_die_done_ns(t),
             slc_units,
-            fold_units,
+            fold_units: m.fold_units,
             map_misses,
             map_bypassed,
         }
@@ -1210,6 +1210,7 @@ impl Simulation {
     fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
+        self.dev.set_media_grid(self.now_ns, plan.interval_ns, limit.intervals as u64);
         h.sectors = plan.sectors;
         h.pacing = plan.pacing.map(|mut p| {
             p.start(self.now_ns);
@@ -1290,6 +1291,7 @@ impl Simulation {
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
         let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
+        self.dev.set_media_grid(now, interval_ns, limit.intervals as u64);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
         for j in &mut jobs.runs {
@@ -1533,6 +1535,7 @@ impl Simulation {
         match kind {
             CmdKind::Write => {
                 let done = if self.dev.compressing() { self.dev.write_compressed(unit, units, submit) } else { self.dev.write(unit, units, submit) };
+                self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);
                 (done, bytes)
             }
@@ -1564,6 +1567,7 @@ impl Simulation {
         match kind {
             CmdKind::Write if head || tail => {
                 let done = self.dev.write_partial(unit, units, head, tail, units * SECTORS_PER_UNIT - sectors, submit);
+                self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);
                 (done, bytes)
             }
@@ -1778,13 +1782,17 @@ impl Simulation {
         s.interval_latency.resize(intervals, None);
         let mut snapshots = std::mem::take(&mut s.snapshots);
         snapshots.truncate(intervals);
-        // The intervals no submission reached: the counters as at the end, the GC die time
-        // as carried out by each boundary (the last one: the phase's end).
+        // The intervals no submission reached: the counters as carried out by each boundary.
+        // The last one, at the phase's end, counts all the work the phase decided (the
+        // dies' work still ahead is booked in the last interval), with the GC die time as
+        // carried out by then.
         let phase_end = start_ns + duration_ns;
-        while snapshots.len() <= intervals {
+        while snapshots.len() < intervals {
             let at = (start_ns + (s.base + snapshots.len()) as Ns * interval_ns).min(phase_end);
             snapshots.push(self.snapshot_at(at));
         }
+        self.dev.settle_media();
+        snapshots.push(self.snapshot_at(phase_end));
         self.now_ns = max_completion.max(last_submit).max(start_ns + duration_ns);
         self.dev.forget_gc_before(phase_end);
         let mut latency = LatencyHistogram::default();

@@ -151,19 +151,28 @@ impl IntervalLatency {
 }
 
 /// Internal counters at one instant (cumulative since the drive was created).
+///
+/// The host, NAND, GC-copy, erase and folding counts count work when it is carried out
+/// ([`crate::media`]): a host write when it completes, a program's units when the die ends
+/// it, GC copies and erases spread evenly over the die time of the GC work that does them
+/// (rounded down), so an interval's counts and its GC die time describe the same work. The
+/// snapshot at a phase's end counts all the work the phase decided: what its dies still had
+/// to do then is counted in its last interval (the next phase starts from there), while its
+/// GC die time (`gc_die_done_ns`) carries over into the next phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
-    /// Host 4 KiB units written to the FTL.
+    /// Host 4 KiB units written, by the completion of their write.
     pub host_units: u64,
-    /// Host data written [bytes]: what the host sent; less than `host_units` × 4096 when
-    /// writes covered units only partly (the drive programmed them whole).
+    /// Host data written [bytes], by the completion of its write: what the host sent; less
+    /// than `host_units` × 4096 when writes covered units only partly (the drive programmed
+    /// them whole).
     pub host_bytes: u64,
     /// 4 KiB units programmed to NAND (host + GC copies + pseudo-SLC folding + map pages
-    /// written back).
+    /// written back), as the dies carry out the programs.
     pub nand_units: u64,
-    /// Units relocated by GC.
+    /// Units relocated by GC, as the dies carry out the GC work.
     pub gc_units: u64,
-    /// Blocks erased.
+    /// Blocks erased, as the dies carry out the GC work.
     pub erases: u64,
     /// Free blocks in the drive (a level, not cumulative).
     pub free_blocks: u64,
@@ -173,9 +182,10 @@ pub struct Snapshot {
     /// Die time of that work the dies have carried out by the snapshot's time, summed over
     /// dies [ns]; between two snapshots it grows by at most the dies times the time between.
     pub gc_die_done_ns: Ns,
-    /// Units in the pseudo-SLC cache, not yet folded (a level; 0 without a cache).
+    /// Units in the pseudo-SLC cache, not yet folded (a level, as decided; 0 without a cache).
     pub slc_units: u64,
-    /// Units folded from the pseudo-SLC cache into the native mode (part of `nand_units`).
+    /// Units folded from the pseudo-SLC cache into the native mode (part of `nand_units`),
+    /// when the die ends the folding program.
     pub fold_units: u64,
     /// Map-cache misses of a DRAM-less drive (0 with the whole map in DRAM).
     pub map_misses: u64,

@@ -1,17 +1,21 @@
 """``sim:PROFILE`` — the built-in NAND/FTL simulator as a test target.
 
 Phases run in simulated time, as fast as the simulator goes. The series carries, besides
-``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``nand_write_bytes``,
-``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC in the interval, summed
-over dies), ``free_blocks`` (at the end of the interval) and ``write_amplification`` (NAND
-bytes / host bytes written in the interval, pseudo-SLC folding included; NaN when the host
-wrote nothing). Copies and erases count in the interval where the FTL decides them, when a
-write needs them; ``gc_die_s`` counts when the dies carry the work out, so a drive that
-decides a whole round of GC at once (``stalling``) shows one spike of copies and then GC die
-time spread over the following intervals, never more than the interval times the dies. On a
+``t_s``/``iops``/``mbps``, the drive's internal counters per interval: ``host_write_bytes``,
+``nand_write_bytes``, ``gc_copied_bytes``, ``erases``, ``gc_die_s`` (die time spent on GC in
+the interval, summed over dies), ``free_blocks`` (at the end of the interval) and
+``write_amplification`` (NAND bytes / host bytes written in the interval, pseudo-SLC folding
+included; NaN when the host wrote nothing). Each counts work when it is carried out: host
+bytes when the write completes, NAND bytes when the die ends the program, copies and erases
+spread evenly over the die time of the GC work that does them (as ``gc_die_s``), so a drive
+that decides a whole round of GC at once (``stalling``) shows its copies over the intervals
+its dies spend on them, and an interval never holds more NAND bytes than the dies can
+program in it. The last interval of a phase also counts what its dies still had to do when
+it ended (the next phase starts after it), so the intervals add up to the phase's totals;
+its ``gc_die_s`` does not (that die time shows in the next phase's first intervals). On a
 drive with a pseudo-SLC cache the series also has ``slc_cache_bytes`` (host data held in the
-cache at the end of the interval) and ``fold_bytes`` (folded into the native mode in the
-interval); on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the
+cache at the end of the interval, as decided) and ``fold_bytes`` (folded into the native
+mode in the interval, when the die ends the folding program); on a DRAM-less drive (a map cache) ``map_misses`` (map-cache misses in the
 interval) and ``map_bypassed`` (lookups served from the controller's SRAM while the map
 cache was bypassed as thrashing, ``map_bypass_hit_pct``); and for the job's direction the
 per-interval latency columns of :func:`~ssdlab.targets.base.latency_column` (p50, p99,

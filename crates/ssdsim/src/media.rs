@@ -1,0 +1,302 @@
+//! When the drive carries out the work its counters count: host writes complete, dies
+//! program, copy and erase. The FTL decides work (a write needs a block, GC picks a victim)
+//! often well before the dies get to it; the per-interval series counts it when it is done,
+//! so an interval's NAND bytes and its GC die time describe the same work.
+//!
+//! Each piece of work is booked on a lane (a die, or the host's completions) over the time
+//! that carries it out, `[start, end)` [ns]: a program's units and a host write's bytes at
+//! its end (`start == end`), GC copies and erases spread evenly over the die time of the GC
+//! work that does them (rounded down; all of it by the end). [`MediaLedger::done_by`] gives
+//! the work carried out by a time; [`MediaLedger::settle`] counts everything decided as done
+//! (a phase's end: what its dies still have to do is booked in its last interval). While a
+//! phase runs, its series asks only about its interval boundaries ([`MediaLedger::set_grid`]),
+//! so work within one interval is kept as one booking per lane.
+
+use std::collections::VecDeque;
+
+use crate::time::Ns;
+
+/// Amounts of work the series counts (each cumulative in a [`crate::Snapshot`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MediaWork {
+    /// Host 4 KiB units written (companion slots of compressed data left out), and the
+    /// bytes the host sent for them [bytes].
+    pub host_units: u64,
+    pub host_bytes: u64,
+    /// 4 KiB units programmed to NAND (host data and companions, GC copies, folding, map
+    /// pages written back).
+    pub nand_units: u64,
+    /// Units relocated by GC.
+    pub gc_units: u64,
+    /// Blocks erased.
+    pub erases: u64,
+    /// Units folded from the pseudo-SLC cache into the native mode.
+    pub fold_units: u64,
+}
+
+impl MediaWork {
+    fn fields(&mut self) -> [&mut u64; 6] {
+        [&mut self.host_units, &mut self.host_bytes, &mut self.nand_units, &mut self.gc_units, &mut self.erases, &mut self.fold_units]
+    }
+
+    /// Applies `f` to each amount of `self` and the same amount of `other`.
+    fn zip(&mut self, mut other: MediaWork, f: impl Fn(&mut u64, u64)) {
+        for (a, b) in self.fields().into_iter().zip(other.fields()) {
+            f(a, *b);
+        }
+    }
+
+    fn add(&mut self, other: MediaWork) {
+        self.zip(other, |a, b| *a += b);
+    }
+
+    fn sub(&mut self, other: MediaWork) {
+        self.zip(other, |a, b| *a -= b);
+    }
+
+    /// Takes from `self` up to `other` of each amount; returns what `other` has left.
+    fn take_up_to(&mut self, mut other: MediaWork) -> MediaWork {
+        for (s, o) in self.fields().into_iter().zip(other.fields()) {
+            let k = (*s).min(*o);
+            *s -= k;
+            *o -= k;
+        }
+        other
+    }
+
+    /// The share `num / den` of each amount, rounded down.
+    fn share(mut self, num: Ns, den: Ns) -> MediaWork {
+        for v in self.fields() {
+            *v = (*v as u128 * num as u128 / den as u128) as u64;
+        }
+        self
+    }
+}
+
+/// Work booked on a lane, carried out evenly over `[start, end)` [ns] (at `end` when they
+/// are equal).
+#[derive(Clone, Copy, Debug)]
+struct Booking {
+    start: Ns,
+    end: Ns,
+    work: MediaWork,
+}
+
+impl Booking {
+    /// The part carried out by `t`.
+    #[inline]
+    fn done_by(&self, t: Ns) -> MediaWork {
+        if t >= self.end {
+            self.work
+        } else if t <= self.start {
+            MediaWork::default()
+        } else {
+            self.work.share(t - self.start, self.end - self.start)
+        }
+    }
+}
+
+/// Work booked and when it is carried out; see the module doc.
+#[derive(Clone, Default)]
+pub struct MediaLedger {
+    /// Work booked so far and what [`MediaLedger::settle`] counted before it was booked.
+    booked: MediaWork,
+    /// Bookings not yet forgotten, per lane. On a die's lane they end in time order (a die's
+    /// free time only grows); on the host's nearly so.
+    lanes: Vec<VecDeque<Booking>>,
+    /// Work [`MediaLedger::settle`] counted before it was booked (units of a program still
+    /// being filled): the next bookings of that much are not counted again.
+    credit: MediaWork,
+    /// The only times asked about while set ([`MediaLedger::set_grid`]): `start + k ×
+    /// interval` [ns] up to `last`: (start, interval, last).
+    grid: Option<(Ns, Ns, Ns)>,
+    /// Per lane, the grid cell `(lo, hi]` [ns] looked up last.
+    cells: Vec<(Ns, Ns)>,
+}
+
+impl MediaLedger {
+    /// A ledger of `dies` die lanes and the host's lane.
+    pub fn new(dies: usize) -> Self {
+        MediaLedger { booked: MediaWork::default(), lanes: vec![VecDeque::new(); dies + 1], credit: MediaWork::default(), grid: None, cells: vec![(0, 0); dies + 1] }
+    }
+
+    /// From now until [`MediaLedger::settle`], counts are asked about only at `start + k ×
+    /// interval` [ns] for k up to `cells` (a phase's interval boundaries): work carried out
+    /// within one interval, or after the last boundary, is kept as one booking at its end,
+    /// so a lane holds a few bookings per interval rather than one per command.
+    pub fn set_grid(&mut self, start: Ns, interval: Ns, cells: u64) {
+        let interval = interval.max(1);
+        self.grid = Some((start, interval, start.saturating_add(cells.saturating_mul(interval))));
+        self.cells.fill((0, 0));
+    }
+
+    /// The grid cell `(lo, hi]` holding `t`, if a grid is set (looked up for `lane`, whose
+    /// bookings mostly fall in the cell of its last one).
+    #[inline(always)]
+    fn cell_of(&mut self, lane: usize, t: Ns) -> Option<(Ns, Ns)> {
+        let (start, interval, last) = self.grid?;
+        let cell = &mut self.cells[lane];
+        if !(cell.0 < t && t <= cell.1) {
+            *cell = if t > last {
+                (last, Ns::MAX)
+            } else {
+                let hi = start + t.saturating_sub(start).div_ceil(interval) * interval;
+                (hi.saturating_sub(interval), hi)
+            };
+        }
+        Some(*cell)
+    }
+
+    /// The host's lane (host writes, by completion time).
+    pub fn host_lane(&self) -> usize {
+        self.lanes.len() - 1
+    }
+
+    /// Books `work` on `lane`, carried out over `[start, end)` (at `end` if they are equal).
+    /// Each booking is spread over its own time: work at the same instant as the lane's last
+    /// booking joins it, and on a grid ([`MediaLedger::set_grid`]) so does all work within
+    /// one cell.
+    #[inline]
+    pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
+        debug_assert!(start <= end);
+        let work = if self.credit == MediaWork::default() { work } else { self.credit.take_up_to(work) };
+        self.booked.add(work);
+        // Within one grid cell: nobody asks about a time inside it, so the work counts as
+        // done at its end, together with the lane's last booking if that is in the cell too.
+        if let Some((lo, hi)) = self.cell_of(lane, end).filter(|&(lo, _)| lo <= start) {
+            let q = &mut self.lanes[lane];
+            match q.back_mut() {
+                Some(last) if last.start == last.end && lo < last.end && last.end <= hi => {
+                    last.end = last.end.max(end);
+                    last.start = last.end;
+                    last.work.add(work);
+                }
+                _ => q.push_back(Booking { start: end, end, work }),
+            }
+            return;
+        }
+        let q = &mut self.lanes[lane];
+        match q.back_mut() {
+            // Two at the same instant.
+            Some(last) if start == end && last.start == end && last.end == end => last.work.add(work),
+            _ => q.push_back(Booking { start, end, work }),
+        }
+    }
+
+    /// The work carried out by `t` [ns], cumulative (`t` no earlier than the last time given
+    /// to [`MediaLedger::forget_before`]): all booked less what is still ahead of `t`.
+    pub fn done_by(&self, t: Ns) -> MediaWork {
+        let mut ahead = MediaWork::default();
+        let host = self.host_lane();
+        for (i, q) in self.lanes.iter().enumerate() {
+            for b in q.iter().rev() {
+                if b.end <= t {
+                    // A die's bookings before one over by `t` are over too.
+                    if i == host {
+                        continue;
+                    }
+                    break;
+                }
+                ahead.add(b.work);
+                ahead.sub(b.done_by(t));
+            }
+        }
+        let mut out = self.booked;
+        out.sub(ahead);
+        out
+    }
+
+    /// Counts the bookings over by `t` as done: later questions are about `t` or after.
+    pub fn forget_before(&mut self, t: Ns) {
+        for q in &mut self.lanes {
+            while q.front().is_some_and(|b| b.end <= t) {
+                q.pop_front();
+            }
+        }
+    }
+
+    /// Counts all work booked, and `unbooked` (decided, not yet booked), as done from now on;
+    /// the next bookings of `unbooked` are not counted again.
+    pub fn settle(&mut self, unbooked: MediaWork) {
+        for q in &mut self.lanes {
+            q.clear();
+        }
+        self.booked.add(unbooked);
+        self.grid = None;
+        self.credit.add(unbooked);
+    }
+
+    /// Heap bytes held.
+    pub fn state_bytes(&self) -> usize {
+        self.lanes.iter().map(|q| q.capacity() * size_of::<Booking>()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nand(units: u64) -> MediaWork {
+        MediaWork { nand_units: units, ..MediaWork::default() }
+    }
+
+    #[test]
+    fn work_is_done_evenly_over_its_booking_and_all_of_it_by_the_end() {
+        let mut l = MediaLedger::new(2);
+        l.book(0, 100, 200, nand(10));
+        l.book(1, 150, 150, nand(4));
+        assert_eq!(l.done_by(100).nand_units, 0);
+        assert_eq!(l.done_by(149).nand_units, 4);
+        assert_eq!(l.done_by(150).nand_units, 5 + 4);
+        assert_eq!(l.done_by(200).nand_units, 14);
+        l.forget_before(160);
+        assert_eq!(l.done_by(160).nand_units, 6 + 4);
+        assert_eq!(l.done_by(1000).nand_units, 14);
+    }
+
+    #[test]
+    fn each_booking_is_spread_over_its_own_time() {
+        let mut l = MediaLedger::new(1);
+        l.book(0, 0, 100, nand(100));
+        l.book(0, 100, 1100, nand(0));
+        l.book(0, 1100, 1200, nand(10));
+        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!(l.done_by(50).nand_units, 50);
+        assert_eq!(l.done_by(1150).nand_units, 105);
+    }
+
+    #[test]
+    fn on_a_grid_work_within_one_cell_is_one_booking_and_counts_at_the_grid_times() {
+        let mut l = MediaLedger::new(1);
+        l.set_grid(1000, 100, 3);
+        for t in 1001..=1100 {
+            l.book(0, t, t, nand(1));
+        }
+        // A stretch inside the next cell joins nothing before it; one across cells is spread.
+        l.book(0, 1110, 1190, nand(8));
+        l.book(0, 1190, 1290, nand(10));
+        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!([l.done_by(1100), l.done_by(1200), l.done_by(1300)].map(|w| w.nand_units), [100, 109, 118]);
+        // After the last grid time, all work is one booking.
+        for t in [1301, 1500, 9000] {
+            l.book(0, t - 1, t, nand(1));
+        }
+        assert_eq!(l.lanes[0].len(), 4);
+        l.settle(MediaWork::default());
+        l.book(0, 2001, 2001, nand(1));
+        l.book(0, 2002, 2002, nand(1));
+        assert_eq!(l.lanes[0].len(), 2, "no grid after settling");
+    }
+
+    #[test]
+    fn settled_work_is_not_counted_again_when_booked() {
+        let mut l = MediaLedger::new(1);
+        l.book(0, 0, 100, nand(10));
+        l.settle(nand(3));
+        assert_eq!(l.done_by(0).nand_units, 13);
+        // The program that held the 3 units settled is booked with 5 more.
+        l.book(0, 200, 200, nand(8));
+        assert_eq!(l.done_by(199).nand_units, 13);
+        assert_eq!(l.done_by(200).nand_units, 18);
+    }
+}
