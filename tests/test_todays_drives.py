@@ -34,32 +34,11 @@ PUBLISHED = {
     "qlc": ([(54, 5000), (460, 3500), (None, 130)], 168),
 }
 
-#: Phases the NAND cannot reproduce as published: the qlc drive's fast tier is its static SLC
-#: cache, and 2 TiB of QLC holding 2 TB of user data and the FTL's reserve has room for at most
-#: ``geometry["slc_static_max_bytes"]`` of it (48 GB; a block in SLC mode holds a quarter of its
-#: native bytes), not the review's 54 GB; the profile keeps 44 GB so that its FTL has about 1 %
-#: of spare blocks to collect with: the tier ends at the profile's static cache. Profile ->
-#: phase index.
-STATIC_TIER = {"qlc": 0}
-
-
-def expected_end_gb(name: str, phase: int, published_gb: float) -> float:
-    """Where phase ``phase`` of the full-size drive should end [GB]: as published, or for a
-    static tier beyond what the NAND holds, at the profile's static cache (which must fit)."""
-    if STATIC_TIER.get(name) != phase:
-        return published_gb
-    profile = load_profile(name)
-    largest_gb = profile.geometry["slc_static_max_bytes"] / 1e9
-    assert published_gb > 1.1 * largest_gb, f"{name}: the published {published_gb} GB fits the NAND; test it as published"
-    assert profile.values["slc_static_bytes"] / 1e9 <= largest_gb
-    return profile.values["slc_static_bytes"] / 1e9
-
-
 def scaled(name: str) -> list[str]:
     """``--set`` arguments for the profile at 1/SCALE of its size."""
     v = load_profile(name).values
     args = ["--target", f"sim:{name}", "--set", f"pages_per_block={v['pages_per_block'] // SCALE}"]
-    for key in ("user_capacity_bytes", "slc_static_bytes", "slc_dynamic_max_bytes", "write_buffer_bytes"):
+    for key in ("user_capacity_bytes", "slc_static_bytes", "slc_dynamic_max_bytes", "slc_fast_bytes", "write_buffer_bytes"):
         args += ["--set", f"{key}={v[key] // SCALE // 4096 * 4096}"]
     return args
 
@@ -84,10 +63,8 @@ def test_fill_reproduces_the_published_phases_and_average(filled):
     for i, ((end_gb, mbps), p) in enumerate(zip(phases, got)):
         assert p["mbps"] == pytest.approx(mbps, rel=0.10), f"{name} phase {i + 1} rate"
         if end_gb is not None:
-            want = expected_end_gb(name, i, end_gb)
-            assert p["end_gb"] * SCALE == pytest.approx(want, rel=0.10), f"{name} phase {i + 1} end"
-    cache_gb = expected_end_gb(name, 0, phases[0][0])
-    assert s["cache_bytes"] * SCALE / 1e9 == pytest.approx(cache_gb, rel=0.10), f"{name} cache size"
+            assert p["end_gb"] * SCALE == pytest.approx(end_gb, rel=0.10), f"{name} phase {i + 1} end"
+    assert s["cache_bytes"] * SCALE / 1e9 == pytest.approx(phases[0][0], rel=0.10), f"{name} cache size"
     assert s["fill_mbps_mean"] == pytest.approx(average, rel=0.10), f"{name} fill average"
 
 

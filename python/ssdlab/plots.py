@@ -145,6 +145,28 @@ def _label_ends(axis: Any, lo: float, hi: float) -> None:
     axis.set_major_formatter(FuncFormatter(_plain))
 
 
+def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool) -> None:
+    """Shows and labels the range of data ``x``, ``y`` on ``ax`` as every plot here does: x
+    from its start (0 when the data start near it) to its end, labelled at both ends; y over
+    whole decades (``logy``; values at or below 0 count as 1, where they are drawn) or from 0
+    to a nice top."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    if len(x):
+        lo, hi = _x_range(float(x.min()), float(x.max()))
+        ax.set_xlim(lo, hi)
+        _label_ends(ax.xaxis, lo, hi)
+    if logy:
+        pos = y[y > 0]
+        lo = 1.0 if (y <= 0).any() or not len(pos) else float(pos.min())
+        ax.set_ylim(*_decades(lo, float(pos.max()) if len(pos) else 10.0))
+    else:
+        top = _linear_top(float(y.max()) if len(y) else 0.0)
+        ax.set_ylim(0.0, top)
+        _label_ends(ax.yaxis, 0.0, top)
+
+
 def _plain(v: float, _pos: Any = None) -> str:
     """Tick label without trailing zeros: 0, 0.5, 7.516, 1,400, 2,000."""
     if abs(v) >= 1000 and float(v).is_integer():

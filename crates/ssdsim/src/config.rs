@@ -545,6 +545,8 @@ config_keys! {
     slc_t_prog_us: f64 = 200.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Page program time in SLC mode in the dynamic part of the cache, where it differs from the static part's (native blocks run as SLC); 0 = slc_t_prog_us [µs].
     slc_dynamic_t_prog_us: f64 = 0.0, float(MIN_TIME_US, MAX_TIME_US, "µs").or_zero();
+    /// Bytes of the cache, counted from empty, static part first, whose SLC programs take slc_t_prog_us; beyond them the dynamic part's take slc_dynamic_t_prog_us (a cache whose first part the controller writes faster, as on drives whose fast tier outlasts their static blocks); 0 = the static part [bytes of host data].
+    slc_fast_bytes: u64 = 0, int(0, 16 * TIB, "bytes");
     /// Page read time in SLC mode (folding reads the cache back) [µs].
     slc_t_read_us: f64 = 30.0, float(MIN_TIME_US, MAX_TIME_US, "µs");
     /// Once the cache is full: `direct` (host data programmed in the native mode) or `fold` (the die folds cached data into the native mode first, then takes the host data in SLC).
@@ -813,7 +815,7 @@ impl Config {
     /// ([`Config::min_scaled_blocks_per_plane`]), dies_per_channel halves, then channels, then
     /// planes_per_die (pages, page size, timings and GC watermarks stay). A drive too small
     /// for one such plane keeps that many blocks, and more spare ([`Config::spare_warning`]
-    /// states it). The SLC cache (slc_static_bytes, slc_dynamic_max_bytes) and the map caches
+    /// states it). The SLC cache (slc_static_bytes, slc_dynamic_max_bytes, slc_fast_bytes) and the map caches
     /// (map_cache_bytes, map_sram_bytes, in whole map pages) scale with the user capacity, so
     /// they keep their share of it. Errors name the key at fault (`capacity` for the scaled
     /// drive's).
@@ -855,6 +857,7 @@ impl Config {
             user_capacity_bytes: self.capacity,
             slc_static_bytes,
             slc_dynamic_max_bytes: scaled(self.slc_dynamic_max_bytes, UNIT_BYTES),
+            slc_fast_bytes: scaled(self.slc_fast_bytes, UNIT_BYTES),
             map_cache_bytes: scaled(self.map_cache_bytes, self.map_page_bytes),
             map_sram_bytes: scaled(self.map_sram_bytes, self.map_page_bytes),
             ..self.clone()

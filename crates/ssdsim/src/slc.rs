@@ -16,7 +16,8 @@
 //! mapped, cached data included: the native room folding the cache will need), capped at
 //! `slc_dynamic_max_bytes`; the native blocks it borrows are never the spare area, which the
 //! FTL keeps for garbage collection, so a full drive has only its static part. On some NAND
-//! the dynamic part's programs are slower than the static part's (`slc_dynamic_t_prog_us`).
+//! the dynamic part's programs are slower than the static part's (`slc_dynamic_t_prog_us`),
+//! except the first `slc_fast_bytes` of the cache, which take the static part's time.
 //! The dynamic part shrinks as the drive fills; data in the cache beyond its current size
 //! must be folded.
 //!
@@ -98,6 +99,8 @@ pub struct SlcCache {
     cell_bits: u64,
     static_units: u64,
     dynamic_max_units: u64,
+    /// Units of the cache, from empty, programmed at `t_prog_slc` (at least the static part).
+    fast_units: u64,
     when_full: WhenFull,
     /// Background folding starts above this share of the cache's current size.
     fold_start: f64,
@@ -133,6 +136,7 @@ impl SlcCache {
             cell_bits: cfg.cell_bits,
             static_units: cfg.slc_static_bytes / UNIT_BYTES,
             dynamic_max_units: cfg.slc_dynamic_max_bytes / UNIT_BYTES,
+            fast_units: (cfg.slc_fast_bytes / UNIT_BYTES).max(cfg.slc_static_bytes / UNIT_BYTES),
             when_full: WhenFull::parse(&cfg.slc_when_full).expect("validated"),
             fold_start: cfg.slc_fold_start_pct / 100.0,
             fold_per_write: cfg.slc_fold_units_per_write,
@@ -211,9 +215,9 @@ impl SlcCache {
             slc = true;
         }
         if slc {
-            // The static part fills first.
-            let dynamic = self.used_units + units > self.static_units;
-            plan.slc_t_prog = Some(if dynamic { self.t_prog_dynamic } else { self.t_prog_slc });
+            // The static part fills first; the cache's first fast_units take the fast time.
+            let slow = self.used_units + units > self.fast_units;
+            plan.slc_t_prog = Some(if slow { self.t_prog_dynamic } else { self.t_prog_slc });
             self.used_units += units;
             self.slc_written_units += units;
         }
@@ -287,6 +291,30 @@ mod tests {
         }
         assert_eq!(c.slc_written_units(), written);
         written
+    }
+
+    #[test]
+    fn the_first_slc_fast_bytes_of_the_cache_take_the_static_parts_time() {
+        // Static 1000 units, fast 3000: programs up to unit 3000 at 200 us, the rest of the
+        // dynamic part at 400 us; without slc_fast_bytes the static part alone is fast.
+        for (fast_units, expect_fast) in [(0, 1000), (3000, 3000)] {
+            let (mut cfg, _) = drive(3, 1000);
+            cfg.set("slc_dynamic_t_prog_us", "400").unwrap();
+            cfg.set("slc_fast_bytes", &(fast_units * UNIT_BYTES).to_string()).unwrap();
+            let geo = cfg.validate().unwrap();
+            let mut c = SlcCache::new(&cfg, &geo).unwrap();
+            let mut fast = 0;
+            for written in (0..8000).step_by(8) {
+                let t = c.plan_program(8, geo.user_units - written - 8).slc_t_prog.expect("the cache has room");
+                if t == us_to_ns(200.0) {
+                    assert_eq!(fast, written, "fast programs come first");
+                    fast += 8;
+                } else {
+                    assert_eq!(t, us_to_ns(400.0));
+                }
+            }
+            assert_eq!(fast, expect_fast);
+        }
     }
 
     #[test]

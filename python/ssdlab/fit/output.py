@@ -199,6 +199,14 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
                         f"fitted.toml at full size (distance {run.checks['full']['distance']:.3f})" if full
                         else f"fitted (distance {run.best['distance']:.3f})")
                 ax.set_title(f"{m.label} — {what}", loc="left")
+            # One labelled range per row (the two panels share y): whole decades on log axes,
+            # from 0 on the fill's MB/s.
+            xcol = "written_gb" if kind == "fill" else "t_s"
+            ycols = lambda s: ["mbps"] if kind == "fill" else ["iops"] if kind == "consistency" else [  # noqa: E731
+                k for k in s if k.endswith("_iops")]
+            y_row = np.concatenate([np.asarray(s[k], float) for s in (ms, fs) for k in ycols(s)] or [np.zeros(0)])
+            for c, s in enumerate((ms, fs)):
+                plots.label_range(axes[r][c], np.asarray(s[xcol], float), y_row, logy=kind != "fill")
         paths = [plots.save_figure(fig, folder / f"fit.{fmt}") for fmt in ("png", "svg")]
     return paths
 
