@@ -130,6 +130,14 @@ def compare_lines(previous: dict | None, rec: dict) -> list[str]:
     return out
 
 
+def _num(v: object) -> str:
+    """A figure as a reader wants it: whole numbers with thousands separators from 100 on,
+    else three significant digits."""
+    if not isinstance(v, (int, float)):
+        return str(v)
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
 def render(md: Path = BENCHMARKS_MD) -> str:
     """BENCHMARKS.md with its generated table rewritten from the newest record of every
     benchmark and parameter set (the table goes after the first heading if it has none)."""
@@ -140,8 +148,7 @@ def render(md: Path = BENCHMARKS_MD) -> str:
             by_params[json.dumps(r.get("params"), sort_keys=True)] = r
         for r in by_params.values():
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "defaults"
-            figs = "; ".join(f"{k} {v:,.4g}" if isinstance(v, (int, float)) else f"{k} {v}"
-                             for k, v in r["figures"].items())
+            figs = "; ".join(f"{k} {_num(v)}" for k, v in r["figures"].items())
             m = r["machine"]
             rows.append(f"| {r['bench']} | {params} | {figs} | {r['commit']} {r['date'][:10]} | "
                         f"{m['nproc']}c {m['cpu']} | {r['load_before']}/{r['load_after']}"
