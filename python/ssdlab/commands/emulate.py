@@ -54,9 +54,8 @@ Data modes (--data): none (default): writes are timed and dropped, reads return 
 for fio timing tests; a filesystem will not work); memory: data kept in RAM, allocated as
 written (refused if the capacity exceeds MemAvailable); file:PATH: a new sparse file at PATH
 (refused if it exists or its filesystem lacks the capacity free; removed on exit).
-Capacity: --set user_capacity_bytes=SIZE (the profile must have the NAND for it).
-Example: ssdlab emulate default --set blocks_per_plane=64 --set pages_per_block=64 \\
-  --set user_capacity_bytes=1792MiB --data memory"""
+Capacity: --set capacity=SIZE (the same drive, smaller: the NAND scales with it).
+Example: ssdlab emulate default --set capacity=2GiB --data memory"""
 
 
 def register(subparsers, add_target_args) -> None:
@@ -68,7 +67,7 @@ def register(subparsers, add_target_args) -> None:
                    help="the drive: a built-in profile name or a .toml path (sim:PROFILE also accepted; "
                         "default: %(default)s)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one profile key (repeatable), e.g. --set user_capacity_bytes=2GiB; "
+                   help="override one profile key (repeatable), e.g. --set capacity=2GiB; "
                         "`ssdlab profiles --keys` lists keys and units")
     p.add_argument("--seed", type=parse_seed, default=1, metavar="N",
                    help="random seed in [0, 2^63-1] of the simulated drive (default: %(default)s)")
@@ -120,7 +119,7 @@ def parse_data(text: str, capacity_bytes: int) -> tuple[str, str | None]:
         if avail is not None and capacity_bytes > avail:
             raise UserError(f"--data memory: the drive's {capacity_bytes} bytes ({need}) do not fit in the "
                             f"{avail} bytes of memory available (MemAvailable, /proc/meminfo): use --data file:PATH, "
-                            f"--data none (timing only), or a smaller drive (--set user_capacity_bytes=SIZE)")
+                            f"--data none (timing only), or a smaller drive (--set capacity=SIZE)")
     if mode == "file":
         p = Path(path).absolute()
         if p.exists():
@@ -133,7 +132,7 @@ def parse_data(text: str, capacity_bytes: int) -> tuple[str, str | None]:
         if free < capacity_bytes:
             raise UserError(f"--data file:{path}: the drive's {capacity_bytes} bytes ({need}) need that much free in "
                             f"{p.parent}, which has {free} bytes free: choose another directory or a smaller drive "
-                            f"(--set user_capacity_bytes=SIZE)")
+                            f"(--set capacity=SIZE)")
         path = str(p)
     return mode, path or None
 
