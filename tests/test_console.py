@@ -146,8 +146,8 @@ def _no_long_silence(seen, end_s: float, every_s: float, slack_s: float) -> None
 
 
 def test_progress_lines_when_stderr_is_a_file(tmp_path):
-    every = 0.4
-    seen, end = _timed_lines(["consistency", *set_args(), "--duration", "120", "--out", str(tmp_path / "c")], every)
+    every = 0.25
+    seen, end = _timed_lines(["consistency", *set_args(), "--duration", "2000", "--out", str(tmp_path / "c")], every)
     phase = [line for _, line in seen if "4 KiB random write QD32: " in line]
     assert phase, seen
     # phase, percent, elapsed and time left, in that order
