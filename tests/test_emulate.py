@@ -228,3 +228,23 @@ def test_a_data_mode_that_cannot_hold_the_drive_is_refused(tmp_path, monkeypatch
     with pytest.raises(UserError, match="need that much free"):
         emulate.parse_data(f"file:{tmp_path / 'new.img'}", free + (1 << 40))
     assert emulate.parse_data(f"file:{tmp_path / 'new.img'}", 1 << 20) == ("file", str(tmp_path / "new.img"))
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--seed=-1"], "--seed"),
+    ([f"--seed={2**63}"], "--seed"),
+    (["--seed=x"], "--seed"),
+    (["--set", "capacity=-5"], "capacity"),
+    (["--set", "t_prog_us=1e15"], "t_prog_us"),
+])
+def test_out_of_range_options_are_refused_before_anything_is_served(args, option, capsys):
+    # A server runs until it is stopped, so the option walk of test_option_ranges leaves it
+    # out: its refusals are checked here (exit 2, the option named, no traceback).
+    from ssdlab import cli
+
+    try:
+        status = cli.main(["emulate", "default", *args])
+    except SystemExit as e:  # argparse's refusals
+        status = e.code
+    err = capsys.readouterr().err
+    assert status == 2 and option in err and "Traceback" not in err, err
