@@ -242,7 +242,7 @@ def test_loop_device_consistency_report_shows_latency(browser, tmp_path):
 
 def test_run_report_shows_reads_and_writes_separately(browser, tmp_path):
     job = tmp_path / "mix.fio"
-    job.write_text("[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=16\nsize=64m\nruntime=3\ntime_based\n")
+    job.write_text("[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=16\nsize=64m\nruntime=6\ntime_based\n")
     out = tmp_path / "run"
     run_cli("run", str(job), *set_args(), "--interval", "0.5", "--out", str(out), "--no-progress")
     _load_clean(browser, out / "report.html")
