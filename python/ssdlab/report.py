@@ -1527,6 +1527,18 @@ function si(v) {
   for (var i = 0; i < u.length; i++) if (a >= u[i][0]) return trim3(v / u[i][0]) + u[i][1];
   return trim3(v);
 }
+// si() with as many significant digits (3 to 6) as ``v`` needs to read back within 0.01 %:
+// the label at an axis end names the end itself (1.403K, not 1.4K).
+function siExact(v) {
+  if (v === 0) return '0';
+  var a = Math.abs(v), u = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'K'], [1, '']], k = 0;
+  while (k < u.length - 1 && a < u[k][0]) k++;
+  for (var p = 3; p < 6; p++) {
+    var m = parseFloat(Number(v / u[k][0]).toPrecision(p));
+    if (Math.abs(m * u[k][0] - v) <= a * 1e-4) return String(m) + u[k][1];
+  }
+  return String(parseFloat(Number(v / u[k][0]).toPrecision(6))) + u[k][1];
+}
 function fmt(v) {
   if (v === null || v === undefined || !isFinite(v)) return 'n/a';
   var a = Math.abs(v);
@@ -1550,15 +1562,16 @@ function niceStep(span, n) {
   for (var i = 0; i < ms.length; i++) if (ms[i] * Math.pow(10, e) >= raw * (1 - 1e-9)) return ms[i] * Math.pow(10, e);
   return 10 * Math.pow(10, e);
 }
-function linearTicks(a, b, n, label) {
-  if (!(b > a)) return [{v: a, label: label(a)}];
+function linearTicks(a, b, n, label, endLabel) {
+  endLabel = endLabel || label;
+  if (!(b > a)) return [{v: a, label: endLabel(a)}];
   var step = niceStep(b - a, n), eps = step * 1e-6, out = [];
   for (var k = Math.ceil((a - eps) / step); k * step <= b + eps; k++) {
     var v = parseFloat((k * step).toPrecision(12));
     if (v - a > step / 2 - eps && b - v > step / 2 - eps) out.push({v: v, label: label(v)});
   }
-  out.unshift({v: a, label: label(a)});
-  out.push({v: b, label: label(b)});
+  out.unshift({v: a, label: endLabel(a)});
+  out.push({v: b, label: endLabel(b)});
   return out;
 }
 function logTicks(a, b, label) {
@@ -1756,11 +1769,11 @@ Chart.prototype.draw = function (P) {
            xlabel: esc(P.xlabel || ''), ylabel: esc(P.ylabel || '')};
   var xfmt = function (v) { return si(v); }, yfmt = xfmt;
   o.axes = {x: {axisLabelFormatter: xfmt, valueFormatter: fmt, pixelsPerLabel: 70,
-                ticker: function (a, b, px) { return keepEnd(linearTicks(a, b, px / 70, xfmt), b, b - (b - a) * 1e-9); }},
+                ticker: function (a, b, px) { return keepEnd(linearTicks(a, b, px / 70, xfmt, siExact), b, b - (b - a) * 1e-9); }},
             y: {axisLabelFormatter: yfmt, valueFormatter: fmt, pixelsPerLabel: 30,
                 ticker: function (a, b, px) {
                   return P.logy ? keepEnd(logTicks(a, b, yfmt), b, b * (1 - 1e-9))
-                                : keepEnd(linearTicks(a, b, px / 30, yfmt), b, b - (b - a) * 1e-9);
+                                : keepEnd(linearTicks(a, b, px / 30, yfmt, siExact), b, b - (b - a) * 1e-9);
                 }}};
   var wasHidden = self.root.hidden;
   self.root.hidden = false;
