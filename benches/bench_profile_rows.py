@@ -33,7 +33,7 @@ def run(name: str, duration_s: float) -> tuple[dict, float]:
         return json.loads((Path(out) / "summary.json").read_text()), wall
 
 
-def row(name: str, s: dict) -> str:
+def row(s: dict) -> str:
     """The figures as the README quotes them."""
     onset = s.get("steady_state_onset_s")
     steady = (f"steady from {onset:,.0f} s at {s['steady_state_iops_mean']:,.0f} IOPS, WA "
@@ -54,8 +54,8 @@ def main() -> None:
     figures, rows = {}, []
     for name in filter(None, args.profiles.split(",")):
         s, wall = run(name, args.duration)
-        rows.append(f"| `{name}` | {s['capacity_bytes'] / 1e9:,.0f} GB | {row(name, s)} |")
-        print(f"{name}: {row(name, s)} ({wall:.0f} s wall)", flush=True)
+        rows.append(f"| `{name}` | {s['capacity_bytes'] / 1e9:,.0f} GB | {row(s)} |")
+        print(f"{name}: {row(s)} ({wall:.0f} s wall)", flush=True)
         figures.update({f"{name}_iops_mean": s["iops_mean"], f"{name}_zero_iops_s": s["zero_iops_seconds"],
                         f"{name}_lat_max_us": s["latency_us"]["max"], f"{name}_wall_s": wall})
     print("\n| profile | capacity | consistency run |\n|---|---|---|")

@@ -145,11 +145,11 @@ def _label_ends(axis: Any, lo: float, hi: float) -> None:
     axis.set_major_formatter(FuncFormatter(_plain))
 
 
-def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool) -> None:
+def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool, zeros_at: float | None = None) -> None:
     """Shows and labels the range of data ``x``, ``y`` on ``ax`` as every plot here does: x
     from its start (0 when the data start near it) to its end, labelled at both ends; y over
-    whole decades (``logy``; values at or below 0 count as 1, where they are drawn) or from 0
-    to a nice top."""
+    whole decades (``logy``; values at or below 0 drawn at ``zeros_at`` count as that value)
+    or from 0 (or a nice number below a negative value) to a nice top, labelled at both ends."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     x, y = x[np.isfinite(x)], y[np.isfinite(y)]
@@ -159,12 +159,16 @@ def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool) -> None:
         _label_ends(ax.xaxis, lo, hi)
     if logy:
         pos = y[y > 0]
-        lo = 1.0 if (y <= 0).any() or not len(pos) else float(pos.min())
+        lo = float(pos.min()) if len(pos) else 1.0
+        if zeros_at is not None and (y <= 0).any():
+            lo = min(lo, zeros_at)
         ax.set_ylim(*_decades(lo, float(pos.max()) if len(pos) else 10.0))
     else:
+        lo = float(y.min()) if len(y) else 0.0
+        bottom = -nice_ceil(-lo * 1.05) if lo < 0 else 0.0
         top = _linear_top(float(y.max()) if len(y) else 0.0)
-        ax.set_ylim(0.0, top)
-        _label_ends(ax.yaxis, 0.0, top)
+        ax.set_ylim(bottom, top)
+        _label_ends(ax.yaxis, bottom, top)
 
 
 def _plain(v: float, _pos: Any = None) -> str:
@@ -614,18 +618,10 @@ def line_figure(
                     ax.scatter(xy[bad], np.full(int(bad.sum()), floor), marker=_STALL_MARKER, s=_STALL_AREA,
                                color=color, edgecolors="black", linewidths=0.4, clip_on=False, zorder=3,
                                gid=f"zeros:{label}")
-        if len(every_x):
-            ax.set_xlim(*_x_range(float(every_x.min()), float(every_x.max())))
-            _label_ends(ax.xaxis, *ax.get_xlim())
         if logy:
             ax.set_yscale("log")
-            ax.set_ylim(*_decades(floor, float(pos.max())) if len(pos) else (1.0, 10.0))
-        else:
-            lo = float(every_y.min()) if len(every_y) else 0.0
-            bottom = -nice_ceil(-lo * 1.05) if lo < 0 else 0.0
-            top = _linear_top(float(every_y.max()) if len(every_y) else 0.0)
-            ax.set_ylim(bottom, top)
-            _label_ends(ax.yaxis, bottom, top)
+        # zeros are drawn at the floor, the lowest decade of the positive values
+        label_range(ax, every_x, every_y, logy=logy)
         ax.yaxis.set_major_formatter(FuncFormatter(_si))
         ax.grid(True, which="major", color="0.85", linewidth=0.7)
         ax.set_axisbelow(True)

@@ -1521,23 +1521,22 @@ var STAT_COLORS = {'p50': '#1f5fa8', 'p99': '#d9822b', 'p99.9': '#2ca02c', 'max'
 var REVIEW_ZOOM = 1400, REVIEW_RUN = 2000, LINEAR_TOP = 40000;
 
 function trim3(x) { return String(parseFloat(Number(x).toPrecision(3))); }
-function si(v) {
-  if (v === 0) return '0';
-  var a = Math.abs(v), u = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'K']];
-  for (var i = 0; i < u.length; i++) if (a >= u[i][0]) return trim3(v / u[i][0]) + u[i][1];
-  return trim3(v);
-}
-// si() with as many significant digits (3 to 6) as ``v`` needs to read back within 0.01 %:
-// the label at an axis end names the end itself (1.403K, not 1.4K).
-function siExact(v) {
+// ``v`` with an SI suffix (K, M, G, T) and ``p`` significant digits: 1403 -> 1.4K (3), 1.403K (4).
+function siDigits(v, p) {
   if (v === 0) return '0';
   var a = Math.abs(v), u = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'K'], [1, '']], k = 0;
   while (k < u.length - 1 && a < u[k][0]) k++;
+  return String(parseFloat(Number(v / u[k][0]).toPrecision(p))) + u[k][1];
+}
+function si(v) { return siDigits(v, 3); }
+// si() with as many significant digits (3 to 6) as ``v`` needs to read back within 0.01 %:
+// the label at an axis end names the end itself (1.403K, not 1.4K).
+function siExact(v) {
   for (var p = 3; p < 6; p++) {
-    var m = parseFloat(Number(v / u[k][0]).toPrecision(p));
-    if (Math.abs(m * u[k][0] - v) <= a * 1e-4) return String(m) + u[k][1];
+    var t = siDigits(v, p), back = parseFloat(t) * ({T: 1e12, G: 1e9, M: 1e6, K: 1e3}[t.slice(-1)] || 1);
+    if (Math.abs(back - v) <= Math.abs(v) * 1e-4) return t;
   }
-  return String(parseFloat(Number(v / u[k][0]).toPrecision(6))) + u[k][1];
+  return siDigits(v, 6);
 }
 function fmt(v) {
   if (v === null || v === undefined || !isFinite(v)) return 'n/a';

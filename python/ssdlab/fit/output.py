@@ -206,7 +206,8 @@ def plot_fit(run: FitRun, folder: Path, pairs) -> list[Path]:
                 k for k in s if k.endswith("_iops")]
             y_row = np.concatenate([np.asarray(s[k], float) for s in (ms, fs) for k in ycols(s)] or [np.zeros(0)])
             for c, s in enumerate((ms, fs)):
-                plots.label_range(axes[r][c], np.asarray(s[xcol], float), y_row, logy=kind != "fill")
+                plots.label_range(axes[r][c], np.asarray(s[xcol], float), y_row, logy=kind != "fill",
+                                  zeros_at=1.0 if kind == "consistency" else None)
         paths = [plots.save_figure(fig, folder / f"fit.{fmt}") for fmt in ("png", "svg")]
     return paths
 
