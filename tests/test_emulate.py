@@ -30,13 +30,15 @@ def _host_ok():
 
 def _start(run_dir: Path, *args: str, data: str = "memory") -> tuple[subprocess.Popen, str]:
     """Starts ``ssdlab emulate`` on the test drive with its state under ``run_dir``; returns
-    the process and its device once it has printed it."""
+    the process and its device once it has printed it (the lines up to it: ``_start.header``)."""
     sets = [a for kv in EMU_DRIVE for a in ("--set", kv)]
     env = {**os.environ, "SSDLAB_RUN_DIR": str(run_dir), "PYTHONPATH": PYTHON_DIR}
     proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "emulate", "default", *sets, "--data", data, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60
+    _start.header = ""
     for line in proc.stdout:
+        _start.header += line
         if line.startswith("device: "):
             return proc, line.split()[1]
         if time.time() > deadline:
@@ -57,6 +59,7 @@ def emulator(run_dir: Path, *args: str, data: str = "memory"):
     """The emulator's device for the block; stopped with Ctrl-C after it, which must end it
     cleanly (exit 0) and leave nothing behind."""
     proc, device = _start(run_dir, *args, data=data)
+    header = _start.header
     try:
         yield device
     finally:
@@ -64,7 +67,7 @@ def emulator(run_dir: Path, *args: str, data: str = "memory"):
             rc, out, err = _stop(proc)
             assert rc == 0, f"exit {rc}\n{out}\n{err}"
             assert_nothing_left(run_dir)
-            emulator.last_output = out
+            emulator.last_output, emulator.last_errors = header + out, err
 
 
 def _mounts_under(directory: Path) -> list[str]:
@@ -199,6 +202,60 @@ def test_reads_do_not_complete_before_their_simulated_time_and_queue_up(tmp_path
     assert qd16["read"]["iops"] > 4 * qd1["read"]["iops"], (qd1["read"]["iops"], qd16["read"]["iops"])
 
 
+def test_slowdown_runs_every_time_of_the_drive_that_many_times_slower(tmp_path):
+    """A 0.5 ms page read at --slowdown 4 takes at least 2 ms on the wall clock; the output
+    says the drive runs slower, and the status lines report the replies' lateness."""
+    with emulator(tmp_path / "run", "--set", "t_read_us=500", "--slowdown", "4", "--status-every", "0.5") as device:
+        _fio(device, "--rw=write", "--bs=128k", "--iodepth=8", "--size=4M")
+        qd1 = _fio(device, "--rw=randread", "--bs=4k", "--iodepth=1", "--size=4M", "--time_based", "--runtime=1.5")
+    assert qd1["read"]["total_ios"] > 20
+    assert qd1["read"]["lat_ns"]["min"] >= 4 * 500_000, qd1["read"]["lat_ns"]
+    out = emulator.last_output
+    assert "the drive runs 4 times slower than simulated" in out
+    assert "every time 4 times slower than simulated" in out.splitlines()[-2]
+    assert "replies after their simulated completion time: " in out
+
+
+def test_the_drives_counters_are_read_from_the_device_as_a_real_drives_are(tmp_path):
+    """ssdlab's drive-counter reader finds the emulated drive under the loop device: the host
+    bytes it reads move by exactly what fio wrote; random overwrites of the full drive make the
+    drive collect garbage, so the NAND bytes move by more (WA > 1) and blocks are erased."""
+    from ssdlab.targets import counters, emu
+
+    with emulator(tmp_path / "run", "--status-every", "0.5") as device:
+        _fio(device, "--rw=write", "--bs=1M", "--iodepth=8")
+        before = counters.read_counters(device)
+        job = _fio(device, "--rw=randwrite", "--bs=4k", "--iodepth=32", "--time_based", "--runtime=4")
+        after = counters.read_counters(device)
+        raw = emu.read(emu.counters_file(device))
+        with pytest.raises(PermissionError):
+            open(emu.counters_file(device), "w")
+    assert before["source"] == after["source"] == "ssdlab-emu", after["reason"]
+    assert after["host_write_bytes"] - before["host_write_bytes"] == job["write"]["io_bytes"]
+    wa, how = counters.write_amplification(before, after)
+    assert wa is not None and wa > 1.05, how
+    assert raw["erases"] > 0 and raw["gc_copied_bytes"] > 0
+    assert raw["commands"]["write_bytes"] >= raw["host_write_bytes"] - 1 >= 0
+    assert any(line.startswith("emulate: drive time ") and " WA " in line for line in emulator.last_errors.splitlines())
+
+
+def test_lateness_is_read_from_the_reply_buckets():
+    from ssdlab.targets import emu
+
+    bounds = [1_000 * m for m in (1, 2, 5, 10, 20, 50, 100, 200)]
+    before = {"late": [5, 0, 0, 0, 0, 0, 0, 0, 0], "late_ns": 1_000, "max_late_ns": 900}
+    # Since `before`: 90 replies late by at most 5 us, 9 by at most 100 us, 1 by more than 200 us.
+    after = {"late_bounds_ns": bounds, "late": [5, 0, 90, 0, 0, 0, 9, 0, 1], "late_ns": 1_000 + 2_000_000,
+             "max_late_ns": 300_000}
+    late = emu.lateness(after, before)
+    assert late["replies"] == 100
+    assert late["late_share"] == pytest.approx(0.10)  # above LATE_NS = 50 us
+    assert (late["p50_late_s"], late["p99_late_s"]) == (5e-6, 100e-6)
+    assert late["mean_late_s"] == pytest.approx(20e-6)
+    assert emu.lateness({**after, "late": [0] * 8 + [1]})["p99_late_s"] == float("inf")
+    assert emu.lateness(before | {"late_bounds_ns": bounds}, before)["late_share"] is None
+
+
 @pytest.mark.parametrize("data, problem", [
     ("bogus", "expected none, memory or file:PATH"),
     ("file:", "expected none, memory or file:PATH"),
@@ -236,6 +293,9 @@ def test_a_data_mode_that_cannot_hold_the_drive_is_refused(tmp_path, monkeypatch
     (["--seed=x"], "--seed"),
     (["--set", "capacity=-5"], "capacity"),
     (["--set", "t_prog_us=1e15"], "t_prog_us"),
+    (["--slowdown", "0.5"], "--slowdown"),
+    (["--slowdown", "x"], "--slowdown"),
+    (["--status-every", "-1"], "--status-every"),
 ])
 def test_out_of_range_options_are_refused_before_anything_is_served(args, option, capsys):
     # A server runs until it is stopped, so the option walk of test_option_ranges leaves it

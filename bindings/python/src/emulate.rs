@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use ssdemu::{DataMode, Emulator as Server};
+use ssdemu::{DataMode, Emulator as Server, Serving};
 use ssdsim::Simulation;
 
 use crate::{build_config, profile_err};
@@ -15,8 +14,9 @@ use crate::{build_config, profile_err};
 /// A simulated drive (profile `pairs`, `seed`) as the file `image_path` of a FUSE filesystem
 /// mounted at `mountpoint` (an empty directory), served on `threads` threads until `stop()`.
 /// `data`: "none" (reads return zeros), "memory", or "file" with `data_path` (created; it must
-/// not exist; removed by `stop()`). Raises ProfileError for a bad profile, OSError when the
-/// mount fails.
+/// not exist; removed by `stop()`). `slowdown`: wall seconds per simulated second, in [1, 1000].
+/// Raises ProfileError for a bad profile, ValueError for a slowdown out of range, OSError when
+/// the mount fails.
 #[pyclass(module = "ssdlab._native")]
 struct Emulator {
     server: Server,
@@ -25,8 +25,12 @@ struct Emulator {
 #[pymethods]
 impl Emulator {
     #[new]
-    #[pyo3(signature = (pairs, seed, mountpoint, data, data_path=None, threads=2))]
-    fn new(py: Python<'_>, pairs: Vec<(String, String)>, seed: u64, mountpoint: PathBuf, data: &str, data_path: Option<PathBuf>, threads: usize) -> PyResult<Self> {
+    #[pyo3(signature = (pairs, seed, mountpoint, data, data_path=None, threads=2, slowdown=1.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(py: Python<'_>, pairs: Vec<(String, String)>, seed: u64, mountpoint: PathBuf, data: &str, data_path: Option<PathBuf>, threads: usize, slowdown: f64) -> PyResult<Self> {
+        if !(1.0..=ssdemu::MAX_SLOWDOWN).contains(&slowdown) {
+            return Err(PyValueError::new_err(format!("slowdown {slowdown} is outside [1, {}]", ssdemu::MAX_SLOWDOWN)));
+        }
         let mode = match (data, data_path) {
             ("none", None) => DataMode::None,
             ("memory", None) => DataMode::Memory,
@@ -35,7 +39,7 @@ impl Emulator {
         };
         let cfg = build_config(pairs)?;
         let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
-        let server = py.allow_threads(|| Server::start(sim, &mountpoint, &mode, threads)).map_err(|e| PyOSError::new_err(format!("mounting the drive's filesystem at {}: {e}", mountpoint.display())))?;
+        let server = py.allow_threads(|| Server::start(sim, &mountpoint, &mode, Serving { threads, slowdown })).map_err(|e| PyOSError::new_err(format!("mounting the drive's filesystem at {}: {e}", mountpoint.display())))?;
         Ok(Emulator { server })
     }
 
@@ -51,22 +55,10 @@ impl Emulator {
         self.server.capacity_bytes()
     }
 
-    /// What it has served: reads, writes, trims, flushes (commands), read_bytes, write_bytes,
-    /// trim_bytes, errors (requests failed), replies (sent), mean_late_s and max_late_s (how
-    /// long after its completion time a reply was sent: on average and at most [s]), error (the
-    /// simulator's first refusal, or None).
-    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (c, error) = self.server.counts();
-        let sent = self.server.sent();
-        let d = PyDict::new(py);
-        let k = c.commands;
-        for (name, v) in [("reads", k.reads), ("writes", k.writes), ("trims", k.trims), ("flushes", k.flushes), ("read_bytes", k.read_bytes), ("write_bytes", k.write_bytes), ("trim_bytes", k.trim_bytes), ("errors", c.errors), ("replies", sent.replies)] {
-            d.set_item(name, v)?;
-        }
-        d.set_item("mean_late_s", sent.late_ns as f64 / 1e9 / sent.replies.max(1) as f64)?;
-        d.set_item("max_late_s", sent.max_late_ns as f64 / 1e9)?;
-        d.set_item("error", error)?;
-        Ok(d)
+    /// The drive's counters now: the JSON text its counters file holds (see
+    /// `ssdemu::Emulator::counters_json` for the keys and units).
+    fn counters_json(&self) -> String {
+        self.server.counters_json()
     }
 
     /// Unmounts (detach the loop device first: nothing may hold the file open), ends the

@@ -70,10 +70,7 @@ struct Queue {
     heap: BinaryHeap<Entry>,
     seq: u64,
     stop: bool,
-    /// Replies sent, and how late after their time [ns]: in all, and the most.
-    sent: u64,
-    late_ns: u64,
-    max_late_ns: u64,
+    sent: Sent,
 }
 
 /// The queue of held replies and its thread.
@@ -82,12 +79,32 @@ pub struct Completer {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Replies sent, and how late after their completion time [ns]: in all, and the most.
+/// Upper bounds of the lateness buckets [ns]: 1, 2, 5 µs ... 10 s; a last bucket holds the rest.
+pub const LATE_BOUNDS_NS: [u64; 22] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000,
+    10_000_000, 20_000_000, 50_000_000, 100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000,
+    5_000_000_000, 10_000_000_000,
+];
+
+/// Replies sent, and how late after their completion time each was: a count per bucket of
+/// [`LATE_BOUNDS_NS`] (`late[i]`: late by at most `LATE_BOUNDS_NS[i]`, and more than the bound
+/// before; the last: more than 10 s), the sum [ns] and the most [ns]. Cumulative: the
+/// difference of two is what was sent between them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sent {
     pub replies: u64,
+    pub late: [u64; LATE_BOUNDS_NS.len() + 1],
     pub late_ns: u64,
     pub max_late_ns: u64,
+}
+
+impl Sent {
+    fn add(&mut self, late_ns: u64) {
+        self.replies += 1;
+        self.late[LATE_BOUNDS_NS.partition_point(|&b| b < late_ns)] += 1;
+        self.late_ns += late_ns;
+        self.max_late_ns = self.max_late_ns.max(late_ns);
+    }
 }
 
 impl Completer {
@@ -118,7 +135,7 @@ impl Completer {
 
     pub fn sent(&self) -> Sent {
         let q = self.shared.0.lock().expect("the completion queue's lock");
-        Sent { replies: q.sent, late_ns: q.late_ns, max_late_ns: q.max_late_ns }
+        q.sent
     }
 
     /// Sends every held reply now (with an error: their time has not come) and ends the thread.
@@ -149,13 +166,10 @@ fn run(shared: &(Mutex<Queue>, Condvar)) {
         let now = Instant::now();
         while q.heap.peek().is_some_and(|e| e.at <= now) {
             let e = q.heap.pop().expect("peeked");
-            let late_ns = (now - e.at).as_nanos() as u64;
-            q.late_ns += late_ns;
-            q.max_late_ns = q.max_late_ns.max(late_ns);
+            q.sent.add((now - e.at).as_nanos() as u64);
             due.push(e.reply);
         }
         if !due.is_empty() {
-            q.sent += due.len() as u64;
             drop(q);
             for r in due.drain(..) {
                 r.send();
@@ -173,5 +187,22 @@ fn run(shared: &(Mutex<Queue>, Condvar)) {
             Some(wait) => cv.wait_timeout(q, wait).expect("the completion queue's lock").0,
             None => cv.wait(q).expect("the completion queue's lock"),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_buckets_run_1_2_5_from_a_microsecond_to_ten_seconds() {
+        assert_eq!(LATE_BOUNDS_NS[..4], [1_000, 2_000, 5_000, 10_000]);
+        assert_eq!(*LATE_BOUNDS_NS.last().unwrap(), 10_000_000_000);
+        let mut s = Sent::default();
+        for late in [0, 1_000, 1_001, 4_999, 20_000_000_000] {
+            s.add(late);
+        }
+        assert_eq!((s.late[0], s.late[1], s.late[2], s.late[LATE_BOUNDS_NS.len()]), (2, 1, 1, 1));
+        assert_eq!((s.replies, s.max_late_ns), (5, 20_000_000_000));
     }
 }

@@ -1,8 +1,11 @@
-//! The FUSE filesystem: a root directory holding the drive's file. Reads, writes, fsyncs and
-//! hole punches of the file are drive commands; their replies wait in the [`Completer`] for
-//! their completion time.
+//! The FUSE filesystem: a root directory holding the drive's file and its counters file.
+//! Reads, writes, fsyncs and hole punches of the drive's file are drive commands; their
+//! replies wait in the [`Completer`] for their completion time. The counters file reads as
+//! the drive's counters when it was opened.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -13,9 +16,10 @@ use fuser::{
 use ssdsim::{CmdKind, Command, UNIT_BYTES};
 
 use crate::completer::{Completer, Pending};
-use crate::{Drive, IMAGE_NAME};
+use crate::{counters_json, Drive, COUNTERS_NAME, IMAGE_NAME};
 
 const IMAGE: INodeNo = INodeNo(2);
+const COUNTERS: INodeNo = INodeNo(3);
 /// How long the kernel may cache names and attributes (they never change).
 const TTL: Duration = Duration::from_secs(3600);
 /// Background requests the kernel keeps in flight (asynchronous direct I/O counts as such; the
@@ -26,15 +30,23 @@ pub(crate) struct DriveFs {
     drive: Arc<Drive>,
     completer: Arc<Mutex<Completer>>,
     mounted: SystemTime,
+    /// The counters file's text for each open handle (handles from 1; the drive's file is 0).
+    counters: Mutex<HashMap<u64, Arc<[u8]>>>,
+    next_handle: AtomicU64,
 }
 
 impl DriveFs {
     pub(crate) fn new(drive: Arc<Drive>, completer: Arc<Mutex<Completer>>) -> Self {
-        DriveFs { drive, completer, mounted: SystemTime::now() }
+        DriveFs { drive, completer, mounted: SystemTime::now(), counters: Mutex::default(), next_handle: AtomicU64::new(1) }
     }
 
     fn attr(&self, ino: INodeNo) -> FileAttr {
-        let (kind, perm, size, nlink) = if ino == IMAGE { (FileType::RegularFile, 0o600, self.drive.capacity_bytes, 1) } else { (FileType::Directory, 0o755, 0, 2) };
+        // The counters file's size is 0: it is read with direct I/O, to its end.
+        let (kind, perm, size, nlink) = match ino {
+            IMAGE => (FileType::RegularFile, 0o600, self.drive.capacity_bytes, 1),
+            COUNTERS => (FileType::RegularFile, 0o444, 0, 1),
+            _ => (FileType::Directory, 0o755, 0, 2),
+        };
         let t = self.mounted;
         FileAttr { ino, size, blocks: size / 512, atime: t, mtime: t, ctime: t, crtime: t, kind, perm, nlink, uid: 0, gid: 0, rdev: 0, blksize: UNIT_BYTES as u32, flags: 0 }
     }
@@ -106,16 +118,16 @@ impl Filesystem for DriveFs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        if parent == INodeNo::ROOT && name == IMAGE_NAME {
-            reply.entry(&TTL, &self.attr(IMAGE), Generation(0));
-        } else {
-            reply.error(Errno::ENOENT);
+        match (parent, name.to_str()) {
+            (INodeNo::ROOT, Some(IMAGE_NAME)) => reply.entry(&TTL, &self.attr(IMAGE), Generation(0)),
+            (INodeNo::ROOT, Some(COUNTERS_NAME)) => reply.entry(&TTL, &self.attr(COUNTERS), Generation(0)),
+            _ => reply.error(Errno::ENOENT),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match ino {
-            INodeNo::ROOT | IMAGE => reply.attr(&TTL, &self.attr(ino)),
+            INodeNo::ROOT | IMAGE | COUNTERS => reply.attr(&TTL, &self.attr(ino)),
             _ => reply.error(Errno::ENOENT),
         }
     }
@@ -147,7 +159,18 @@ impl Filesystem for DriveFs {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if ino == COUNTERS {
+            if flags.0 & libc::O_ACCMODE != libc::O_RDONLY {
+                reply.error(Errno::EACCES);
+                return;
+            }
+            let fh = self.next_handle.fetch_add(1, Ordering::Relaxed);
+            let text: Arc<[u8]> = counters_json(&self.drive, &self.completer).into_bytes().into();
+            self.counters.lock().expect("the counters' lock").insert(fh, text);
+            reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO);
+            return;
+        }
         if ino != IMAGE {
             reply.error(Errno::EISDIR);
             return;
@@ -160,7 +183,18 @@ impl Filesystem for DriveFs {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn read(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, offset: u64, size: u32, _flags: OpenFlags, _lock: Option<LockOwner>, reply: ReplyData) {
+    fn read(&self, _req: &Request, ino: INodeNo, fh: FileHandle, offset: u64, size: u32, _flags: OpenFlags, _lock: Option<LockOwner>, reply: ReplyData) {
+        if ino == COUNTERS {
+            let text = self.counters.lock().expect("the counters' lock").get(&fh.0).cloned();
+            match text {
+                Some(t) => {
+                    let from = (offset as usize).min(t.len());
+                    reply.data(&t[from..(from + size as usize).min(t.len())]);
+                }
+                None => reply.error(Errno::EBADF),
+            }
+            return;
+        }
         let Some(len) = self.within(offset, size as u64).filter(|&n| n > 0) else {
             reply.data(&[]);
             return;
@@ -195,12 +229,23 @@ impl Filesystem for DriveFs {
         }
     }
 
+    fn release(&self, _req: &Request, ino: INodeNo, fh: FileHandle, _flags: OpenFlags, _lock: Option<LockOwner>, _flush: bool, reply: ReplyEmpty) {
+        if ino == COUNTERS {
+            self.counters.lock().expect("the counters' lock").remove(&fh.0);
+        }
+        reply.ok();
+    }
+
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock: LockOwner, reply: ReplyEmpty) {
         // Called on close(): not a drive command (fsync is).
         reply.ok();
     }
 
-    fn fsync(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        if ino == COUNTERS {
+            reply.ok();
+            return;
+        }
         match self.submit(Command { kind: CmdKind::Flush, unit: 0, units: 0 }, 0) {
             Some(at) => self.hold(at, Pending::Done(reply)),
             None => reply.error(Errno::EIO),
@@ -246,7 +291,12 @@ impl Filesystem for DriveFs {
             reply.error(Errno::ENOTDIR);
             return;
         }
-        let entries = [(INodeNo::ROOT, FileType::Directory, "."), (INodeNo::ROOT, FileType::Directory, ".."), (IMAGE, FileType::RegularFile, IMAGE_NAME)];
+        let entries = [
+            (INodeNo::ROOT, FileType::Directory, "."),
+            (INodeNo::ROOT, FileType::Directory, ".."),
+            (IMAGE, FileType::RegularFile, IMAGE_NAME),
+            (COUNTERS, FileType::RegularFile, COUNTERS_NAME),
+        ];
         for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
             if reply.add(*ino, (i + 1) as u64, *kind, name) {
                 break;

@@ -7,10 +7,15 @@
 //! I/O over the file (set up by the caller) makes it a block device whose queue depth is
 //! what the host has in flight, and whose idle time is the drive's idle time.
 //!
-//! Time: simulated time runs with the wall clock from the mount ([`Clock`]: wall = start +
-//! simulated time since the start). A request is submitted at the simulated time its arrival
-//! maps to; its reply is sent at its completion's wall time (late by the thread's wake-up, never
-//! early). Data is kept per [`DataMode`].
+//! Time: simulated time runs with the wall clock from the mount, `slowdown` times slower
+//! ([`Clock`]: wall = start + slowdown × simulated time since the start). A request is
+//! submitted at the simulated time its arrival maps to; its reply is sent at its completion's
+//! wall time (late by the thread's wake-up, never early: [`Sent`] counts how late). Data is
+//! kept per [`DataMode`].
+//!
+//! Counters: the file [`COUNTERS_NAME`] beside the drive's file reads as a JSON object of the
+//! drive's internal counters at the moment it is opened ([`Emulator::counters_json`]), so a
+//! program reads them from the device's filesystem as it reads a real drive's log pages.
 //!
 //! Sizes are bytes; the simulator's unit is 4 KiB ([`ssdsim::UNIT_BYTES`]): a read or write
 //! covers the units it touches, a TRIM the units it covers whole.
@@ -33,6 +38,10 @@ use store::Store;
 
 /// Name of the drive's file in the mounted filesystem.
 pub const IMAGE_NAME: &str = "drive.img";
+/// Name of the drive's counters file (JSON) in the mounted filesystem.
+pub const COUNTERS_NAME: &str = "counters.json";
+/// Version of the counters file's layout.
+pub const COUNTERS_FORMAT: u32 = 1;
 
 /// Where the drive's data is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,28 +54,43 @@ pub enum DataMode {
     File(PathBuf),
 }
 
-/// Wall time ↔ simulated time. Simulated time runs at the wall clock's rate from `start`; a
-/// slowdown factor (simulated time running K times slower than the wall clock) would scale
-/// both conversions here.
+/// Wall time ↔ simulated time: from `start`, simulated time runs `slowdown` times slower than
+/// the wall clock (1: at its rate).
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     /// Wall time of `sim_start_ns`.
     start: Instant,
     /// Simulated time at `start` [ns].
     sim_start_ns: Ns,
+    /// Wall seconds per simulated second (≥ 1).
+    slowdown: f64,
 }
 
 impl Clock {
     /// Simulated time at wall time `at` [ns] (the start's for an earlier time).
     pub fn sim_ns(&self, at: Instant) -> Ns {
-        self.sim_start_ns + at.saturating_duration_since(self.start).as_nanos() as Ns
+        self.sim_start_ns + (at.saturating_duration_since(self.start).as_nanos() as f64 / self.slowdown) as Ns
     }
 
     /// Wall time of simulated time `sim_ns`.
     pub fn wall(&self, sim_ns: Ns) -> Instant {
-        self.start + Duration::from_nanos(sim_ns.saturating_sub(self.sim_start_ns))
+        self.start + Duration::from_nanos((sim_ns.saturating_sub(self.sim_start_ns) as f64 * self.slowdown) as u64)
     }
 }
+
+/// How the emulator serves: FUSE threads and how many times slower than simulated the drive
+/// runs on the wall clock.
+#[derive(Clone, Copy, Debug)]
+pub struct Serving {
+    /// FUSE threads (≥ 1).
+    pub threads: usize,
+    /// Wall seconds per simulated second, in [1, [`MAX_SLOWDOWN`]]: every time of the drive
+    /// (latencies, idle delays) takes this many times longer on the wall clock.
+    pub slowdown: f64,
+}
+
+/// The largest slowdown: a simulated second in at most 1000 wall seconds.
+pub const MAX_SLOWDOWN: f64 = 1000.0;
 
 /// What the emulator has served: commands and bytes by kind, and requests answered with an
 /// I/O error (the simulator refused them, or the data store failed).
@@ -108,7 +132,10 @@ impl Emulator {
     /// Mounts the drive's filesystem at `mountpoint` (an empty directory) and serves it on
     /// `threads` FUSE threads; the drive (a fresh simulation) starts now. Needs /dev/fuse and
     /// the right to mount (root).
-    pub fn start(mut sim: Simulation, mountpoint: &Path, data: &DataMode, threads: usize) -> io::Result<Emulator> {
+    pub fn start(mut sim: Simulation, mountpoint: &Path, data: &DataMode, serving: Serving) -> io::Result<Emulator> {
+        if !(1.0..=MAX_SLOWDOWN).contains(&serving.slowdown) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("slowdown {} is outside [1, {MAX_SLOWDOWN}]", serving.slowdown)));
+        }
         let capacity_bytes = sim.geometry().user_units * ssdsim::UNIT_BYTES;
         sim.start_online(MAX_OUTSTANDING, ssdsim::time::NS_PER_S).map_err(io::Error::other)?;
         let (store, data_file) = match data {
@@ -116,10 +143,11 @@ impl Emulator {
             DataMode::Memory => (Store::memory(capacity_bytes), None),
             DataMode::File(p) => (Store::file(p, capacity_bytes)?, Some(p.clone())),
         };
-        let clock = Clock { start: Instant::now(), sim_start_ns: sim.now_ns() };
+        let clock = Clock { start: Instant::now(), sim_start_ns: sim.now_ns(), slowdown: serving.slowdown };
         let drive = Arc::new(Drive { sim: Mutex::new(DriveState { sim, counts: Counts::default(), error: None }), store, capacity_bytes, clock });
         let completer = Arc::new(Mutex::new(completer::Completer::start()?));
         let fs = fs::DriveFs::new(drive.clone(), completer.clone());
+        let threads = serving.threads;
         let mut config = fuser::Config::default();
         config.mount_options = vec![fuser::MountOption::FSName("ssdlab-emu".into()), fuser::MountOption::Subtype("ssdlab".into()), fuser::MountOption::NoAtime];
         config.n_threads = Some(threads.max(1));
@@ -152,9 +180,14 @@ impl Emulator {
         (st.counts, st.error.clone())
     }
 
-    /// Replies sent and the most one was late.
+    /// Replies sent and how late.
     pub fn sent(&self) -> Sent {
         self.completer.lock().expect("the completer's lock").sent()
+    }
+
+    /// The drive's counters now, as the counters file holds them (see [`counters_json`]).
+    pub fn counters_json(&self) -> String {
+        counters_json(&self.drive, &self.completer)
     }
 
     /// Unmounts (the caller has detached the loop device: nothing has the file open), ends the
@@ -169,6 +202,56 @@ impl Emulator {
         }
         Ok(())
     }
+}
+
+/// The drive's counters at this moment, one JSON object (layout [`COUNTERS_FORMAT`]; bytes,
+/// ns and counts, cumulative since the emulator started unless named a level):
+///
+/// - `sim_time_ns`, `slowdown`: the drive's simulated time now, wall seconds per simulated second;
+/// - `host_write_bytes` (host data written, by completion), `nand_write_bytes` (4 KiB units
+///   programmed to NAND: host, GC copies, SLC folding, map write-back), `gc_copied_bytes`,
+///   `erases`, `fold_bytes`, `gc_die_ns` (die time of GC work), levels `free_blocks` and
+///   `slc_bytes` (data in the pseudo-SLC cache, not yet folded);
+/// - `commands`: reads, writes, trims, flushes and their bytes; `errors` (requests failed);
+/// - `replies` (sent), `late_bounds_ns` and `late` (replies by how long after their completion
+///   time they were sent: `late[i]` at most `late_bounds_ns[i]`, the last one more), `late_ns`
+///   (the sum), `max_late_ns`;
+/// - `error`: the simulator's first refusal, or null.
+fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> String {
+    let (snap, now_ns, counts, error) = {
+        let st = drive.sim.lock().expect("the drive's lock");
+        // No earlier than the latest submission (the series' boundaries are passed up to it).
+        let now_ns = drive.clock.sim_ns(Instant::now()).max(st.sim.online_state().last_submit_ns);
+        (st.sim.snapshot_at(now_ns), now_ns, st.counts, st.error.clone())
+    };
+    let sent = completer.lock().expect("the completer's lock").sent();
+    let unit = ssdsim::UNIT_BYTES;
+    let c = counts.commands;
+    serde_json::json!({
+        "format": COUNTERS_FORMAT,
+        "source": "ssdlab-emu",
+        "sim_time_ns": now_ns,
+        "slowdown": drive.clock.slowdown,
+        "capacity_bytes": drive.capacity_bytes,
+        "host_write_bytes": snap.host_bytes,
+        "nand_write_bytes": snap.nand_units * unit,
+        "gc_copied_bytes": snap.gc_units * unit,
+        "erases": snap.erases,
+        "fold_bytes": snap.fold_units * unit,
+        "gc_die_ns": snap.gc_die_done_ns,
+        "free_blocks": snap.free_blocks,
+        "slc_bytes": snap.slc_units * unit,
+        "commands": {"reads": c.reads, "writes": c.writes, "trims": c.trims, "flushes": c.flushes,
+                     "read_bytes": c.read_bytes, "write_bytes": c.write_bytes, "trim_bytes": c.trim_bytes},
+        "errors": counts.errors,
+        "replies": sent.replies,
+        "late_bounds_ns": completer::LATE_BOUNDS_NS,
+        "late": sent.late.to_vec(),
+        "late_ns": sent.late_ns,
+        "max_late_ns": sent.max_late_ns,
+        "error": error,
+    })
+    .to_string()
 }
 
 impl Drop for Emulator {

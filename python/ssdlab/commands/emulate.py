@@ -32,6 +32,7 @@ from pathlib import Path
 from .. import stop
 from ..errors import UserError
 from ..procedures.declare import seed as parse_seed
+from ..targets import emu as emu_counters
 from ..units import format_size
 
 #: Logical block size of the emulated device [bytes]: the simulator's 4 KiB mapping unit, so
@@ -39,6 +40,10 @@ from ..units import format_size
 BLOCK_BYTES = 4096
 #: How often the serving loop looks at the drive (to report a simulator error once) [s].
 POLL_S = 0.5
+#: Seconds between two status lines by default.
+STATUS_EVERY_S = 10.0
+#: The largest --slowdown (the emulator's own limit).
+MAX_SLOWDOWN = 1000.0
 _MNT_DETACH = 2  # <sys/mount.h> umount2 flag: lazy unmount
 
 DESCRIPTION = """\
@@ -55,6 +60,13 @@ for fio timing tests; a filesystem will not work); memory: data kept in RAM, all
 written (refused if the capacity exceeds MemAvailable); file:PATH: a new sparse file at PATH
 (refused if it exists or its filesystem lacks the capacity free; removed on exit).
 Capacity: --set capacity=SIZE (the same drive, smaller: the NAND scales with it).
+Counters: MOUNT/counters.json (the mount is printed) holds the drive's counters as JSON: host
+and NAND bytes, erases, GC copies, SLC level, commands served, and how late replies were sent;
+`ssdlab` reads WA from it for a test on the device as it reads a real drive's SMART log.
+Faithfulness: a reply is late when it is sent more than 50 us after its simulated completion
+time (the host could not keep up); the status lines and the summary give the share late and
+the p50/p99/max lateness. --slowdown K runs every time of the drive K times slower, for drives
+faster than this host can emulate: the device then does 1/K of the simulated drive's IOPS.
 Example: ssdlab emulate default --set capacity=2GiB --data memory"""
 
 
@@ -74,7 +86,34 @@ def register(subparsers, add_target_args) -> None:
     p.add_argument("--data", default="none", metavar="MODE",
                    help="where written data is kept: none (reads return zeros), memory, file:PATH "
                         "(default: %(default)s)")
+    p.add_argument("--slowdown", type=_slowdown, default=1.0, metavar="K",
+                   help="wall seconds per simulated second, 1 to 1000: every time of the drive runs K times "
+                        "slower (default: %(default)s, real time)")
+    p.add_argument("--status-every", type=_status_every, default=STATUS_EVERY_S, metavar="SECONDS",
+                   help="seconds between two status lines on stderr (IOPS, WA, free blocks, late replies); "
+                        "0: none (default: %(default)s)")
     p.set_defaults(func=run)
+
+
+def _slowdown(text: str) -> float:
+    try:
+        k = float(text)
+    except ValueError:
+        k = float("nan")
+    if not 1.0 <= k <= MAX_SLOWDOWN:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number from 1 to {MAX_SLOWDOWN:g} (wall seconds per "
+                                         f"simulated second)")
+    return k
+
+
+def _status_every(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = float("nan")
+    if not (s == 0 or POLL_S <= s <= 86400):
+        raise argparse.ArgumentTypeError(f"{text!r}: 0 (no status lines) or seconds from {POLL_S} to 86400")
+    return s
 
 
 def run_dir() -> Path:
@@ -254,7 +293,8 @@ def run(args) -> int:
     try:
         with stop.held():
             try:
-                emu = _native.Emulator(list(profile.pairs), args.seed, str(mnt), mode, data_path)
+                emu = _native.Emulator(list(profile.pairs), args.seed, str(mnt), mode, data_path,
+                                       slowdown=args.slowdown)
             except OSError as e:
                 raise UserError(f"{e}; is the fuse module loaded (modprobe fuse)?") from None
         try:
@@ -263,10 +303,14 @@ def run(args) -> int:
             raise UserError(str(e)) from None
         print(f"emulating {profile.name} ({profile.source}): {capacity} bytes ({format_size(capacity)}), "
               f"{BLOCK_BYTES}-byte blocks, data: {args.data}, seed {args.seed}")
+        if args.slowdown != 1:
+            print(f"slowdown: {args.slowdown:g}: the drive runs {args.slowdown:g} times slower than simulated "
+                  f"(its IOPS are 1/{args.slowdown:g} of the simulated drive's)")
+        print(f"counters: {mnt / emu_counters.COUNTERS_NAME}")
         print(f"device: {loop.path}")
         print(f"stop: Ctrl-C or kill -TERM {os.getpid()} (detaches {loop.path}; "
               f"reads and writes in flight complete first)", flush=True)
-        _serve(emu)
+        _serve(emu, args.status_every)
     except KeyboardInterrupt:
         pass  # the way to stop it
     finally:
@@ -278,24 +322,62 @@ def run(args) -> int:
                 except OSError:
                     pass
     if emu is not None:
-        c = emu.counts()
-        print(f"stopped: {c['reads']} reads, {c['writes']} writes, {c['trims']} discards, {c['flushes']} flushes "
-              f"served; {c['errors']} failed; replies {c['mean_late_s'] * 1e6:.0f} us "
-              f"(at most {c['max_late_s'] * 1e6:.0f} us) "
-              f"after their simulated completion time")
+        print(summary(json.loads(emu.counters_json())))
     return 0 if clean else 1
 
 
-def _serve(emu) -> None:
-    """Serves until a stop request (KeyboardInterrupt); reports the simulator's first error."""
+def _us(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return "> 10 s" if seconds == float("inf") else f"{seconds * 1e6:,.0f} us"
+
+
+def _late_text(late: dict) -> str:
+    if not late["replies"]:
+        return "no replies"
+    return (f"{100 * late['late_share']:.2f} % late (> {emu_counters.LATE_NS // 1000} us), "
+            f"p50 <= {_us(late['p50_late_s'])}, p99 <= {_us(late['p99_late_s'])}")
+
+
+def summary(c: dict) -> str:
+    """What the emulator served and how faithfully, from its final counters."""
+    k = c["commands"]
+    late = emu_counters.lateness(c)
+    wa = f"{c['nand_write_bytes'] / c['host_write_bytes']:.2f}" if c["host_write_bytes"] else "-"
+    slow = f"; every time {c['slowdown']:g} times slower than simulated" if c["slowdown"] != 1 else ""
+    return (f"stopped: {k['reads']} reads, {k['writes']} writes, {k['trims']} discards, {k['flushes']} flushes "
+            f"served; {c['errors']} failed; {c['sim_time_ns'] / 1e9:.1f} s of drive time, write amplification {wa}, "
+            f"{c['erases']} erases{slow}\n"
+            f"replies after their simulated completion time: {_late_text(late)}, at most {_us(late['max_late_s'])}, "
+            f"mean {_us(late['mean_late_s'])}")
+
+
+def status_line(now: dict, before: dict) -> str:
+    """One status line: the interval since ``before`` (counters read then) to ``now``."""
+    dt = (now["sim_time_ns"] - before["sim_time_ns"]) / 1e9 or float("nan")
+    k, b = now["commands"], before["commands"]
+    dh = now["host_write_bytes"] - before["host_write_bytes"]
+    wa = f"{(now['nand_write_bytes'] - before['nand_write_bytes']) / dh:.2f}" if dh > 0 else "-"
+    return (f"emulate: drive time {now['sim_time_ns'] / 1e9:,.1f} s: read {(k['reads'] - b['reads']) / dt:,.0f} IOPS, "
+            f"write {(k['writes'] - b['writes']) / dt:,.0f} IOPS, WA {wa}, {now['free_blocks']:,} free blocks; "
+            f"replies {_late_text(emu_counters.lateness(now, before))}")
+
+
+def _serve(emu, status_every_s: float) -> None:
+    """Serves until a stop request (KeyboardInterrupt): a status line every ``status_every_s``
+    (0: none); reports the simulator's first error."""
     told = False
+    before, last = json.loads(emu.counters_json()), time.monotonic()
     while True:
         time.sleep(POLL_S)
-        error = emu.counts()["error"]
-        if error and not told:
-            print(f"ssdlab emulate: the simulated drive failed: {error}; requests now fail with I/O errors; "
+        now = json.loads(emu.counters_json())
+        if now["error"] and not told:
+            print(f"ssdlab emulate: the simulated drive failed: {now['error']}; requests now fail with I/O errors; "
                   f"stop it (Ctrl-C) and change the profile", file=sys.stderr)
             told = True
+        if status_every_s and time.monotonic() - last >= status_every_s:
+            print(status_line(now, before), file=sys.stderr, flush=True)
+            before, last = now, time.monotonic()
 
 
 def _teardown(emu, loop, mnt: Path, backing_file) -> bool:

@@ -76,7 +76,11 @@ A drive missing from smartctl's database shows generic names (241 "Total_LBAs_Wr
 whatever it counts): run ``update-smart-drivedb`` first. Attribute names or units outside
 this table are not guessed: the snapshot says 'unavailable' for what it cannot read.
 
-Loop devices, files, device-mapper/md stacks, virtual disks (virtio, Xen), zram, network
+An emulated drive (``ssdlab emulate``: a loop device over the emulator's drive file) is read
+from its counters file (``ssdlab.targets.emu``): host and NAND bytes as the simulator counts
+them, source ``ssdlab-emu``.
+
+Other loop devices, files, device-mapper/md stacks, virtual disks (virtio, Xen), zram, network
 block devices and SAS drives report 'unavailable' with the reason.
 
 Counters have a resolution (512,000 B for NVMe host writes, 1 GiB for many SATA NAND
@@ -94,6 +98,8 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Callable
+
+from . import emu
 
 __all__ = [
     "read_counters",
@@ -527,6 +533,10 @@ def read_counters(device_path: str | os.PathLike, run: Runner | None = None) -> 
     dev = f"/dev/{whole}"
     note = f" (partition {name}: counters are the whole drive's)" if whole != name else ""
     why = None
+    if whole.startswith("loop") and (emulated := emu.counters_file(dev)):
+        snap = emu_counters(emulated, dev)
+        snap["read_unix_s"] = t
+        return snap
     if whole.startswith("loop"):
         why = ("a loop device: no drive of its own; its writes go to a backing file through a filesystem "
                "and the page cache, so there are no host/NAND counters to read")
@@ -550,6 +560,23 @@ def read_counters(device_path: str | os.PathLike, run: Runner | None = None) -> 
         snap["reason"] += note
     snap["read_unix_s"] = t
     return snap
+
+
+def emu_counters(path: Path, dev: str) -> dict:
+    """The snapshot of an emulated drive (``ssdlab emulate``) from its counters file ``path``:
+    host and NAND bytes as the simulated drive counts them (bytes, exact to its 4 KiB unit)."""
+    try:
+        d = emu.read(path)
+    except (OSError, ValueError) as e:
+        return unavailable(f"{dev} is over an emulated drive whose counters could not be read ({e})", dev)
+    host, nand = d["host_write_bytes"], d["nand_write_bytes"]
+    counters = {k: {"raw": d[k], "unit_bytes": 1} for k in ("host_write_bytes", "nand_write_bytes", "gc_copied_bytes")}
+    counters["erases"] = {"raw": d["erases"], "unit_bytes": None}
+    return {"source": "ssdlab-emu", "host_write_bytes": host, "nand_write_bytes": nand,
+            "reason": f"emulated drive's counters ({path}): host and NAND bytes written, in bytes",
+            "device": dev, "model": "ssdlab emulated drive", "counters": counters,
+            "wa_pair": {"host": host, "nand": nand, "unit": "bytes", "host_resolution": 1, "nand_resolution": 4096,
+                        "what": "emulated drive's NAND bytes written / host bytes written"}}
 
 
 def write_amplification(before: dict | None, after: dict | None) -> tuple[float | None, str]:
