@@ -171,7 +171,7 @@ def test_a_stop_waits_while_a_filesystem_on_the_device_is_mounted(tmp_path):
 def test_after_a_sigkill_the_next_start_cleans_up(tmp_path):
     run_dir = tmp_path / "run"
     proc, device = _start(run_dir)
-    home = run_dir / f"emu-{proc.pid}"
+    home = run_dir / f"emu-{proc.pid}-0"
     proc.kill()
     proc.wait(timeout=30)  # a process stuck closing its own FUSE file would never end
     # Only the dead mount and its directory stay: the kernel detached the loop device (autoclear)
@@ -262,7 +262,7 @@ def test_lateness_is_read_from_the_reply_buckets():
     ("memory:x", "expected none, memory or file:PATH"),
 ])
 def test_bad_data_modes_are_refused(data, problem):
-    from ssdlab.commands.emulate import parse_data
+    from ssdlab.targets.emu import parse_data
     from ssdlab.errors import UserError
 
     with pytest.raises(UserError, match=problem):
@@ -270,7 +270,7 @@ def test_bad_data_modes_are_refused(data, problem):
 
 
 def test_a_data_mode_that_cannot_hold_the_drive_is_refused(tmp_path, monkeypatch):
-    from ssdlab.commands import emulate
+    from ssdlab.targets import emu as emulate
     from ssdlab.errors import UserError
 
     monkeypatch.setattr(emulate, "_mem_available_bytes", lambda: 1 << 30)

@@ -1,6 +1,6 @@
 """Targets: what ssdlab tests. ``sim:PROFILE`` (the simulator), ``/dev/NAME`` (a block device,
 through fio), ``file:PATH`` (a regular file, through fio), ``loop:SIZE`` (a throwaway loop
-device). :func:`open_target` turns the user's ``--target`` text into one."""
+device), ``emu:PROFILE`` (the simulator served as a block device, through fio). :func:`open_target` turns the user's ``--target`` text into one."""
 from __future__ import annotations
 
 import functools
@@ -36,8 +36,18 @@ def _open(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict):
         from .sim import SimTarget
 
         return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
+    if spec.startswith("emu:"):
+        from ..profiles import load_profile
+        from . import fio, loop, safety
+        from .emulated import EmuTarget
+
+        kw = {k: v for k, v in kw.items() if k in ("workdir", "dry_run", "purge_method", "fio")}
+        try:
+            return EmuTarget(load_profile(spec[4:] or "default", sets), seed=seed, **kw)
+        except (ValueError, safety.UnsafeTargetError, fio.FioError, loop.LoopError) as e:
+            raise UserError(str(e)) from None
     if sets:
-        raise UserError(f"--set applies to simulated targets only; {spec} is a real target")
+        raise UserError(f"--set applies to simulated and emulated targets only; {spec} is a real target")
     if spec.startswith(("/dev/", "file:", "loop:")):
         from . import fio, loop, safety
 
@@ -46,6 +56,6 @@ def _open(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict):
         except (ValueError, safety.UnsafeTargetError, fio.FioError, loop.LoopError) as e:
             raise UserError(str(e)) from None
     raise UserError(
-        f"--target {spec!r}: expected sim:PROFILE, /dev/NAME, file:PATH or loop:SIZE "
-        "(e.g. sim:default, /dev/nvme1n1, file:/mnt/scratch/test.bin, loop:8G)"
+        f"--target {spec!r}: expected sim:PROFILE, /dev/NAME, file:PATH, loop:SIZE or emu:PROFILE "
+        "(e.g. sim:default, /dev/nvme1n1, file:/mnt/scratch/test.bin, loop:8G, emu:default)"
     )

@@ -613,6 +613,17 @@ class FioTarget:
             self._workdir.mkdir(parents=True, exist_ok=True)
 
     # -- setup -----------------------------------------------------------------------
+    def _init_dry_loop(self, name: str, capacity_bytes: int, workdir, purge_method: str, fio: str) -> None:
+        """A dry run of a loop device ssdlab would make (nothing is made): job files say
+        ``/dev/loopN``."""
+        self.name = name
+        self.dry_run, self.fio = True, fio
+        self._engine, self._counter, self._facts = None, 0, {}
+        self.purge_method = purge_method
+        self.kind, self.path, self.real_path, self.kernel_name = "block", "/dev/loopN", "/dev/loopN", None
+        self.capacity_bytes = capacity_bytes
+        self._set_workdir(workdir)
+
     def _init_block(self, destroy: str | None, out_path: str | os.PathLike) -> None:
         real, kname = resolve_device(self.path)  # raises for missing / not a block device
         self.real_path, self.kernel_name = real, kname
@@ -1658,13 +1669,7 @@ class LoopTarget(FioTarget):
         size_bytes = parse_size(size, what=f"loop:{label}:")
         self.loop = LoopDevice(size_bytes, directory=directory)
         if dry_run:
-            self.name = f"loop:{label}"
-            self.dry_run, self.fio = True, fio
-            self._engine, self._counter, self._facts = None, 0, {}
-            self.purge_method = purge_method
-            self.kind, self.path, self.real_path, self.kernel_name = "block", "/dev/loopN", "/dev/loopN", None
-            self.capacity_bytes = size_bytes
-            self._set_workdir(workdir)
+            self._init_dry_loop(f"loop:{label}", size_bytes, workdir, purge_method, fio)
             return
         self.loop.create()
         try:

@@ -1,0 +1,68 @@
+"""``emu:PROFILE``: a simulated drive served as a block device in this process
+(:class:`ssdlab.targets.emu.EmulatedDrive`) and tested through fio exactly as a real drive
+is: the safety gate, fio's job files and logs, purge by discard, drive counters (read from
+the emulator's counters file). Its figures and the ``sim:PROFILE`` run's answer the same
+question by two paths: the real-drive path checked against a drive whose truth is known.
+
+The drive keeps no data (reads return zeros): tests time I/O and never read back what they
+wrote. It runs at the simulated drive's speed on the wall clock (``slowdown`` times slower), so
+a test lasts its drive time; how late the emulator answered is in ``describe()["emulator"]``.
+"""
+from __future__ import annotations
+
+import os
+
+from .emu import EmulatedDrive, lateness
+from .fio import FioTarget
+
+
+class EmuTarget(FioTarget):
+    """The simulated drive ``profile`` (a :class:`ssdlab.profiles.Profile`) as a block device
+    made now and removed by :meth:`close`; ``seed`` of the simulated drive, ``slowdown`` wall
+    seconds per simulated second; ``workdir``, ``dry_run`` (nothing is started; job files say
+    ``/dev/loopN``), ``purge_method`` and ``fio`` as for :class:`FioTarget`. The fresh device
+    is ours, so no ``--destroy-data`` is needed, but the safety gate still runs on it."""
+
+    def __init__(self, profile, workdir: str | os.PathLike | None = None, *, seed: int = 1, slowdown: float = 1.0,
+                 dry_run: bool = False, purge_method: str = "blkdiscard", fio: str = "fio"):
+        self.profile, self.seed, self.slowdown = profile, seed, slowdown
+        self.drive = None
+        if dry_run:
+            self._init_dry_loop(f"emu:{profile.name}", profile.user_bytes, workdir, purge_method, fio)
+            return
+        self.drive = EmulatedDrive(profile, seed=seed, slowdown=slowdown)
+        try:
+            super().__init__(self.drive.device, workdir, destroy=None, dry_run=False, purge_method=purge_method, fio=fio)
+        except BaseException:
+            self.drive.close(wait=False)
+            raise
+        self.name = f"emu:{profile.name}"
+
+    def describe(self) -> dict:
+        """The fio target's facts, and ``emulator``: the drive (profile, seed, slowdown, its
+        counters file) and ``lateness`` (:func:`ssdlab.targets.emu.lateness` since the start),
+        kept up to date after every fio run in the same dict."""
+        d = super().describe()
+        d["kind"] = "emu"
+        d["emulator"] = {"profile": self.profile.name, "profile_source": self.profile.source, "seed": self.seed,
+                         "slowdown": self.slowdown, "counters": str(self.drive.counters_path) if self.drive else None}
+        self._note_lateness()
+        return d
+
+    def _note_lateness(self) -> None:
+        if self.drive is not None and self.drive.running and "emulator" in self._facts:
+            self._facts["emulator"]["lateness"] = lateness(self.drive.counters())
+
+    def _run_fio(self, *args, **kw):
+        try:
+            return super()._run_fio(*args, **kw)
+        finally:
+            self._note_lateness()
+
+    def close(self) -> None:
+        """Lets go of the device, then detaches it and stops the emulator."""
+        try:
+            super().close()
+        finally:
+            if self.drive is not None:
+                self.drive.close(wait=False)
