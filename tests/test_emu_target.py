@@ -27,10 +27,10 @@ def _host_ok(tmp_path, monkeypatch):
     monkeypatch.setenv("SSDLAB_RUN_DIR", str(tmp_path / "run"))
 
 
-def _consistency(target: str, out, duration_s: int) -> tuple[dict, np.ndarray]:
+def _consistency(target: str, out, duration_s: int, drive=DRIVE) -> tuple[dict, np.ndarray]:
     from ssdlab import cli
 
-    assert cli.main(["consistency", "--target", target, *DRIVE, "--duration", str(duration_s), "--out", str(out),
+    assert cli.main(["consistency", "--target", target, *drive, "--duration", str(duration_s), "--out", str(out),
                      "--no-progress"]) == 0
     return json.loads((out / "summary.json").read_text()), np.asarray(pq.read_table(out / "series.parquet")["iops"])
 
@@ -56,6 +56,21 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     assert info["kind"] == "emu" and info["purge_method"] == "blkdiscard"
     assert info["emulator"]["lateness"]["replies"] > duration * sim_floor
     assert os.listdir(tmp_path / "run") == [], "the emulated drive was torn down"
+
+
+def test_the_emulated_drive_stalls_when_and_as_long_as_the_simulated_one(tmp_path):
+    """cleanup-later defers garbage collection until its free blocks run out, then collects
+    for seconds with the host waiting: at 2 GiB, after ~10 s of random writes, stalls of
+    about 10 s. The real-drive path (fio's per-second log of the emulated device) must see
+    the same stalls the simulator reports, to the interval."""
+    drive = ["--set", "capacity=2GiB"]
+    sim, sim_iops = _consistency("sim:cleanup-later", tmp_path / "sim", 30, drive)
+    emu, emu_iops = _consistency("emu:cleanup-later", tmp_path / "emu", 30, drive)
+    assert sim["zero_iops_seconds"] >= 10 and sim["longest_stall_s"] >= 5, "the simulated drive stalls"
+    assert abs(emu["zero_iops_seconds"] - sim["zero_iops_seconds"]) <= 1, (sim_iops, emu_iops)
+    assert abs(emu["longest_stall_s"] - sim["longest_stall_s"]) <= 1, (sim_iops, emu_iops)
+    first_stall = [int(np.argmax(iops[2:] == 0)) + 2 for iops in (sim_iops, emu_iops)]
+    assert abs(first_stall[0] - first_stall[1]) <= 1, first_stall
 
 
 def test_an_emulated_target_refuses_what_the_simulator_refuses(tmp_path, capsys):
