@@ -183,6 +183,28 @@ def test_after_a_sigkill_the_next_start_cleans_up(tmp_path):
         assert _mounts_under(run_dir) == [str(p) for p in run_dir.glob("emu-*/mnt")], "only its own mount is left"
 
 
+def test_a_killed_emulator_fails_the_io_in_flight_instead_of_hanging_it(tmp_path):
+    """The FUSE server dies with its process: requests in flight and later ones fail (EIO on
+    the loop device), so the program doing I/O ends with an error; the next start cleans up."""
+    run_dir = tmp_path / "run"
+    proc, device = _start(run_dir)
+    fio = subprocess.Popen(["fio", "--name=load", f"--filename={device}", "--ioengine=libaio", "--direct=1",
+                            "--rw=randwrite", "--bs=4k", "--iodepth=32", "--time_based", "--runtime=60"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(2)
+        assert fio.poll() is None, "fio runs on the emulated device"
+        proc.kill()
+        proc.wait(timeout=30)
+        out, _ = fio.communicate(timeout=30)
+    finally:
+        if fio.poll() is None:
+            fio.kill()
+    assert fio.returncode != 0 and "Input/output error" in out, out[-2000:]
+    with emulator(run_dir):
+        assert not (run_dir / f"emu-{proc.pid}-0").exists(), "the next start removed the killed emulator's directory"
+
+
 def test_reads_do_not_complete_before_their_simulated_time_and_queue_up(tmp_path):
     """A 2 ms page read: every QD1 4 KiB random read of written data takes at least that long
     on the wall clock (the emulator answers at the simulated completion time, never early);
