@@ -121,12 +121,10 @@ impl Simulation {
             h.max_completion = h.max_completion.max(done);
             return Ok(Submitted { submit_ns: start, done_ns: done });
         }
-        let mut series = std::mem::take(&mut h.series);
-        if t >= series.next_snapshot_ns {
-            self.pass_boundaries(&mut series, t, t);
+        if t >= h.series.next_snapshot_ns {
+            self.pass_boundaries(&mut h.series, t, t);
         }
-        let (done, data_bytes) = self.issue(&mut series, cmd.kind, cmd.unit, cmd.units, t);
-        h.series = series;
+        let (done, data_bytes) = self.issue(&mut h.series, cmd.kind, cmd.unit, cmd.units, t);
         h.units += cmd.units;
         h.ios += 1;
         h.last_submit = t;
