@@ -323,6 +323,11 @@ def _exit_stops(workload: Workload, gi: int, job: Job) -> list[int]:
             if other is not job and (job.exit_what != "group" or other.report_group == job.report_group)]
 
 
+def not_applicable(workload: Workload) -> list[str]:
+    """The options not applicable to the simulator, one line each: job, option, why."""
+    return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
+
+
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
     """The workload's groups as the simulator runs them, in order."""
     out = []
