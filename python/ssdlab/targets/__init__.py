@@ -45,6 +45,8 @@ register(Kind("/dev/", "/dev/NAME", "", "/dev/nvme1n1", "fio"))
 register(Kind("file:", "file:PATH", "", "file:/mnt/scratch/test.bin", "fio"))
 register(Kind("loop:", "loop:SIZE", "a throwaway loop device; SIZE rounded down to a multiple of 4096 bytes: "
               "loop:1GB = 999997440 bytes, loop:1G exact", "loop:8G", "fio"))
+register(Kind("null:", "null:SIZE", "scripted figures, nothing runs; --set iops=, latency_us=, "
+              "write_amplification=, capabilities=", "null:1G", "null"))
 
 
 def usage(about: bool = True) -> str:
