@@ -237,8 +237,9 @@ def test_a_failing_group_of_a_workload_keeps_the_groups_before_it(tmp_path):
 
 # --------------------------------------------------------------------------- no target-kind branches
 
-#: Where the procedures live: none of it may ask what kind a target is.
-PROCEDURE_FILES = sorted((PACKAGE / "procedures").glob("*.py")) + sorted((PACKAGE / "pts").glob("*.py"))
+#: The procedures and the engine that runs fio workloads: none of it may ask what kind a target is.
+PROCEDURE_FILES = (sorted((PACKAGE / "procedures").glob("*.py")) + sorted((PACKAGE / "pts").glob("*.py"))
+                   + [PACKAGE / "workload" / "engine.py"])
 
 
 def kind_probes(source: str, filename: str = "<source>") -> list[str]:
@@ -255,7 +256,7 @@ def kind_probes(source: str, filename: str = "<source>") -> list[str]:
 
 
 def test_procedures_ask_capabilities_not_kinds():
-    assert len(PROCEDURE_FILES) > 10
+    assert len(PROCEDURE_FILES) > 10 and all(p.exists() for p in PROCEDURE_FILES)
     found = [hit for p in PROCEDURE_FILES for hit in kind_probes(p.read_text(), str(p.relative_to(PACKAGE)))]
     assert not found, found
 

@@ -71,9 +71,9 @@ def _fill(target, repro: dict, scale: float, seed: int) -> dict:
 
 
 def _run(target, repro: dict, seed: int) -> dict:  # noqa: ARG001 - the target carries the seed
-    from ..procedures import engine, run as runmod
+    from ..procedures import run as runmod
     from ..targets.base import JobSpec
-    from ..workload import fiojob
+    from ..workload import engine, fiojob
 
     workload = fiojob.parse_job_text(repro["job_text"], source=repro.get("job_source", "job.fio"))
     steps = target.plan_workload(workload, float(repro["interval_s"]))[: int(repro["groups"])]

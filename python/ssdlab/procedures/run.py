@@ -32,7 +32,7 @@ from ..units import human_size
 from ..workload import fiojob
 from .common import (FILL_BS_BYTES, add_endurance, declared_summary, done_with_drive, end_run, failure_of, figure,
                      show_endurance)
-from .engine import combine, direction_figures, group_summary, run_group
+from ..workload.engine import combine, direction_figures, group_summary, run_group
 from .declare import Test, param
 
 @dataclass(frozen=True)

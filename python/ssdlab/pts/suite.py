@@ -1,4 +1,4 @@
-"""The PTS tests on any target, built on :mod:`ssdlab.procedures.engine`: each test a function
+"""The PTS tests on any target, built on :mod:`ssdlab.workload.engine`: each test a function
 of a :class:`Runner` returning a :class:`Outcome` (figures, steady state, tables, charts,
 series). Every step (purge, WIPC, round, access group, DIRTH point) goes through
 :meth:`Runner.step`, which journals it; a resumed run gets finished steps from the journal
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import results
-from ..procedures import engine
+from ..workload import engine
 from ..targets.base import SIMULATED, JobSpec, latency_column
 from ..workload import fiojob
 from . import spec, steady

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, PhaseResult, Target
-from ..workload import fiojob
+from . import fiojob
 
 #: Per-direction series columns that are 0 (not NaN) where a group did not run the direction.
 _COUNT_SUFFIXES = ("_iops", "_mbps")
