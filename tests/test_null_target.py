@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -116,6 +117,14 @@ def test_a_fio_workload_runs_group_by_group(tmp_path):
     assert list(series["group"]) == [1] * 5 + [2] * 5
 
 
+def test_a_generated_command_stream_replays_in_order(tmp_path):
+    s = run_mod.run(NullTarget(2 << 30, iops=500.0), run_mod.RunParams(job="record"), tmp_path / "r",
+                    argv=["ssdlab", "run", "record"], progress=False)
+    commands = s["planned"]["commands"]
+    assert s["complete"] is True and s["commands"] == commands > 0
+    assert s["duration_s"] == pytest.approx(commands / 500.0)
+
+
 def test_review_reopens_the_null_target_for_each_part(tmp_path):
     params = review.ReviewParams(consistency_duration_s=10, torture_min=0.5, idle_min=1, zones=4,
                                  used_duration_s=3)
@@ -129,7 +138,7 @@ def test_a_capability_the_target_lacks_is_a_clear_error_or_not_used():
     with pytest.raises(ValueError, match="give open_part, or a target from ssdlab.targets.open_target"):
         review.run(NullTarget(64 * MIB), review.ReviewParams(), "/nonexistent/never-written")
     assert _parallel_variants(NullTarget(64 * MIB), 4) == 1
-    assert _parallel_variants(NullTarget(64 * MIB, capabilities={"fork"}), 4) >= 1
+    assert _parallel_variants(NullTarget(64 * MIB, capabilities={"fork"}), 4) == min(4, os.cpu_count() or 1)
     with pytest.raises(ValueError, match="'teleport'"):
         NullTarget(capabilities={"teleport"})
 

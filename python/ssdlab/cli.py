@@ -40,7 +40,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
     p.add_argument("--target", default=DEFAULT_TARGET, metavar="TARGET",
                    help=f"what to test: {target_kinds(about=False)} (default: %(default)s, a simulated 256 GB client drive)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
+                   help="override one simulator profile key for this run (repeatable; a null: target's figures and "
+                        "capabilities), e.g. --set gc_policy=fifo; "
                         "--set capacity=16GiB is the same drive at 16 GiB (its spare fraction kept), where "
                         "user_capacity_bytes only changes what the host addresses; `ssdlab profiles --keys` lists "
                         "keys and units")

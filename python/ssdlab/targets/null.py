@@ -32,7 +32,7 @@ from .. import stop
 from ..errors import UserError
 from ..units import parse_size
 from .base import (
-    CAPABILITIES, DIRECTIONS, DRIVE_COUNTERS, LATENCY_STATS, SIMULATED, JobSpec, PhaseResult, Progress, ReplayJob,
+    CAPABILITIES, DIRECTIONS, LATENCY_STATS, REOPEN, SIMULATED, JobSpec, PhaseResult, Progress, ReplayJob,
     ReplayResult, TargetDefaults, WorkloadStep, latency_column, pattern_direction, window_series,
     workload_steps,
 )
@@ -144,10 +144,12 @@ class NullTarget(TargetDefaults):
                                               "nand_resolution": 1}}
 
     def fork(self) -> "NullTarget":
-        return NullTarget(self.capacity_bytes, capabilities=self.capabilities - {"reopen"}, script=self.script,
+        """An independent target of the same settings and script, as after :meth:`purge`."""
+        return NullTarget(self.capacity_bytes, capabilities=self.capabilities - {REOPEN}, script=self.script,
                           state_bytes=self.state_bytes, name=self.name, **self.settings)
 
     def job_text(self, job: JobSpec) -> str:
+        """``fio_jobs``: what stands for a phase's fio job file."""
         return f"; null target: phase {job.name} runs no fio job"
 
     # -- helpers -----------------------------------------------------------------------
@@ -174,8 +176,7 @@ class NullTarget(TargetDefaults):
             complete, error = False, f"{self.name}: phase {job.name}: {e}"
         series, totals = self._series(rows, shares, interval_s, per_direction)
         notes = [f"failed: {error}"] if error else ([] if complete else ["interrupted"])
-        lat = {label: float(series[latency_column(d, label)][-1]) for label, _ in LATENCY_STATS
-               for d in list(shares)[:1]} if rows and shares else {}
+        lat = _last_latency(rows) if shares else {}
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat, complete=complete, notes=notes,
                            error=error)
 
@@ -197,8 +198,7 @@ class NullTarget(TargetDefaults):
                 series[f"{d}_iops"], series[f"{d}_mbps"] = iops * share, d_bytes / interval_s / 1e6
                 totals[f"{d}_ios"] = int(np.sum(iops * share) * interval_s)
                 totals[f"{d}_bytes"] = int(np.sum(d_bytes))
-                totals[f"{d}_latency_us"] = {label: float(rows[-1]["latency_us"]) for label, _ in LATENCY_STATS} \
-                    if rows else {}
+                totals[f"{d}_latency_us"] = _last_latency(rows)
         series["mbps"] = moved / interval_s / 1e6
         totals["host_write_bytes"] = int(np.sum(written))
         totals["host_read_bytes"] = int(np.sum(iops * shares["read"][0] * shares["read"][1] * interval_s)) \
@@ -214,6 +214,11 @@ class NullTarget(TargetDefaults):
         self._host_bytes += float(np.sum(written))
         self._nand_bytes += float(np.sum(nand))
         return series, totals
+
+
+def _last_latency(rows: list[dict]) -> dict[str, float]:
+    """The phase's latency percentiles [us]: the last interval's latency for each statistic."""
+    return {label: float(rows[-1]["latency_us"]) for label, _ in LATENCY_STATS} if rows else {}
 
 
 def _duration_s(job: JobSpec, iops: float, capacity_bytes: int) -> float:
