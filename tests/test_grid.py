@@ -307,5 +307,5 @@ def test_example_grid_resolves():
     """The grid shipped in examples/ must stay valid (every key and profile resolves)."""
     from conftest import REPO, run_cli
 
-    proc = run_cli("sweep", str(REPO / "examples" / "spare-vs-policy.toml"), "--dry-run")
+    proc = run_cli("grid", str(REPO / "examples" / "spare-vs-policy.toml"), "--dry-run")
     assert "6 points" in proc.stdout and "gc_policy=cost-benefit" in proc.stdout

@@ -404,37 +404,25 @@ span_pct = [100, 75]
 """
 
 
-def test_sweep_has_two_forms_lba_sweep_and_grid(tmp_path, sweep_dir):
-    # Without GRID.toml: the LBA sweep (sweep_dir ran `ssdlab sweep --zones 20 --out DIR`).
-    assert summary_of(sweep_dir)["test"] == "sweep"
-    # With GRID.toml: the grid runner, as `ssdlab grid`, on the local pool.
-    grid = tmp_path / "tiny.toml"
-    grid.write_text(TINY_GRID)
-    out = tmp_path / "grid-out"
-    proc = run_cli("sweep", str(grid), "--out", str(out), "--workers", "1", "--no-progress")
-    assert "2 of 2 points" in proc.stdout
-    s = summary_of(out)
-    assert s["test"] == "grid" and s["complete"] is True and s["points_done"] == 2
-    assert (out / "grid.csv").exists() and (out / "grid.parquet").exists()
-    assert sorted(p.name for p in (out / "points").iterdir()) == ["000_span_pct=100", "001_span_pct=75"]
-    dry = run_cli("sweep", str(grid), "--dry-run")
-    assert "2 points" in dry.stdout and "001_span_pct=75" in dry.stdout
-    assert not (tmp_path / "tiny-results").exists()
-    help_text = run_cli("sweep", "--help").stdout
-    for w in ("GRID.toml", "LBA sweep", "ssdlab grid", "--workers", "--scheduler", "[axes]"):
-        assert w in help_text, w
-
-
-@pytest.mark.parametrize("args, word", [
-    (["GRID", "--zones", "5", "--out", "X"], "--zones"),
-    (["GRID", "--target", "sim:stalling"], "--target"),
-    (["--workers", "2", "--out", "X"], "--workers"),
-    (["--zones", "5"], "--out"),
-])
-def test_sweep_forms_refuse_the_other_forms_options(tmp_path, args, word):
+@pytest.mark.parametrize("args", [["GRID", "--out", "X"], ["GRID", "--dry-run"], ["GRID", "--zones", "5"]])
+def test_sweep_is_the_lba_sweep_and_points_a_grid_to_ssdlab_grid(tmp_path, args):
     grid = tmp_path / "tiny.toml"
     grid.write_text(TINY_GRID)
     args = [str(grid) if a == "GRID" else str(tmp_path / "x") if a == "X" else a for a in args]
+    proc = run_cli("sweep", *args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"`ssdlab grid {grid}`" in proc.stderr and "LBA sweep" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists() and not (tmp_path / "tiny-results").exists()
+    help_text = run_cli("sweep", "--help").stdout
+    assert "GRID.toml" not in help_text and "--workers" not in help_text
+
+
+@pytest.mark.parametrize("args, word", [
+    (["--workers", "2", "--out", "X"], "--workers"),
+    (["--zones", "5"], "--out"),
+])
+def test_sweep_refuses_grid_options_and_needs_out(tmp_path, args, word):
+    args = [str(tmp_path / "x") if a == "X" else a for a in args]
     proc = run_cli("sweep", *args, check=False)
     assert proc.returncode == 2, proc.stderr
     assert word in proc.stderr and "Traceback" not in proc.stderr

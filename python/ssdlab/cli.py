@@ -23,6 +23,7 @@ from pathlib import Path
 from . import __version__, stop
 from .errors import UserError
 from .procedures import declare
+from .targets import DEFAULT_TARGET, usage as target_kinds
 from .units import SIZE_RULE
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
@@ -30,18 +31,17 @@ from .units import SIZE_RULE
 COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
                               "ssdlab.commands.trace", "ssdlab.commands.grid", "ssdlab.commands.fit", "ssdlab.commands.emulate"]
 
-EPILOG = ("Targets: sim:PROFILE (default sim:default), /dev/NAME, file:PATH, loop:SIZE (a throwaway loop device; "
-          "SIZE rounded down to a multiple of 4096 bytes: loop:1GB = 999997440 bytes, loop:1G exact). "
+EPILOG = (f"Targets (default {DEFAULT_TARGET}): {target_kinds()}. "
           f"{SIZE_RULE[0].upper()}{SIZE_RULE[1:]}; a size that must be a multiple of a unit is rounded to one, with a note. "
           "Docs: README.md")
 
 
 def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> None:
-    p.add_argument("--target", default="sim:default", metavar="TARGET",
-                   help="what to test: sim:PROFILE (built-in name or .toml path), /dev/NAME, file:PATH, loop:SIZE "
-                        "(default: %(default)s, a simulated 256 GB client drive)")
+    p.add_argument("--target", default=DEFAULT_TARGET, metavar="TARGET",
+                   help=f"what to test: {target_kinds(about=False)} (default: %(default)s, a simulated 256 GB client drive)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one simulator profile key for this run (repeatable), e.g. --set gc_policy=fifo; "
+                   help="override one simulator profile key for this run (repeatable; also an emu: target's slowdown=K, "
+                        "a null: target's figures and capabilities), e.g. --set gc_policy=fifo; "
                         "--set capacity=16GiB is the same drive at 16 GiB (its spare fraction kept), where "
                         "user_capacity_bytes only changes what the host addresses; `ssdlab profiles --keys` lists "
                         "keys and units")
@@ -84,7 +84,7 @@ def open_cli_target(args, out_dir=None):
             raise UserError(f"--file-size {e}") from None
     target = open_target(args.target, sets=args.sets, seed=args.seed, workdir=workdir, destroy=args.destroy,
                          dry_run=args.dry_run, purge_method=args.purge_method, size_bytes=size)
-    print_profile_warnings(getattr(target, "profile", None))
+    print_profile_warnings(target.profile)
     return target
 
 

@@ -5,8 +5,8 @@ comparison plots.
 It sits above the test procedures, as :mod:`ssdlab.procedures.review` does: it runs them
 (:mod:`~ssdlab.procedures.consistency`, :mod:`~ssdlab.procedures.used`) on targets and
 writes results, plots and one summary, and imports only what lies below (procedures,
-targets, profiles, results, plots, units), never the command line: ``ssdlab grid`` and
-``ssdlab sweep GRID.toml`` (:mod:`ssdlab.commands.grid`) call it.
+targets, profiles, results, plots, units), never the command line: ``ssdlab grid``
+(:mod:`ssdlab.commands.grid`) calls it.
 
 GRID.toml
 ---------

@@ -42,6 +42,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .files import atomic_write, fsync_dir, to_jsonable, write_failed
+
 __all__ = ["JOURNAL_DIR", "HEAD_NAME", "CHECKPOINT_S", "FIO_STATUS_S", "PhaseJournal", "Rebuilt", "rebuild",
            "read_phase", "run_state"]
 
@@ -61,19 +63,6 @@ _warned: set[Path] = set()
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).strip("._") or "phase"
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _json_value(v: Any) -> Any:
@@ -114,7 +103,6 @@ class PhaseJournal:
     def _failed(self, e: Exception) -> None:
         """The journal stops here (``error`` says why); the first journal of a folder to fail
         says so on stderr, naming the file (and, on a full disk, the free space)."""
-        from .results import write_failed
 
         self.error = f"{type(e).__name__}: {e}"
         if self.folder in _warned:
@@ -149,7 +137,7 @@ class PhaseJournal:
             if sync:
                 os.fsync(f.fileno())
         if sync and not self._dir_synced:  # the new file's name, durable once
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
             self._dir_synced = True
 
     def append(self, series: Mapping[str, Any], sync: bool = True) -> None:
@@ -187,7 +175,7 @@ class PhaseJournal:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
             self._dir_synced = True
             self.rows = len(lines) - 1
         except (OSError, TypeError, ValueError) as e:
@@ -335,13 +323,12 @@ def rebuild(folder: str | os.PathLike) -> Rebuilt | None:
 
 def write_head(folder: str | os.PathLike, head: Mapping[str, Any]) -> None:
     """Writes ``journal/head.json`` (atomically); errors are ignored (the run goes on)."""
-    from . import results
 
     jdir = Path(folder) / JOURNAL_DIR
     try:
         jdir.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(results.to_jsonable(head), indent=1, ensure_ascii=False) + "\n"
-        results.atomic_write(jdir / HEAD_NAME, lambda f: f.write(text.encode("utf-8")))
+        text = json.dumps(to_jsonable(head), indent=1, ensure_ascii=False) + "\n"
+        atomic_write(jdir / HEAD_NAME, lambda f: f.write(text.encode("utf-8")))
     except (OSError, TypeError, ValueError):
         pass
 

@@ -1,11 +1,6 @@
 """``ssdlab grid GRID.toml``: a grid of simulations (spare area x GC policy x workload x
 profile...) on a local process pool or a dask.distributed cluster; one table and comparison
 plots. The engine and the GRID.toml format: :mod:`ssdlab.grid`.
-
-Other parsers can take the same options: :func:`add_grid_arguments` adds them (skipping
-options the parser already has, e.g. ``--out``/``--force``/``--no-progress``/``--dry-run``/
-``--destroy-data`` from the target arguments, which use the same ``dest`` names) and
-:func:`run_grid_command` runs the parsed arguments.
 """
 from __future__ import annotations
 
@@ -13,7 +8,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import UserError
 from ..procedures.declare import number
 
 GRID_FORMAT = """\
@@ -43,21 +37,12 @@ on a local process pool (default), or on a dask.distributed cluster with --sched
 Writes one table (grid.parquet, grid.csv), summary.json and comparison plots."""
 
 
-def add_grid_arguments(parser: argparse.ArgumentParser, *, grid_nargs: str | None = None) -> None:
-    """Adds the grid options to ``parser``: GRID.toml (dest ``grid``; ``grid_nargs="?"`` makes
-    it optional), --out, --workers, --scheduler, --connect-timeout, --force, --no-progress,
-    --dry-run, --destroy-data. Options the parser already has are left as they are (they must
-    use the dests ``out``, ``force``, ``progress``, ``dry_run``, ``destroy``)."""
-    existing = set(parser._option_string_actions)  # argparse has no public lookup
-
-    def add(*names, **kw) -> None:
-        if not existing.intersection(names):
-            parser.add_argument(*names, **kw)
-
-    pos = {"nargs": grid_nargs} if grid_nargs else {}
-    parser.add_argument("grid", metavar="GRID.toml", **pos,
-                        help="the grid: a [grid] table (test, target, set, common options) and an [axes] table "
-                             "(see below)")
+def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the grid's options to ``parser``: GRID.toml (dest ``grid``), --out, --workers,
+    --scheduler, --connect-timeout, --force, --no-progress, --dry-run, --destroy-data."""
+    add = parser.add_argument
+    add("grid", metavar="GRID.toml",
+        help="the grid: a [grid] table (test, target, set, common options) and an [axes] table (see below)")
     add("--out", metavar="DIR", default=None,
         help="results folder (default: ./NAME-results for NAME.toml); with --scheduler it must be on storage "
              "the dask workers share, at the same path")
@@ -96,13 +81,11 @@ def run_grid_command(args) -> int:
     exit status (0; 1 if points failed). Raises UserError / KeyboardInterrupt like the others."""
     from .. import grid as gridmod
 
-    grid_file = getattr(args, "grid", None)
-    if not grid_file:
-        raise UserError("no GRID.toml given")
+    grid_file = args.grid
     spec = gridmod.load_grid(grid_file)
-    out = getattr(args, "out", None) or _default_out(grid_file)
-    scheduler = getattr(args, "scheduler", None)
-    if getattr(args, "dry_run", False):
+    out = args.out or _default_out(grid_file)
+    scheduler = args.scheduler
+    if args.dry_run:
         points = gridmod.make_points(spec, out)
         axes = " x ".join(f"{a.name} ({len(a.values)})" for a in spec.axes)
         print(f"# {spec.path}: {spec.test} grid, {len(points)} points: {axes}")
@@ -112,11 +95,11 @@ def run_grid_command(args) -> int:
             print(f"{p['dir']}  {p['target']}  " + " ".join(f"--set {s}" for s in p["sets"][len(spec.sets):])
                   + "  " + " ".join(f"{k}={v}" for k, v in p["options"].items() if k in p["values"]))
         return 0
-    summary = gridmod.run_grid(spec, out, workers=getattr(args, "workers", None), scheduler=scheduler,
-                               progress=getattr(args, "progress", None), argv=sys.argv,
-                               force=getattr(args, "force", False),
-                               connect_timeout=getattr(args, "connect_timeout", 10.0),
-                               destroy=getattr(args, "destroy", None))
+    summary = gridmod.run_grid(spec, out, workers=args.workers, scheduler=scheduler,
+                               progress=args.progress, argv=sys.argv,
+                               force=args.force,
+                               connect_timeout=args.connect_timeout,
+                               destroy=args.destroy)
     _print(summary, out)
     return 0 if summary["complete"] else 1
 

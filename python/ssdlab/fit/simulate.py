@@ -71,18 +71,18 @@ def _fill(target, repro: dict, scale: float, seed: int) -> dict:
 
 
 def _run(target, repro: dict, seed: int) -> dict:  # noqa: ARG001 - the target carries the seed
-    from ..procedures import engine, run as runmod
+    from ..procedures import run as runmod
     from ..targets.base import JobSpec
-    from ..workload import fiojob
+    from ..workload import engine, fiojob
 
     workload = fiojob.parse_job_text(repro["job_text"], source=repro.get("job_source", "job.fio"))
-    steps = engine.plan_groups(workload, target, float(repro["interval_s"]))[: int(repro["groups"])]
+    steps = target.plan_workload(workload, float(repro["interval_s"]))[: int(repro["groups"])]
     if repro.get("fill"):
         cap = target.capacity_bytes // runmod.FILL_BS_BYTES * runmod.FILL_BS_BYTES
         target.run_phase(JobSpec("fill", "write", bs_bytes=runmod.FILL_BS_BYTES, qd=32, span_bytes=cap, seed=seed))
     groups, parts = [], []
-    for gi, step in enumerate(steps):
-        r = engine.run_group(target, workload, step, gi, progress=False)
+    for step in steps:
+        r = engine.run_group(target, workload, step, progress=False)
         groups.append(engine.group_summary(step, r))
         parts.append((step.name, r.series))
     series = engine.combine(parts)

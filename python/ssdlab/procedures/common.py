@@ -7,7 +7,7 @@ import sys
 from .. import analysis, report, results
 from ..errors import UserError
 from ..progress import phase_bar, step
-from ..targets.base import JobSpec, PhaseResult, Target
+from ..targets.base import FIO_JOBS, SIMULATED, JobSpec, PhaseResult, Target
 from ..units import human_size
 
 FILL_BS_BYTES = 128 * 1024
@@ -111,11 +111,9 @@ def done_with_drive(target: Target, summary: dict) -> None:
     into the summary and the drive's state is let go (:meth:`SimTarget.release
     <ssdlab.targets.sim.SimTarget.release>`: most of a run's memory) before the results are
     written, so writing them never adds to the run's peak memory."""
-    if target.simulated:
+    if SIMULATED in target.capabilities:
         summary["counters"] = target.counters()
-        release = getattr(target, "release", None)
-        if release is not None:
-            release()
+    target.release()
 
 
 def end_run(rd: results.ResultsDir, summary: dict, complete: bool, error: str | None = None) -> None:
@@ -163,13 +161,11 @@ def print_plan(target, jobs, what: str = "") -> None:
     """``--dry-run``: what would run (``what``: e.g. "review of "), and the fio job files for
     real targets."""
     print(f"# dry run: {what}{target.name} ({human_size(target.capacity_bytes)}); nothing is written")
-    refused = getattr(target, "refused", None)
-    if refused:
-        print(f"# WARNING: a real run would be refused: {refused}")
-    overridden = getattr(target, "gate_overridden", ())
-    if overridden:
-        print(f"# WARNING: --destroy-data lets the run write although the device " + "; ".join(overridden))
-    if not target.simulated:
+    if target.refused:
+        print(f"# WARNING: a real run would be refused: {target.refused}")
+    if target.gate_overridden:
+        print(f"# WARNING: --destroy-data lets the run write although the device " + "; ".join(target.gate_overridden))
+    if FIO_JOBS in target.capabilities:
         purge = target.purge()
         print("# no purge (--purge none): the device is tested as it is" if purge["method"] == "none" else
               f"# purge ({purge['method']}) before the test and before each stage that starts from a fresh drive"
@@ -182,7 +178,7 @@ def print_jobs(target, jobs) -> None:
     for job in jobs:
         print(f"# phase {job.name}: {job.pattern} bs={job.bs_bytes} qd={job.qd} offset={job.offset_bytes} "
               f"span={job.span_bytes} duration_s={job.duration_s} interval_s={job.interval_s}")
-        if hasattr(target, "job_text"):
+        if FIO_JOBS in target.capabilities:
             print(target.job_text(job))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
-from ..targets.base import JobSpec, Target
+from ..targets.base import DRIVE_COUNTERS, SIMULATED, JobSpec, Target
 from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Test, at_most, param, size
 from .common import (FILL_BS_BYTES, add_endurance, base_summary, done_with_drive, end_run, failure_of, figure,
@@ -79,7 +79,7 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
         rd.write_series("fill", fill_result.series)
         summary["fill"] = {**fill_result.totals,
                            "mbps_mean": fill_result.totals["host_write_bytes"] / max(fill_result.totals["duration_s"], 1e-9) / 1e6}
-        if not target.simulated:
+        if SIMULATED not in target.capabilities:
             summary["drive_counters_before"] = _read_drive_counters(target)
         result = run_phase(target, rand, f"4 KiB random write QD{params.qd}", progress)
         complete = True
@@ -99,11 +99,10 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
 
 def _read_drive_counters(target: Target) -> dict:
     """A real target's host/NAND write counters (``FioTarget.counters``); never fails a run."""
-    read = getattr(target, "counters", None)
-    if read is None:
+    if DRIVE_COUNTERS not in target.capabilities:
         return drive_counters.unavailable(f"{type(target).__name__} has no drive counters")
     try:
-        return read()
+        return target.counters()
     except Exception as e:  # a counter read must not cost the user the test's results
         return drive_counters.unavailable(f"reading the drive's counters failed: {e}")
 
@@ -121,7 +120,7 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     summary["host_write_bytes"] = result.totals["host_write_bytes"]
     summary["nand_write_bytes"] = result.totals.get("nand_write_bytes")
     summary["write_amplification"] = result.totals.get("write_amplification")
-    if target.simulated:
+    if SIMULATED in target.capabilities:
         summary["write_amplification_source"] = "simulator (exact)"
     else:  # the drive's own counters around the random-write phase, where it has them
         before = summary.get("drive_counters_before")

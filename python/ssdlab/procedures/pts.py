@@ -27,7 +27,7 @@ from .. import plots, results
 from ..errors import UserError
 from ..pts import spec, suite
 from ..pts.journal import Journal
-from ..targets.base import JobSpec, Target
+from ..targets.base import SIMULATED, JobSpec, Target
 from ..workload import fiojob
 from .common import declared_summary, end_run, figure
 from ..units import MAX_BS_BYTES, human_size
@@ -120,14 +120,12 @@ def _round_texts(s: suite.Settings) -> dict[str, str]:
 def plan(target: Target, params: PtsParams) -> list[JobSpec]:
     """The WIPC phase; every test's workloads are checked against the target before anything
     runs (an option the target cannot run is an error naming it)."""
-    from . import engine
-
     s = settings(target, params)
     for name, text in _round_texts(s).items():
         if name not in params.tests:
             continue
         try:
-            engine.plan_groups(fiojob.parse_job_text(text, source=f"<pts {name}>"), target, 1.0)
+            target.plan_workload(fiojob.parse_job_text(text, source=f"<pts {name}>"), 1.0)
         except fiojob.WorkloadError as e:
             raise UserError(f"pts --test {name}: {e}") from None
     span = target.capacity_bytes // spec.WIPC_BS * spec.WIPC_BS
@@ -155,9 +153,8 @@ def print_plan(target: Target, params: PtsParams) -> None:
     plan(target, params)
     s = settings(target, params)
     print(f"# dry run: PTS {s.variant.name} on {target.name} ({human_size(target.capacity_bytes)}); nothing is written")
-    refused = getattr(target, "refused", None)
-    if refused:
-        print(f"# WARNING: a real run would be refused: {refused}")
+    if target.refused:
+        print(f"# WARNING: a real run would be refused: {target.refused}")
     print(f"# ActiveRange {s.ar} %, {s.threads} threads x QD{s.qd}, rounds of {s.round_s:g} s, at most "
           f"{s.max_rounds} rounds")
     texts = _round_texts(s)
@@ -220,7 +217,7 @@ def _deviations(target: Target, s: suite.Settings, params: PtsParams) -> list[st
         out.append(f"WSAT: until {s.wsat_capacities:g} capacities or {s.wsat_max_s:g} s (spec: 4 and 6 h)")
     if tuple(s.xsr_hours) not in (spec.XSR_HOURS, (6.0, 8.0, 6.0)):
         out.append(f"XSR: {'/'.join(f'{h:g}' for h in s.xsr_hours)} h access groups")
-    if target.simulated:
+    if SIMULATED in target.capabilities:
         out.append(f"write cache: the simulator has no host switch for it (the {v.name} variant asks for it "
                    f"{v.write_cache})")
         out.append("steady state of IOPS, LAT, HIR pre-writes, CBW/ECW and DIRTH preconditioning: the 5-round window "

@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import report, results
 from ..errors import UserError
-from ..targets.base import JobSpec, Target
+from ..targets.base import REOPEN, JobSpec, Target
 from ..units import human_size
 from . import consistency, recovery, used
 from .common import describe_target, print_jobs
@@ -265,7 +265,7 @@ def run(target: Target, p: ReviewParams, out: str | Path | results.ResultsDir, *
     :func:`ssdlab.targets.open_target`). Raises KeyboardInterrupt after writing what exists if
     interrupted, :class:`UserError` naming the failed parts if parts failed."""
     if open_part is None:
-        if not hasattr(target, "reopen"):
+        if REOPEN not in target.capabilities:
             raise ValueError("review.run: give open_part, or a target from ssdlab.targets.open_target (it can reopen)")
         reopen = target.reopen
 

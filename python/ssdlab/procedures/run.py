@@ -27,12 +27,12 @@ from pathlib import Path
 from .. import plots, report, results
 from ..errors import UserError
 from ..progress import phase_bar
-from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, ReplayJob, Target
+from ..targets.base import DIRECTIONS, SIMULATED, JobSpec, PhaseResult, ReplayJob, Target
 from ..units import human_size
 from ..workload import fiojob
 from .common import (FILL_BS_BYTES, add_endurance, declared_summary, done_with_drive, end_run, failure_of, figure,
                      show_endurance)
-from .engine import combine, direction_figures, group_summary, not_applicable, plan_groups, run_group
+from ..workload.engine import combine, direction_figures, group_summary, run_group
 from .declare import Test, param
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ def plan(target: Target, params: RunParams) -> list:
     if loaded.workload is None:
         _generated_span(loaded, target)
         return [_replay_job(loaded)]
-    return plan_groups(loaded.workload, target, params.interval_s)
+    return target.plan_workload(loaded.workload, params.interval_s)
 
 
 def print_plan(target: Target, params: RunParams) -> None:
@@ -183,9 +183,8 @@ def print_plan(target: Target, params: RunParams) -> None:
     simulator's workload keys, or fio's job file."""
     loaded = load(params)
     print(f"# dry run: {loaded.source} on {target.name} ({human_size(target.capacity_bytes)}); nothing is written")
-    refused = getattr(target, "refused", None)
-    if refused:
-        print(f"# WARNING: a real run would be refused: {refused}")
+    if target.refused:
+        print(f"# WARNING: a real run would be refused: {target.refused}")
     if loaded.workload is None:
         span = _generated_span(loaded, target)
         print(f"# a generated command stream over the first {human_size(span)}, replayed in order at "
@@ -194,23 +193,14 @@ def print_plan(target: Target, params: RunParams) -> None:
             print(f"#   {k} = {v:,}" if isinstance(v, int) else f"#   {k} = {v}")
         return
     workload = loaded.workload
-    steps = plan_groups(workload, target, params.interval_s)
+    steps = target.plan_workload(workload, params.interval_s)
     if params.fill:
         print(f"# first: sequential fill of {human_size(_fill_job(target, params).span_bytes)}, 128 KiB at QD32")
     print(fiojob.format_job_file(workload))
     for note in workload_notes(workload):
         print(f"# note: {note}")
-    if target.simulated:
-        for opt in not_applicable(workload):
-            print(f"# not applicable to the simulator: {opt}")
-        for g in steps:
-            print(f"# group {g.index + 1} ({g.name}): simulator workload {g.keys}")
-            for note in g.notes:
-                print(f"#   note: {note}")
-        return
-    for gi, step in enumerate(steps):
-        result = target.run_workload_group(step, workload, gi)
-        print(result.notes[-1])
+    for text in target.dry_run_text(workload, steps):
+        print(text)
 
 
 def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None, overwrite: bool = False,
@@ -226,13 +216,11 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     if loaded.workload is None:
         return _run_generated(target, loaded, summary, rd, params, progress)
     workload = loaded.workload
-    steps = plan_groups(workload, target, params.interval_s)
+    steps = target.plan_workload(workload, params.interval_s)
     summary["groups_planned"] = len(steps)
     (rd / "job.fio").write_text(fiojob.format_job_file(workload))
     summary["workload_notes"] = workload_notes(workload)
-    if target.simulated:
-        summary["not_applicable"] = not_applicable(workload)
-        summary["simulator_notes"] = [n for g in steps for n in g.notes]
+    summary.update(target.workload_notes(workload, steps))
     summary["purge"] = {"method": "none: the workload runs on the drive as it is"}
     results_: list[tuple[object, PhaseResult]] = []
     complete, error = True, None
@@ -243,8 +231,8 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
             summary["fill"] = fill.totals
             if not fill.complete:
                 raise _Stopped(fill.error)
-        for gi, step in enumerate(steps):
-            r = run_group(target, workload, step, gi, progress)
+        for step in steps:
+            r = run_group(target, workload, step, progress)
             results_.append((step, r))
             if not r.complete:
                 raise _Stopped(r.error)
@@ -288,7 +276,7 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
     summary.update(groups=[group], duration_s=duration, host_write_bytes=t.get("host_write_bytes") or 0,
                    commands=t.get("commands"))
     _headline(summary, [group])
-    if target.simulated:
+    if SIMULATED in target.capabilities:
         summary["nand_write_bytes"] = t.get("nand_write_bytes")
         summary["write_amplification"] = t.get("write_amplification")
         add_endurance(summary, target.capacity_bytes, test="run")
@@ -337,7 +325,7 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
     _headline(summary, groups)
     host = sum(g.get("host_write_bytes") or 0 for g in groups)
     summary["host_write_bytes"] = host
-    if target.simulated:
+    if SIMULATED in target.capabilities:
         nand = sum(g.get("nand_write_bytes") or 0 for g in groups)
         summary["nand_write_bytes"] = nand
         summary["write_amplification"] = nand / host if host else None

@@ -373,10 +373,8 @@ def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
 
 TEST = Test(
     name="sweep",
-    # ``ssdlab sweep GRID.toml`` (a grid of simulations) is added to this subcommand by
-    # :mod:`ssdlab.commands.sweep`.
-    help="HD Tach-like sequential write and read MB/s in zones across the LBA space; with GRID.toml: a grid of "
-         "simulations (as `ssdlab grid`)",
+    # :mod:`ssdlab.commands.sweep` refuses a GRID.toml here: a grid of simulations is ``ssdlab grid``.
+    help="HD Tach-like sequential write and read MB/s in zones across the LBA space",
     description="LBA sweep (HD Tach-like): purge, then in each of --zones zones across the span write --zone-bytes "
                 "sequentially and measure MB/s (10^6 bytes/s), then read the same bytes back and measure read MB/s. "
                 "The write pass writes the drive: it is itself a sequential write workload. Writes summary.json "

@@ -40,7 +40,7 @@ import numpy as np
 from .. import report, results, traces
 from ..errors import UserError
 from ..progress import phase_bar
-from ..targets.base import JobSpec, ReplayJob, ReplayResult, Target
+from ..targets.base import FORK, JobSpec, ReplayJob, ReplayResult, Target
 from .common import (FILL_BS_BYTES, base_summary, failure_of, Interrupted, mark_stopped, print_plan as print_header,
                     purge, raise_stopped, run_phase, span_bytes)
 from ..units import MAX_SIZE_BYTES, human_size
@@ -364,11 +364,10 @@ def _parallel_variants(target: Target, variants: int) -> int:
     """How many variants run at once: each starts with a purge, so on a target that can make
     independent copies of its drive (``fork``: the simulator) they may run side by side, one
     per CPU core, as many as the memory holds (each copy needs the drive's state)."""
-    fork = getattr(target, "fork", None)
-    if variants < 2 or not callable(fork):
+    if variants < 2 or FORK not in target.capabilities:
         return 1
     workers = min(variants, os.cpu_count() or 1)
-    state_bytes = getattr(target, "state_bytes", None)
+    state_bytes = target.state_bytes
     try:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -386,7 +385,7 @@ def _run_parallel(target: Target, groups: list[list], workers: int, params: Trac
     summary are those of a sequential run. Ctrl-C or a failure stops every variant after the
     step under way."""
     stop = threading.Event()
-    targets: list = [target.fork() for _ in groups[:-1]] + [target]  # type: ignore[attr-defined]
+    targets: list = [target.fork() for _ in groups[:-1]] + [target]
 
     def work(i: int) -> list:
         done = []

@@ -1,4 +1,4 @@
-"""The PTS tests on any target, built on :mod:`ssdlab.procedures.engine`: each test a function
+"""The PTS tests on any target, built on :mod:`ssdlab.workload.engine`: each test a function
 of a :class:`Runner` returning a :class:`Outcome` (figures, steady state, tables, charts,
 series). Every step (purge, WIPC, round, access group, DIRTH point) goes through
 :meth:`Runner.step`, which journals it; a resumed run gets finished steps from the journal
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import results
-from ..procedures import engine
-from ..targets.base import JobSpec, latency_column
+from ..workload import engine
+from ..targets.base import SIMULATED, JobSpec, latency_column
 from ..workload import fiojob
 from . import spec, steady
 from .journal import Journal
@@ -71,7 +71,7 @@ class Runner:
 
     @property
     def _replaying(self) -> bool:
-        return self.target.simulated and not self.journal.test(self.test)["done"]
+        return SIMULATED in self.target.capabilities and not self.journal.test(self.test)["done"]
 
     def step(self, key: str, fn, series_name: str | None = None):
         """The step's record: from the journal when finished before (run again on the
@@ -120,10 +120,10 @@ class Runner:
                keep_series: bool = False):
         """Runs every group of a fio job text: {group name: cell record} (and the series)."""
         w = fiojob.parse_job_text(text, source=f"<pts {self.test}>")
-        steps = engine.plan_groups(w, self.target, interval_s)
+        steps = self.target.plan_workload(w, interval_s)
         out, series = {}, {}
         for gi, st in enumerate(steps):
-            r = engine.run_group(self.target, w, st, gi, self.progress,
+            r = engine.run_group(self.target, w, st, self.progress,
                                  label=f"{label} · {st.name} ({gi + 1}/{len(steps)})" if len(steps) > 1 else label)
             if not r.complete:
                 raise Stopped(r.error)

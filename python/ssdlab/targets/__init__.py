@@ -1,27 +1,76 @@
-"""Targets: what ssdlab tests. ``sim:PROFILE`` (the simulator), ``/dev/NAME`` (a block device,
-through fio), ``file:PATH`` (a regular file, through fio), ``loop:SIZE`` (a throwaway loop
-device), ``emu:PROFILE`` (the simulator served as a block device, through fio). :func:`open_target` turns the user's ``--target`` text into one."""
+"""Targets: what ssdlab tests. Each kind of target is one module under ``ssdlab.targets`` with
+an ``open_spec(spec, *, sets, seed, **kw)`` function, registered here by the prefix the user
+writes in ``--target`` (:data:`KINDS`); :func:`open_target` turns that text into a target and
+:func:`usage` lists the kinds for the command line's help."""
 from __future__ import annotations
 
 import functools
+import importlib
+from dataclasses import dataclass
 
 from ..errors import UserError
+from .base import REOPEN
 
 DEFAULT_TARGET = "sim:default"
 
 
+@dataclass(frozen=True)
+class Kind:
+    """One kind of target: the ``--target`` prefix that names it, how the help shows it
+    (``usage``, ``about``: a few words, or "" for none), an example, and the module under
+    ``ssdlab.targets`` whose ``open_spec`` opens it (imported when a target of the kind is
+    opened). ``bare``: the prefix without its colon names the kind too (``sim``)."""
+
+    prefix: str
+    usage: str
+    about: str
+    example: str
+    module: str
+    bare: bool = False
+
+    def names(self, spec: str) -> bool:
+        return spec.startswith(self.prefix) or (self.bare and spec == self.prefix.rstrip(":"))
+
+
+#: The kinds of target, in the order the help lists them.
+KINDS: list[Kind] = []
+
+
+def register(kind: Kind) -> None:
+    KINDS.append(kind)
+
+
+register(Kind("sim:", "sim:PROFILE", "built-in name or .toml path", "sim:default", "sim", bare=True))
+register(Kind("/dev/", "/dev/NAME", "", "/dev/nvme1n1", "fio"))
+register(Kind("file:", "file:PATH", "", "file:/mnt/scratch/test.bin", "fio"))
+register(Kind("loop:", "loop:SIZE", "a throwaway loop device; SIZE rounded down to a multiple of 4096 bytes: "
+              "loop:1GB = 999997440 bytes, loop:1G exact", "loop:8G", "fio"))
+register(Kind("emu:", "emu:PROFILE", "the simulated drive served as a block device, tested through fio; "
+              "--set slowdown=K runs it K times slower", "emu:default", "emulated"))
+register(Kind("null:", "null:SIZE", "scripted figures, nothing runs; --set iops=, latency_us=, "
+              "write_amplification=, capabilities=", "null:1G", "null"))
+
+
+def usage(about: bool = True) -> str:
+    """The kinds as the help names them: ``sim:PROFILE (built-in name or .toml path), /dev/NAME, ...``
+    (without the words in parentheses when ``about`` is False)."""
+    return ", ".join(k.usage + (f" ({k.about})" if about and k.about else "") for k in KINDS)
+
+
 def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), seed: int = 1, **kw):
     """Opens the target named by ``spec`` (default ``sim:default``). ``sets`` are
-    ``KEY=VALUE`` profile overrides (simulator only). Other keywords go to the fio targets
-    (``workdir``, ``destroy``, ``dry_run``, ``purge_method``...; see ``ssdlab.targets.fio``)
-    and are ignored by the simulator. Problems the user can fix raise :class:`UserError`.
+    ``KEY=VALUE`` overrides of the kind's settings (a simulated drive's profile keys; a real
+    target refuses them). Other keywords go to the fio targets (``workdir``, ``destroy``,
+    ``dry_run``, ``purge_method``...; see ``ssdlab.targets.fio``) and are ignored by the
+    simulator. Problems the user can fix raise :class:`UserError`.
 
-    The target gets ``reopen(workdir=None)``: the same target opened anew with the same
-    options (a fresh simulator, a new loop device, the device or file through the safety gate
-    again), fio's job files and logs in ``workdir``. A procedure that runs several tests one
-    after another (``review``) opens one target per test with it."""
-    target = _open(spec, tuple(sets), seed, kw)
+    The target gets ``reopen(workdir=None)`` (capability ``reopen``): the same target opened
+    anew with the same options (a fresh simulator, a new loop device, the device or file
+    through the safety gate again), fio's job files and logs in ``workdir``. A procedure that
+    runs several tests one after another (``review``) opens one target per test with it."""
+    target = _open(spec or DEFAULT_TARGET, tuple(sets), seed, kw)
     target.reopen = functools.partial(_reopen, spec, tuple(sets), seed, kw)
+    target.capabilities = target.capabilities | {REOPEN}
     return target
 
 
@@ -29,33 +78,11 @@ def _reopen(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict, workdi
     return open_target(spec, sets=sets, seed=seed, **{**kw, "workdir": workdir})
 
 
-def _open(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict):
-    spec = spec or DEFAULT_TARGET
-    if spec.startswith("sim:") or spec == "sim":
-        from ..profiles import load_profile
-        from .sim import SimTarget
-
-        return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
-    if spec.startswith("emu:"):
-        from ..profiles import load_profile
-        from . import fio, loop, safety
-        from .emulated import EmuTarget
-
-        kw = {k: v for k, v in kw.items() if k in ("workdir", "dry_run", "purge_method", "fio")}
-        try:
-            return EmuTarget(load_profile(spec[4:] or "default", sets), seed=seed, **kw)
-        except (ValueError, safety.UnsafeTargetError, fio.FioError, loop.LoopError) as e:
-            raise UserError(str(e)) from None
-    if sets:
-        raise UserError(f"--set applies to simulated and emulated targets only; {spec} is a real target")
-    if spec.startswith(("/dev/", "file:", "loop:")):
-        from . import fio, loop, safety
-
-        try:
-            return fio.open_target(spec, **kw)
-        except (ValueError, safety.UnsafeTargetError, fio.FioError, loop.LoopError) as e:
-            raise UserError(str(e)) from None
-    raise UserError(
-        f"--target {spec!r}: expected sim:PROFILE, /dev/NAME, file:PATH, loop:SIZE or emu:PROFILE "
-        "(e.g. sim:default, /dev/nvme1n1, file:/mnt/scratch/test.bin, loop:8G, emu:default)"
-    )
+def _open(spec: str, sets: tuple[str, ...], seed: int, kw: dict):
+    for kind in KINDS:
+        if kind.names(spec):
+            module = importlib.import_module(f"{__name__}.{kind.module}")
+            return module.open_spec(spec, sets=sets, seed=seed, **kw)
+    names = [k.usage for k in KINDS]
+    raise UserError(f"--target {spec!r}: expected {', '.join(names[:-1])} or {names[-1]} "
+                    f"(e.g. {', '.join(k.example for k in KINDS)})")

@@ -16,6 +16,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from ..errors import UserError
+
 #: Patterns a JobSpec may ask for (fio ``rw=`` names).
 PATTERNS = ("write", "randwrite", "read", "randread", "trim", "idle")
 
@@ -83,6 +85,22 @@ class WorkloadStep:
     duration_s: float | None = None
     #: Not one of the JobSpec patterns: procedures that look at ``job.pattern`` see a workload.
     pattern: str = "workload"
+    #: The group's index in its workload (from 0).
+    index: int = 0
+    #: The workload (:class:`ssdlab.workload.fiojob.Workload`) the group belongs to.
+    workload: object = field(default=None, compare=False, repr=False)
+
+
+def workload_steps(workload, interval_s: float) -> list[WorkloadStep]:
+    """One step per group of a :class:`ssdlab.workload.fiojob.Workload`, named after its jobs'
+    sections; its ``duration_s`` is the longest ``runtime`` when every job is time based."""
+    steps = []
+    for gi, group in enumerate(workload.groups):
+        timed = [j.runtime_us / 1e6 for j in group if j.runtime_us]
+        name = "+".join(dict.fromkeys(j.section for j in group))
+        steps.append(WorkloadStep(name=name, interval_s=interval_s, index=gi, workload=workload,
+                                  duration_s=max(timed) if timed and all(j.time_based for j in group) else None))
+    return steps
 
 
 @dataclass
@@ -178,15 +196,45 @@ def _seconds(s: float) -> str:
     return f"{s:,.0f}" if s >= 10 or s < 0.005 else f"{s:.2g}"
 
 
+#: What a target can do besides the operations every target has (:class:`Target`), by name;
+#: a procedure asks ``SIMULATED in target.capabilities`` and never looks at the target's kind.
+SIMULATED = "simulated"
+DRIVE_COUNTERS = "drive_counters"
+FIO_JOBS = "fio_jobs"
+FORK = "fork"
+REOPEN = "reopen"
+CAPABILITIES = {
+    SIMULATED: "a drive model: its time is simulated; counters() gives its exact cumulative internal counters "
+               "(NAND bytes written, erases...), so write amplification is exact; release() lets its state go; "
+               "its state lives in this process only (a resumed test runs its finished steps again)",
+    DRIVE_COUNTERS: "counters() reads the drive's own lifetime host/NAND write counters (SMART, NVMe log pages), "
+                    "for a measured write amplification",
+    FIO_JOBS: "phases run as fio job files: job_text(job) is a phase's job file, and a dry run shows it and the "
+              "purge the target would do",
+    FORK: "fork() gives an independent drive of the same kind, as after purge(); state_bytes estimates the "
+          "memory each copy holds [bytes]",
+    REOPEN: "reopen(workdir=None) opens the same target anew with the same options (ssdlab.targets.open_target "
+            "gives it)",
+}
+
+
 class Target(Protocol):
-    """A thing ssdlab can test. One module per kind under ``ssdlab.targets``."""
+    """A thing ssdlab can test. One module per kind under ``ssdlab.targets``, registered by its
+    prefix in :mod:`ssdlab.targets`. :class:`TargetDefaults` gives the attributes a kind may
+    leave as they are."""
 
     #: How the user named it: "sim:default", "/dev/nvme1n1", "file:/tmp/x", "loop:8G".
     name: str
     #: Bytes the host can address.
     capacity_bytes: int
-    #: True for the simulator (exact internal counters, write amplification).
-    simulated: bool
+    #: What it can do besides these operations (names of :data:`CAPABILITIES`).
+    capabilities: frozenset[str]
+    #: Why the safety gate would refuse the device (dry runs), None when nothing is refused.
+    refused: str | None
+    #: What the gate found on a device that ``--destroy-data`` let through.
+    gate_overridden: tuple[str, ...]
+    #: The simulated drive's profile (:class:`ssdlab.profiles.Profile`), None for a real drive.
+    profile: object | None
 
     def purge(self) -> dict:
         """Return the target to a fresh-out-of-box state; say how (``{"method": ...}``)."""
@@ -196,6 +244,36 @@ class Target(Protocol):
         """Run one job and return its series. Must keep partial results on KeyboardInterrupt."""
         ...
 
+    def plan_workload(self, workload, interval_s: float) -> list:
+        """The steps (one per group) in which the target runs a workload written in fio's
+        language (:class:`ssdlab.workload.fiojob.Workload`), checked against the target before
+        anything is written; each step has ``name`` and ``index`` (the group's, from 0). Problems raise :class:`ssdlab.errors.UserError`."""
+        ...
+
+    def run_workload(self, step, progress: Progress | None = None) -> PhaseResult:
+        """Run one step of :meth:`plan_workload` (its jobs together); keeps partial results on
+        KeyboardInterrupt, as :meth:`run_phase`."""
+        ...
+
+    def workload_notes(self, workload, steps: list) -> dict:
+        """What the summary says of how the target runs a workload's steps (e.g. the options
+        it cannot apply), ``{}`` when nothing needs saying."""
+        ...
+
+    def dry_run_text(self, workload, steps: list) -> list[str]:
+        """``--dry-run``: one text per line or block telling what each step would run."""
+        ...
+
+    def replay(self, job: "ReplayJob", chunks, progress: Progress | None = None,
+               total_commands: int | None = None) -> "ReplayResult":
+        """Replay prepared command chunks in order (:class:`ReplayJob`)."""
+        ...
+
+    def release(self) -> None:
+        """Let go of what the target holds for the tests run so far, once a test has taken all
+        it needs from it (nothing on a real drive)."""
+        ...
+
     def describe(self) -> dict:
         """Facts for summary.json: model, profile, firmware, fio version..."""
         ...
@@ -203,6 +281,24 @@ class Target(Protocol):
     def close(self) -> None:
         """Release what the target created (loop devices, temp files)."""
         ...
+
+
+def refuse_sets(spec: str, sets) -> None:
+    """Profile overrides (``--set KEY=VALUE``) apply to simulated drives only."""
+    if sets:
+        raise UserError(f"--set applies to simulated targets only; {spec} is a real target")
+
+
+class TargetDefaults:
+    """The attributes of :class:`Target` that most kinds leave as they are."""
+
+    capabilities: frozenset[str] = frozenset()
+    refused: str | None = None
+    gate_overridden: tuple[str, ...] = ()
+    profile: object | None = None
+
+    def release(self) -> None:
+        """Nothing to let go of."""
 
 
 # ============================================================================ trace replay

@@ -12,8 +12,43 @@ from __future__ import annotations
 
 import os
 
-from .emu import EmulatedDrive, lateness
-from .fio import FioTarget
+from ..errors import UserError
+from .emu import MAX_SLOWDOWN, EmulatedDrive, lateness
+from .fio import FioError, FioTarget
+from .loop import LoopError
+from .safety import UnsafeTargetError
+
+#: The ``--set`` key of the emulator itself (the others are the drive's profile keys).
+SLOWDOWN_KEY = "slowdown"
+
+
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> "EmuTarget":
+    """``emu:PROFILE`` for :func:`ssdlab.targets.open_target`: the drive with the ``--set``
+    profile overrides ``sets``, and ``--set slowdown=K`` (wall seconds per simulated second,
+    1 to 1000); ``workdir``, ``dry_run``, ``purge_method`` and ``fio`` as for the fio
+    targets. Problems (no root or FUSE, a bad profile, the safety gate) as :class:`UserError`."""
+    from ..profiles import load_profile
+
+    slowdown = 1.0
+    profile_sets = []
+    for kv in sets:
+        key, _, value = kv.partition("=")
+        if key.strip() != SLOWDOWN_KEY:
+            profile_sets.append(kv)
+            continue
+        try:
+            slowdown = float(value)
+        except ValueError:
+            slowdown = float("nan")
+        if not 1.0 <= slowdown <= MAX_SLOWDOWN:
+            raise UserError(f"--set {kv}: slowdown is wall seconds per simulated second, a number from 1 to "
+                            f"{MAX_SLOWDOWN:g}")
+    kw = {k: v for k, v in kw.items() if k in ("workdir", "dry_run", "purge_method", "fio")}
+    profile = load_profile(spec[4:] or "default", profile_sets)
+    try:
+        return EmuTarget(profile, seed=seed, slowdown=slowdown, **kw)
+    except (ValueError, UnsafeTargetError, FioError, LoopError) as e:
+        raise UserError(str(e)) from None
 
 
 class EmuTarget(FioTarget):

@@ -74,10 +74,11 @@ from .. import fio_logs, results, stop
 from ..errors import UserError
 from ..journal import FIO_STATUS_S
 from . import fio_replay as _rp
-from .base import (DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
-                   WorkloadStep, ReplayResult, latency_column, pattern_direction)
+from .base import (DIRECTIONS, DRIVE_COUNTERS, FIO_JOBS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures,
+                   PhaseResult, Progress, ReplayJob, ReplayResult, TargetDefaults, WorkloadStep, latency_column,
+                   pattern_direction, refuse_sets, workload_steps)
 from .counters import read_counters, unavailable
-from .loop import LoopDevice, format_size, parse_size
+from .loop import LoopDevice, LoopError, format_size, parse_size
 from .safety import (UnsafeTargetError, check_device, check_file, device_reasons, mark_own_file, resolve_device,
                      stack_reasons)
 
@@ -534,7 +535,7 @@ def _safe_stem(name: str) -> str:
 # ============================================================================ targets
 
 
-class FioTarget:
+class FioTarget(TargetDefaults):
     """A real block device (``/dev/NAME``) or a regular file (``file:PATH``) driven by fio.
 
     Arguments:
@@ -553,11 +554,7 @@ class FioTarget:
         fio: the fio executable.
     """
 
-    simulated = False
-    #: Why the safety gate would refuse the device (dry runs only; a real run raises instead).
-    refused: str | None = None
-    #: What the gate found on a device that ``destroy`` let through (for the report).
-    gate_overridden: tuple[str, ...] = ()
+    capabilities = frozenset({DRIVE_COUNTERS, FIO_JOBS})
     #: The exclusive descriptor of the device while the target is open (real block devices).
     _held_fd: int | None = None
     #: A dry run's temporary workdir, removed by :meth:`close`.
@@ -872,14 +869,31 @@ class FioTarget:
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
                            complete=complete, notes=notes, error=error)
 
-    def run_workload_group(self, step: WorkloadStep, workload, index: int,
-                           progress: Progress | None = None) -> PhaseResult:
-        """Runs group ``index`` of a :class:`~ssdlab.workload.fiojob.Workload` through fio as
-        written (:func:`ssdlab.workload.tofio.group_text`): the jobs run together, and the
-        result is the sum of their histogram logs, per direction (IOPS, MB/s from each
-        direction's mean IO size, latency percentiles), with ``totals["jobs"]`` per job."""
+    def plan_workload(self, workload, interval_s: float) -> list[WorkloadStep]:
+        """One step per group of a :class:`~ssdlab.workload.fiojob.Workload`, after checking
+        that no job's ``filename`` names another device or file than this target."""
         from ..workload import tofio
 
+        tofio.check_filename(workload, self.path, (self.name, self.real_path))
+        return workload_steps(workload, interval_s)
+
+    def workload_notes(self, workload, steps: list) -> dict:
+        """fio runs the job file as written: nothing to add."""
+        return {}
+
+    def dry_run_text(self, workload, steps: list) -> list[str]:
+        """Each step's fio job file (written to the workdir, not run)."""
+        return [self.run_workload(step).notes[-1] for step in steps]
+
+    def run_workload(self, step: WorkloadStep, progress: Progress | None = None) -> PhaseResult:
+        """Runs a step of :meth:`plan_workload` (group ``step.index`` of ``step.workload``)
+        through fio as written (:func:`ssdlab.workload.tofio.group_text`): the jobs run
+        together, and the result is the sum of their histogram logs, per direction (IOPS, MB/s
+        from each direction's mean IO size, latency percentiles), with ``totals["jobs"]`` per
+        job."""
+        from ..workload import tofio
+
+        workload, index = step.workload, step.index
         self._counter += 1
         stem = f"{self._counter:03d}_{_safe_stem(step.name)}"
         head = [f"; ssdlab workload group {index + 1} ({step.name!r}) on {self.name}"]
@@ -1692,6 +1706,18 @@ class LoopTarget(FioTarget):
             super().close()
         finally:
             self.loop.close()
+
+
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> FioTarget:  # noqa: ARG001
+    """``/dev/NAME``, ``file:PATH`` or ``loop:SIZE`` for :func:`ssdlab.targets.open_target`:
+    :func:`open_target`, its problems (a device the safety gate refuses, a bad size, fio
+    missing...) as :class:`UserError`. Real targets take no ``--set``; ``seed`` is the
+    simulator's."""
+    refuse_sets(spec, sets)
+    try:
+        return open_target(spec, **kw)
+    except (ValueError, UnsafeTargetError, FioError, LoopError) as e:
+        raise UserError(str(e)) from None
 
 
 def open_target(name: str, workdir: str | os.PathLike | None = None, **kw) -> FioTarget:

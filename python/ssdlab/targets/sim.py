@@ -46,10 +46,10 @@ import numpy as np
 
 from .. import _native, results, stop
 from ..journal import CHECKPOINT_S
-from ..profiles import Profile
+from ..profiles import Profile, load_profile
 from .base import (
-    DIRECTIONS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob, ReplayResult,
-    latency_column, pattern_direction,
+    DIRECTIONS, FORK, LATENCY_STATS, SIMULATED, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
+    ReplayResult, TargetDefaults, latency_column, pattern_direction,
 )
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
@@ -98,10 +98,16 @@ def _shares(params: Mapping[str, object]) -> dict[str, float]:
     return {"read": read, "write": max(0.0, 1.0 - read - trim), "trim": trim}
 
 
-class SimTarget:
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **_kw) -> "SimTarget":
+    """``sim:PROFILE`` (a built-in name or a .toml path; ``sim`` alone: ``default``) with the
+    ``--set KEY=VALUE`` overrides ``sets``; the fio targets' keywords are ignored."""
+    return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
+
+
+class SimTarget(TargetDefaults):
     """A simulated drive built from a :class:`~ssdlab.profiles.Profile`."""
 
-    simulated = True
+    capabilities = frozenset({SIMULATED, FORK})
 
     def __init__(self, profile: Profile, seed: int = 1):
         self.profile = profile
@@ -182,9 +188,37 @@ class SimTarget:
         result = PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
         return _mark_complete(result, raw, complete, journal)
 
+    def plan_workload(self, workload, interval_s: float) -> list:
+        """The groups of a :class:`~ssdlab.workload.fiojob.Workload` as the simulator runs
+        them (:class:`~ssdlab.workload.tosim.SimGroup`); an option it cannot run is an error
+        naming the job file's line."""
+        from ..workload import tosim
+
+        return tosim.sim_groups(workload, self.capacity_bytes, interval_s)
+
+    def workload_notes(self, workload, steps: list) -> dict:
+        """The workload's options the simulator does not apply, and what it does differently
+        from fio in each group."""
+        from ..workload import tosim
+
+        return {"not_applicable": tosim.not_applicable(workload),
+                "simulator_notes": [n for g in steps for n in g.notes]}
+
+    def dry_run_text(self, workload, steps: list) -> list[str]:
+        """The options not applied, then each group's simulator workload keys and notes."""
+        from ..workload import tosim
+
+        lines = [f"# not applicable to the simulator: {opt}" for opt in tosim.not_applicable(workload)]
+        for g in steps:
+            lines.append(f"# group {g.index + 1} ({g.name}): simulator workload {g.keys}")
+            lines += [f"#   note: {note}" for note in g.notes]
+        return lines
+
     def run_workload(self, spec: "WorkloadPhase | Mapping[str, object]",
                      progress: Progress | None = None) -> PhaseResult:
-        """Runs a synthetic workload: ``spec`` is a :class:`WorkloadPhase` or a dict of the
+        """Runs a synthetic workload: ``spec`` is a group of :meth:`plan_workload`
+        (:class:`~ssdlab.workload.tosim.SimGroup`: its ``startdelay`` idles the drive first),
+        a :class:`WorkloadPhase` or a dict of the
         keys ``ssdlab._native.Simulator.start_workload`` documents (plus ``name``). Returns a
         :class:`~ssdlab.targets.base.PhaseResult` (``job`` = the :class:`WorkloadPhase`)
         whose series has ``t_s``, ``iops``, ``mbps``, the simulator's counters, and for each
@@ -200,6 +234,13 @@ class SimTarget:
         the workload keys but ``interval_s``, plus ``startdelay_s`` and ``name`` (see
         ``Simulator.start_workload``). Bad keys raise ``ValueError`` naming the key. Ctrl-C
         keeps what was measured, marked incomplete."""
+        from ..workload.tosim import SimGroup
+
+        if isinstance(spec, SimGroup):
+            if spec.idle_before_s:
+                self.run_phase(JobSpec("startdelay", "idle", duration_s=spec.idle_before_s,
+                                       interval_s=spec.keys["interval_s"]))
+            spec = {**spec.keys, "name": spec.name}
         phase = WorkloadPhase.of(spec)
         self._sim.start_workload({**phase.params, "name": phase.name})
         shares = phase.shares()

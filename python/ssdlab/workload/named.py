@@ -10,7 +10,7 @@ by name, each declared once as a :class:`Named` in :data:`NAMED`.
   stream for trace replay (:mod:`ssdlab.workload.record`); it has no job file.
 
 Each entry's parameters are a frozen dataclass declared with
-:func:`ssdlab.procedures.declare.param` (name with its unit, flag, help, range), so a command
+:func:`ssdlab.params.param` (name with its unit, flag, help, range), so a command
 line can be built from them; :meth:`Named.job_text` takes them as keywords.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import UserError
-from ..procedures.declare import MAX_DURATION_S, check, declared, param, size
+from ..params import MAX_DURATION_S, check, declared, param, size
 from . import record
 
 _GiB = 1 << 30

@@ -35,7 +35,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import UserError
-from ..procedures.declare import declared, param, size
+from ..params import declared, param, size
 from ..traces import OP_READ, OP_WRITE
 from ..units import MAX_BS_BYTES
 

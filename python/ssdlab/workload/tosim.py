@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..procedures.declare import MAX_SERIES_POINTS, MAX_SPANS
+from ..params import MAX_SERIES_POINTS, MAX_SPANS
 from .fiojob import DIRECTIONS, Job, Workload, WorkloadError
 
 #: Offsets and sizes the simulator takes are whole multiples of this [bytes]; a write that
@@ -298,7 +298,7 @@ def _stride_pass_ios(job: Job, length: int, mean_bs: dict[str, float]) -> int | 
 
 def _check_series(job: Job, keys: dict, interval_s: float) -> None:
     """A job's run time (``runtime`` plus ``startdelay``) in intervals of the series is at
-    most :data:`~ssdlab.procedures.declare.MAX_SERIES_POINTS`."""
+    most :data:`~ssdlab.params.MAX_SERIES_POINTS`."""
     end_s = keys.get("duration_s", 0.0) + keys.get("startdelay_s", 0.0)
     if end_s / interval_s > MAX_SERIES_POINTS:
         option = "runtime" if keys.get("duration_s") else "startdelay"
@@ -321,6 +321,11 @@ def _exit_stops(workload: Workload, gi: int, job: Job) -> list[int]:
                                       "not simulated: use exit_what=group or remove the startdelay")
     return [k for k, other in enumerate(group)
             if other is not job and (job.exit_what != "group" or other.report_group == job.report_group)]
+
+
+def not_applicable(workload: Workload) -> list[str]:
+    """The options not applicable to the simulator, one line each: job, option, why."""
+    return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
 
 
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:

@@ -1,10 +1,10 @@
 """Running a workload written in fio's language on any target: the engine under ``ssdlab run``
 and the tests built on fio jobs.
 
-:func:`plan_groups` checks a :class:`~ssdlab.workload.fiojob.Workload` against the target
-before anything is written (the simulator's groups, or fio's steps with the job's
-``filename`` checked against the target); :func:`run_group` runs one group (the simulator
-runs its jobs itself, a fio target runs the group's job file as written);
+The target plans a :class:`~ssdlab.workload.fiojob.Workload` (:meth:`Target.plan_workload
+<ssdlab.targets.base.Target.plan_workload>`: checked against it before anything is written)
+and runs each planned group (:meth:`Target.run_workload
+<ssdlab.targets.base.Target.run_workload>`); :func:`run_group` runs one with a progress bar;
 :func:`group_summary` and :func:`combine` turn the results into summary figures and one
 series.
 """
@@ -13,46 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..progress import phase_bar
-from ..targets.base import DIRECTIONS, JobSpec, PhaseResult, Target, WorkloadStep
-from ..workload import fiojob, tofio, tosim
+from ..targets.base import DIRECTIONS, PhaseResult, Target
+from . import fiojob
 
 #: Per-direction series columns that are 0 (not NaN) where a group did not run the direction.
 _COUNT_SUFFIXES = ("_iops", "_mbps")
 
 
-def plan_groups(workload: fiojob.Workload, target: Target, interval_s: float) -> list:
-    """What runs, checked against the target before anything is written: the simulator's
-    groups (:class:`~ssdlab.workload.tosim.SimGroup`) or fio's steps."""
-    if target.simulated:
-        return tosim.sim_groups(workload, target.capacity_bytes, interval_s)
-    path = getattr(target, "path", target.name)
-    tofio.check_filename(workload, path, (target.name, getattr(target, "real_path", path)))
-    steps = []
-    for gi, group in enumerate(workload.groups):
-        timed = [j.runtime_us / 1e6 for j in group if j.runtime_us]
-        name = "+".join(dict.fromkeys(j.section for j in group))
-        steps.append(WorkloadStep(name=name, interval_s=interval_s,
-                                  duration_s=max(timed) if timed and all(j.time_based for j in group) else None))
-    return steps
-
-
-def not_applicable(workload: fiojob.Workload) -> list[str]:
-    """The options not applicable to the simulator, one line each: job, option, why."""
-    return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
-
-
-def run_group(target: Target, workload: fiojob.Workload, step, gi: int, progress: bool | None = None,
+def run_group(target: Target, workload: fiojob.Workload, step, progress: bool | None = None,
               label: str | None = None) -> PhaseResult:
-    """Runs group ``gi`` of ``workload`` (its planned ``step``) on the target with a progress
-    bar: the simulator runs the jobs, a fio target runs the group's job file."""
-    label = label or f"group {gi + 1}/{len(workload.groups)} {step.name}"
+    """Runs a planned group of ``workload`` (a ``step`` of the target's ``plan_workload``) on
+    the target with a progress bar."""
+    label = label or f"group {step.index + 1}/{len(workload.groups)} {step.name}"
     with phase_bar(label, enabled=progress) as bar:
-        if target.simulated:
-            if step.idle_before_s:
-                target.run_phase(JobSpec("startdelay", "idle", duration_s=step.idle_before_s,
-                                         interval_s=step.keys["interval_s"]))
-            return target.run_workload({**step.keys, "name": step.name}, bar)
-        return target.run_workload_group(step, workload, gi, bar)
+        return target.run_workload(step, bar)
 
 
 def combine(parts: list[tuple[str, dict]]) -> dict[str, np.ndarray]:
