@@ -42,6 +42,8 @@ from matplotlib.markers import MarkerStyle
 from matplotlib.path import Path as MplPath
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from .columns import latency_columns
+
 __all__ = [
     "REVIEW_ZOOM_START_S",
     "REVIEW_LINEAR_TOP_IOPS",
@@ -748,8 +750,6 @@ def latency_figure(series: Any, *, title: str) -> Figure:
     The y axis spans the whole decades around the data. Intervals in which nothing completed
     (NaN) are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
     latency columns."""
-    from .report import latency_columns
-
     series = _as_series(series)
     cols = latency_columns(series)
     if "t_s" not in series or not cols:

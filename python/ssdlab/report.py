@@ -97,8 +97,8 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, results
-from .targets.base import DIRECTIONS, LATENCY_STATS, latency_column
+from . import __version__, columns, results
+from .columns import latency_columns
 
 __all__ = [
     "write_report",
@@ -114,7 +114,6 @@ __all__ = [
     "unit_suffix",
     "MAX_POINTS",
     "REPORT_NAME",
-    "INTERNALS",
     "latency_columns",
     "time_series_hints",
     "phase_hints",
@@ -274,43 +273,16 @@ _AXIS_LABELS = {
     "free_blocks": "free blocks",
 }
 
-#: What the simulator writes per interval that explains the IOPS (``targets/sim.py``
-#: ``_interval_series``), charted against time: (chart id, title, y label, kind, columns,
-#: button label); a chart is drawn when its first column holds data (the pseudo-SLC and
-#: map-cache charts only for drives that have them). Columns: (column, label, unit, scale):
-#: ``"mbps"`` shows bytes per interval as MB/s, ``"per_s"`` a count per interval per second,
-#: a number multiplies the values (levels).
-INTERNALS: tuple[tuple[str, str, str, str, tuple[tuple[str, str, str, object], ...], str], ...] = (
-    ("wa", "Write amplification per interval (NAND bytes / host bytes)", "write amplification", "scatter",
-     (("write_amplification", "write amplification", "", 1.0),), "write amplification"),
-    ("free_blocks", "Free blocks", "free blocks", "line",
-     (("free_blocks", "free blocks", "blocks", 1.0),), "free blocks"),
-    ("gc", "Garbage-collection copies vs host writes", "MB/s", "scatter",
-     (("gc_copied_bytes", "GC copies", "MB/s", "mbps"), ("host_write_bytes", "host writes", "MB/s", "mbps")),
-     "GC vs host writes"),
-    ("slc", "Pseudo-SLC cache: host data held at the end of each interval", "GB", "line",
-     (("slc_cache_bytes", "held in the SLC cache", "GB", 1e-9),), "SLC cache"),
-    ("fold", "Folding from the SLC cache into the native mode vs host writes", "MB/s", "scatter",
-     (("fold_bytes", "folding", "MB/s", "mbps"), ("host_write_bytes", "host writes", "MB/s", "mbps")), "folding"),
-    ("map", "Mapping-table cache: misses, and lookups served from SRAM while it is bypassed (DRAM-less drive)",
-     "per second", "scatter",
-     (("map_misses", "map-cache misses", "misses/s", "per_s"),
-      ("map_bypassed", "lookups served from SRAM, map cache bypassed", "lookups/s", "per_s")), "map misses"),
-)
 
-#: Charts under the consistency IOPS chart, in page order.
-_COMPANION_ORDER = ("latency",) + tuple(i[0] for i in INTERNALS)
+
+def _companion_order() -> tuple[str, ...]:
+    """Charts under the consistency IOPS chart, in page order: latency, then the drive's
+    (:func:`ssdlab.columns.charts`)."""
+    return ("latency",) + tuple(c.id for c in columns.charts())
+
+
 #: The vendored charting library (``ssdlab/vendor/dygraphs``, see its SOURCE file).
 DYGRAPHS_VERSION = "2.2.1"
-
-
-def _scale(spec: object, interval_s: float) -> float:
-    """The multiplier of an :data:`INTERNALS` column's values."""
-    if spec == "mbps":
-        return 1e-6 / interval_s
-    if spec == "per_s":
-        return 1.0 / interval_s
-    return float(spec)
 
 
 # --------------------------------------------------------------------------- values
@@ -652,25 +624,23 @@ def _consistency_chart(series: Mapping[str, np.ndarray], max_points: int) -> dic
     }
 
 
-def latency_columns(series: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The per-interval latency columns of ``series`` that hold data, as (column, direction,
-    statistic label), in :data:`~ssdlab.targets.base.DIRECTIONS` x ``LATENCY_STATS`` order."""
+def _drive_charts(series: Mapping[str, Any], charts: Sequence[columns.Chart] | None = None
+                 ) -> list[tuple[columns.Chart, int, list[columns.Column]]]:
+    """The charts of :func:`ssdlab.columns.charts` (or ``charts``) that ``series`` can draw
+    (a column leading it holds data), as (chart, how many columns it declares, its columns
+    that hold data)."""
     out = []
-    for d in DIRECTIONS:
-        for label, _ in LATENCY_STATS:
-            c = latency_column(d, label)
-            if c in series and np.isfinite(np.asarray(series[c], dtype=np.float64)).any():
-                out.append((c, d, label))
+    for chart in columns.charts() if charts is None else charts:
+        leading, with_ = columns.chart_columns(chart)
+        if any(columns.has_data(series, c.name) for c in leading):
+            out.append((chart, len(leading) + len(with_),
+                        [c for c in leading + with_ if columns.has_data(series, c.name)]))
     return out
-
-
-def _has_data(series: Mapping[str, Any], col: str) -> bool:
-    return col in series and bool(np.isfinite(np.asarray(series[col], dtype=np.float64)).any())
 
 
 def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list[dict]:
     """Charts under a consistency run's IOPS, against the same time: latency (log µs) and the
-    simulator's internals (:data:`INTERNALS`), each only when its columns hold data."""
+    simulator's internals (:func:`ssdlab.columns.charts`), each only when its columns hold data."""
     if "t_s" not in series:
         return []
     t = np.asarray(series["t_s"], dtype=np.float64)
@@ -681,11 +651,9 @@ def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list
         several = len({d for _, d, _ in lat}) > 1
         defs.append(("latency", "Latency per interval (completion latency)", "latency (µs)", "scatter", True,
                      [(c, f"{d} {stat}" if several or d != "write" else stat, "µs", 1.0) for c, d, stat in lat]))
-    for cid, title, ylabel, kind, cols, _ in INTERNALS:
-        if not _has_data(series, cols[0][0]):
-            continue
-        defs.append((cid, title, ylabel, kind, False,
-                     [(c, label, unit, _scale(spec, interval)) for c, label, unit, spec in cols if _has_data(series, c)]))
+    for chart, _n, drawn in _drive_charts(series):
+        defs.append((chart.id, chart.title, chart.ylabel, columns.chart_kind(chart), False,
+                     [(c.name, c.label, *columns.display(c, interval)) for c in drawn]))
     out = []
     for cid, title, ylabel, kind, logy, cols in defs:
         arrays = [np.asarray(series[c], dtype=np.float64) * scale for c, _, _, scale in cols]
@@ -717,7 +685,7 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
                       short: str = "") -> list[dict]:
     """``plot`` hints for the per-interval series of a test's phases, for tests other than
     consistency (recovery's torture, used's three measurements): IOPS (scatter, log), latency
-    (scatter, log µs; when the series have latency columns) and each :data:`INTERNALS` chart
+    (scatter, log µs; when the series have latency columns) and each chart of :func:`ssdlab.columns.charts`
     (simulated targets), overlaying the phases. ``phases``: (series name as written with
     ``write_series``, label, the series); ``what`` starts the titles, ``short`` the chart
     buttons ("torture: "). Only columns that hold data are named."""
@@ -735,22 +703,19 @@ def time_series_hints(phases: Sequence[tuple[str, str, Mapping[str, Any]]], what
     if ys:
         hints.append({"series": first, "x": "t_s", "y": ys, "kind": "scatter", "logy": True,
                       "title": f"{what}: latency per interval", "label": f"{short}latency", "ylabel": "latency (µs)"})
-    for _cid, title, ylabel, kind, cols, button in INTERNALS:
+    for chart in columns.charts():
         ys = []
         for n, lab, s in phases:
-            if not _has_data(s, cols[0][0]):
-                continue
             interval = _interval_s(s["t_s"])
-            for c, label, unit, spec in cols:
-                if not _has_data(s, c):
-                    continue
-                scale = _scale(spec, interval)
-                ys.append({"series": n, "y": c, "label": f"{lab}: {label}" if len(cols) > 1 else lab, "unit": unit,
-                           **({"scale": scale} if scale != 1.0 else {})})
+            for _chart, n_declared, drawn in _drive_charts(s, (chart,)):
+                for c in drawn:
+                    unit, scale = columns.display(c, interval)
+                    ys.append({"series": n, "y": c.name, "label": f"{lab}: {c.label}" if n_declared > 1 else lab,
+                               "unit": unit, **({"scale": scale} if scale != 1.0 else {})})
         if ys:
-            hints.append({"series": first, "x": "t_s", "y": ys, "kind": kind, "logy": False,
-                          "title": f"{what}: {title[0].lower()}{title[1:]}", "label": f"{short}{button}",
-                          "ylabel": ylabel})
+            hints.append({"series": first, "x": "t_s", "y": ys, "kind": columns.chart_kind(chart), "logy": False,
+                          "title": f"{what}: {chart.title[0].lower()}{chart.title[1:]}",
+                          "label": f"{short}{chart.button}", "ylabel": chart.ylabel})
     return hints
 
 
@@ -1284,7 +1249,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
             }
             for r in runs
         },
-        "companions": [c for c in _COMPANION_ORDER if any(ch["id"] == c for r in runs for ch in r["companions"])],
+        "companions": [c for c in _companion_order() if any(ch["id"] == c for r in runs for ch in r["companions"])],
         "line_sections": [{"id": f"lines-{i}", "test": test, "runs": [r["id"] for r in rs]}
                           for i, (test, rs) in enumerate(line_sections.items())],
     }
@@ -1309,7 +1274,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
     for i, (test, rs) in enumerate(rest.items()):
         if test in GROUP_TESTS:
             parts.append(rest_section(i, test, rs))
-    comp_ids = [c for c in _COMPANION_ORDER if any(ch["id"] == c for r in cons for ch in r["companions"])]
+    comp_ids = [c for c in _companion_order() if any(ch["id"] == c for r in cons for ch in r["companions"])]
     if cons:
         companions = ""
         if comp_ids:
