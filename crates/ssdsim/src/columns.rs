@@ -11,7 +11,7 @@ pub type Counter = (&'static str, fn(&Snapshot) -> u64);
 
 /// Every counter of a [`Snapshot`], by name (cumulative since the drive was created, but
 /// `free_blocks` and `slc_units`, which are levels).
-pub const COUNTERS: [Counter; 12] = [
+pub const COUNTERS: [Counter; 13] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -24,6 +24,7 @@ pub const COUNTERS: [Counter; 12] = [
     ("fold_units", |s| s.fold_units),
     ("map_misses", |s| s.map_misses),
     ("map_bypassed", |s| s.map_bypassed),
+    ("map_writeback_units", |s| s.map_writeback_units),
 ];
 
 /// How a series column reads its counter at the snapshots bounding an interval.
@@ -115,7 +116,7 @@ use Reading::*;
 use Scale::*;
 
 /// The drive's per-interval series columns, in series order.
-pub const COLUMNS: [Column; 10] = [
+pub const COLUMNS: [Column; 11] = [
     column("host_write_bytes", "host_bytes", Change, One, "bytes", "host writes",
         "Host data written in the interval, by the completion of its writes.", Neither, "", Needs::Nothing),
     column("nand_write_bytes", "nand_units", Change, NandUnitBytes, "bytes", "NAND writes",
@@ -141,10 +142,13 @@ pub const COLUMNS: [Column; 10] = [
     column("map_bypassed", "map_bypassed", Change, One, "lookups", "lookups served from SRAM, map cache bypassed",
         "Map lookups served from the controller's SRAM while the map cache was bypassed as thrashing.", Neither, "map",
         Needs::MapCache),
+    column("map_write_bytes", "map_writeback_units", Change, UnitBytes, "bytes", "map pages written back",
+        "Dirty map pages written back to NAND in the interval to make room in the map cache, as decided.", Lower,
+        "map_write", Needs::MapCache),
 ];
 
 /// The charts of the drive's columns, in page order.
-pub const CHARTS: [Chart; 5] = [
+pub const CHARTS: [Chart; 6] = [
     Chart { id: "free_blocks", title: "Free blocks", ylabel: "free blocks", button: "free blocks", with: &[] },
     Chart {
         id: "gc",
@@ -173,6 +177,13 @@ pub const CHARTS: [Chart; 5] = [
         ylabel: "per second",
         button: "map misses",
         with: &[],
+    },
+    Chart {
+        id: "map_write",
+        title: "Mapping-table pages written back to NAND vs host writes (DRAM-less drive)",
+        ylabel: "MB/s",
+        button: "map write-back",
+        with: &["host_write_bytes"],
     },
 ];
 
@@ -205,7 +216,7 @@ mod tests {
         // every counter give another.
         let s = Snapshot {
             host_units: 1, host_bytes: 2, nand_units: 3, gc_units: 4, erases: 5, free_blocks: 6, gc_die_ns: 7,
-            gc_die_done_ns: 8, slc_units: 9, fold_units: 10, map_misses: 11, map_bypassed: 12,
+            gc_die_done_ns: 8, slc_units: 9, fold_units: 10, map_misses: 11, map_bypassed: 12, map_writeback_units: 13,
         };
         let mut seen: Vec<u64> = COUNTERS.iter().map(|(_, f)| f(&s)).collect();
         seen.sort_unstable();
