@@ -73,11 +73,13 @@ def test_the_emulated_drive_stalls_when_and_as_long_as_the_simulated_one(tmp_pat
     assert abs(first_stall[0] - first_stall[1]) <= 1, first_stall
 
 
-def test_an_emulated_target_refuses_what_the_simulator_refuses(tmp_path, capsys):
+@pytest.mark.parametrize("setting, named", [("t_prog_us=1e15", "t_prog_us"), ("slowdown=0.5", "slowdown=0.5"),
+                                            ("slowdown=x", "slowdown=x")])
+def test_an_emulated_target_refuses_what_the_simulator_refuses_and_a_bad_slowdown(tmp_path, capsys, setting, named):
     from ssdlab import cli
 
-    status = cli.main(["consistency", "--target", "emu:default", "--set", "t_prog_us=1e15", "--duration", "5",
+    status = cli.main(["consistency", "--target", "emu:default", "--set", setting, "--duration", "5",
                        "--out", str(tmp_path / "out"), "--no-progress"])
     err = capsys.readouterr().err
-    assert status == 2 and "t_prog_us" in err and "Traceback" not in err, err
+    assert status == 2 and named in err and "Traceback" not in err, err
     assert not (tmp_path / "run").exists() or os.listdir(tmp_path / "run") == []

@@ -540,7 +540,7 @@ def test_trace_replay_report_renders(browser, tmp_path):
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
     sec = "lines-0"
     legend = [e.text for e in browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")]
-    assert legend == ["IOPS with trim", "IOPS without trim"], legend
+    assert legend == ["with TRIM", "without TRIM"], legend  # as the PNG's legend: one declaration
     before = _canvas(browser, sec)
     browser.find_elements(By.CSS_SELECTOR, f"#{sec} .legend span")[0].click()
     assert _canvas(browser, sec) != before

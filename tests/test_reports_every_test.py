@@ -85,7 +85,7 @@ def test_sweep_report(browser, tmp_path):
     run_cli("sweep", *set_args(), "--zones", "20", "--out", str(out), "--no-progress")
     assert "report.html" not in _summary(out)["plots"]
     _load_clean(browser, out / "report.html")
-    assert _legend(browser, "lines-0") == ["write MB/s", "read MB/s"]
+    assert _legend(browser, "lines-0") == ["write", "read"]  # as the PNG's: one declaration
     _drawn(browser, "lines-0", _shot_dir(tmp_path) / "every_sweep.png")
     text = (out / "report.html").read_text(encoding="utf-8")
     assert "sequential MB/s across the LBA space" in text  # the sweep's table
@@ -97,12 +97,11 @@ def test_recovery_report(browser, tmp_path):
     _load_clean(browser, out / "report.html")
     labels = _every_chart_drawn(browser, "lines-0", _shot_dir(tmp_path), "every_recovery")
     # the sweeps per stage, then the torture phases over time (the simulator writes all of these)
-    assert labels == ["sweeps: MB/s", "torture: IOPS", "torture: latency", "torture: write amplification",
-                      "torture: free blocks", "torture: GC vs host writes"], labels
-    _chart_buttons(browser, "lines-0")["sweeps: MB/s"].click()
-    legend = _legend(browser, "lines-0")
-    for stage in ("clean", "after torture", "after idle", "after trim"):
-        assert f"write MB/s {stage}" in legend, legend
+    assert labels == ["sweeps: write MB/s", "sweeps: read MB/s", "torture: IOPS", "torture: latency",
+                      "torture: write amplification", "torture: free blocks", "torture: GC vs host writes"], labels
+    _chart_buttons(browser, "lines-0")["sweeps: write MB/s"].click()
+    # One chart per direction with a line per stage, as recovery_write.png and recovery_read.png.
+    assert _legend(browser, "lines-0") == ["clean", "after torture", "after idle", "after TRIM"]
     _chart_buttons(browser, "lines-0")["torture: IOPS"].click()
     assert _legend(browser, "lines-0") == ["torture", "torture (again)"]
     # the stages table is drawn as a bar table, one bar per stage
@@ -137,7 +136,7 @@ def test_trace_run_report(browser, tmp_path):
     run_cli("trace", "run", "jedec-like", *set_args(), "--qd", "8", "--write-bytes", "2GiB", "--window", "10000",
             "--out", str(out), "--no-progress")
     _load_clean(browser, out / "report.html")
-    assert _legend(browser, "lines-0") == ["IOPS with trim", "IOPS without trim"]
+    assert _legend(browser, "lines-0") == ["with TRIM", "without TRIM"]
     _drawn(browser, "lines-0", _shot_dir(tmp_path) / "every_trace.png")
 
 
@@ -218,9 +217,10 @@ def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
     text = page.read_text(encoding="utf-8")
     assert '<span class="badge">incomplete</span>' in text and "Incomplete run: interrupted" in text
     labels = _every_chart_drawn(browser, "lines-0", _shot_dir(tmp_path), "every_interrupted")
-    assert labels[:2] == ["sweeps: MB/s", "torture: IOPS"], labels  # the clean sweep, the torture so far
-    _chart_buttons(browser, "lines-0")["sweeps: MB/s"].click()
-    assert _legend(browser, "lines-0") == ["write MB/s clean", "read MB/s clean"]
+    # the clean sweep, the torture so far
+    assert labels[:3] == ["sweeps: write MB/s", "sweeps: read MB/s", "torture: IOPS"], labels
+    _chart_buttons(browser, "lines-0")["sweeps: read MB/s"].click()
+    assert _legend(browser, "lines-0") == ["clean"]
 
 
 def test_loop_device_consistency_report_shows_latency(browser, tmp_path):

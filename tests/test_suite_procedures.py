@@ -75,7 +75,11 @@ def test_sweep_results_folder_and_summary(sweep_dir):
     assert s["test"] == "sweep" and s["complete"] is True and s["seed"] == 2
     assert s["profile"]["blocks_per_plane"] == 64
     assert (s["zones"], s["bs_bytes"], s["qd"]) == (ZONES, 128 * 1024, 1)
-    assert s["plot"] == {"series": "sweep", "x": "position_pct", "y": ["write_mbps", "read_mbps"]}
+    # The report's chart is the PNG's declaration: same title, axes and line labels.
+    assert (s["plot"]["series"], s["plot"]["x"], s["plot"]["xlabel"]) == ("sweep", "position_pct",
+                                                                        "position (% of capacity)")
+    assert [(y["y"], y["label"]) for y in s["plot"]["y"]] == [("write_mbps", "write"), ("read_mbps", "read")]
+    assert s["plot"]["title"].endswith(f"sequential 128 KiB QD1, {ZONES} zones")
     check_table(s["tables"][0], 1)
     assert s["tables"][0]["rows"][0][1] == pytest.approx(s["write_mbps_mean"], abs=0.05)
 
@@ -125,7 +129,7 @@ def test_sweep_full_zones_write_only(tmp_path):
     assert s["read_mbps_mean"] is None and s["write_mbps_mean"] > 0
     series = read_series(out / "sweep.parquet")
     assert np.all(np.isnan(series["read_mbps"])) and np.all(series["write_mbps"] > 0)
-    assert s["plot"]["y"] == ["write_mbps"]
+    assert [y["y"] for y in s["plot"]["y"]] == ["write_mbps"]
 
 
 # --------------------------------------------------------------------------- recovery
@@ -161,9 +165,12 @@ def test_recovery_results_folder_and_summary(recovery_dir):
         assert row[col] == pytest.approx(s["stages"][st]["write_mbps_mean"], abs=0.05)
         assert s[f"{st}_write_mbps"] == s["stages"][st]["write_mbps_mean"]
     series = read_series(recovery_dir / "sweeps.parquet")
-    assert s["plot"]["series"] == "sweeps" and s["plot"]["x"] == "position_pct"
-    assert set(s["plot"]["y"]) == {f"{d}_mbps_{st}" for d in ("write", "read") for st in STAGES}
-    for col_name in s["plot"]["y"]:
+    # One chart per direction, as the PNGs: a line per stage, labelled as the stages.
+    assert [(c["series"], c["x"]) for c in s["plot"]] == [("sweeps", "position_pct")] * 2
+    assert [[y["label"] for y in c["y"]] for c in s["plot"]] == [[s["stages"][st]["label"] for st in STAGES]] * 2
+    ys = [y["y"] for c in s["plot"] for y in c["y"]]
+    assert ys == [f"{d}_mbps_{st}" for d in ("write", "read") for st in STAGES]
+    for col_name in ys:
         v = series[col_name]
         assert len(v) == ZONES and np.all(v > 0), col_name
         st = col_name.split("_mbps_")[1]

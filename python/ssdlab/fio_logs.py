@@ -64,9 +64,8 @@ from typing import IO, Iterator, Sequence
 
 import numpy as np
 
-from .targets.base import DIRECTIONS as DIRECTION_NAMES
+from .columns import DIRECTIONS as DIRECTION_NAMES, LATENCY_STATS, latency_column
 from .units import parse_time_s
-from .targets.base import LATENCY_STATS, latency_column
 
 __all__ = [
     "DIRECTIONS",
@@ -547,7 +546,7 @@ class Grid:
     def series(self, bs_bytes: int | None = None) -> dict[str, np.ndarray]:
         """The grid as a target series: ``t_s`` (k x interval), ``dt_s``, ``iops`` and ``mbps``
         (all directions), ``{dir}_iops`` when more than one direction ran, and the latency
-        columns of :func:`ssdlab.targets.base.latency_column`. Without byte counts, ``mbps`` is
+        columns of :func:`ssdlab.columns.latency_column`. Without byte counts, ``mbps`` is
         ``iops x bs_bytes`` (NaN if ``bs_bytes`` is None)."""
         n = self.n
         self.resize(n)

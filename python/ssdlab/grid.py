@@ -75,6 +75,7 @@ up to :data:`MAX_BARS` points) and ``points/``.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import math
@@ -94,7 +95,7 @@ from .errors import UserError
 from .units import parse_size, round_to
 
 __all__ = [
-    "TESTS", "RUN_OPTIONS", "METRICS", "MAX_LINES", "MAX_BARS",
+    "TESTS", "RUN_OPTIONS", "metrics", "MAX_LINES", "MAX_BARS",
     "Axis", "GridSpec", "load_grid", "parse_grid", "make_points", "run_point", "run_grid",
     "table_columns", "write_table", "read_table",
 ]
@@ -109,46 +110,49 @@ RUN_OPTIONS: dict[str, dict[str, str]] = {
 }
 #: ``[grid]`` keys that are not run options.
 GRID_KEYS = ("test", "title", "target", "profile", "set", "purge")
-#: Metrics in the table: column -> path in the point's summary.json (``()``: computed, see
-#: :func:`_metric`). ``spare_fraction`` is the profile's spare area; ``effective_spare_fraction``
-#: counts the part of the drive outside the tested span as spare too (1 - span / NAND bytes).
-METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "consistency": {
-        "iops_mean": ("iops_mean",), "iops_median": ("iops_median",), "iops_p1": ("iops_p1",),
-        "iops_p99": ("iops_p99",), "iops_min": ("iops_min",), "iops_max": ("iops_max",),
-        "zero_iops_seconds": ("zero_iops_seconds",), "longest_stall_s": ("longest_stall_s",),
-        "steady_state_onset_s": ("steady_state_onset_s",),
-        "steady_state_iops_mean": ("steady_state_iops_mean",),
-        "steady_state_iops_p1": ("steady_state_iops_p1",),
-        "write_amplification": ("write_amplification",),
-        "steady_state_write_amplification": ("steady_state_write_amplification",),
-        "host_write_bytes": ("host_write_bytes",), "nand_write_bytes": ("nand_write_bytes",),
-        "span_bytes": ("span_bytes",), "spare_fraction": ("geometry", "spare_fraction"),
-        "effective_spare_fraction": (),
-    },
-    "used": {
-        "new_mbps": ("new_mbps",), "used_mbps": ("used_mbps",), "trimmed_mbps": ("trimmed_mbps",),
-        "new_iops": ("new_iops",), "used_iops": ("used_iops",), "trimmed_iops": ("trimmed_iops",),
-        "used_vs_new_pct": ("used_vs_new_pct",), "trimmed_vs_new_pct": ("trimmed_vs_new_pct",),
-        "used_write_amplification": ("states", "used", "write_amplification"),
-        "span_bytes": ("span_bytes",), "spare_fraction": ("geometry", "spare_fraction"),
-        "effective_spare_fraction": (),
-    },
+#: Columns every grid adds after its test's metrics: the span, the profile's spare area, and
+#: ``effective_spare_fraction``, which counts the part of the drive outside the tested span as
+#: spare too (1 - span / NAND bytes, computed: see :func:`_metric`).
+_DRIVE_METRICS: dict[str, tuple[str, ...]] = {
+    "span_bytes": ("span_bytes",), "spare_fraction": ("geometry", "spare_fraction"), "effective_spare_fraction": (),
 }
 _INT_METRICS = {"host_write_bytes", "nand_write_bytes", "span_bytes"}
-#: Metrics drawn against each numeric axis: (column, axis label).
-PLOT_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
-    "consistency": (("iops_median", "IOPS median (4 KiB random write)"), ("write_amplification", "write amplification")),
-    "used": (("used_mbps", "MB/s, used drive"), ("used_vs_new_pct", "used vs new (%)")),
+#: Metrics drawn against each numeric axis (labelled as their test declares them).
+PLOT_METRICS: dict[str, tuple[str, ...]] = {
+    "consistency": ("iops_median", "write_amplification"),
+    "used": ("used_mbps", "used_vs_new_pct"),
 }
-#: Metrics shown in the summary's ``tables`` entry: (column, header, decimals).
-TABLE_METRICS: dict[str, tuple[tuple[str, str, int], ...]] = {
-    "consistency": (("iops_median", "IOPS median", 0), ("iops_p1", "IOPS p1", 0), ("iops_min", "IOPS min", 0),
-                    ("zero_iops_seconds", "zero-IOPS s", 0), ("steady_state_onset_s", "steady from (s)", 0),
-                    ("write_amplification", "WA", 3)),
-    "used": (("new_mbps", "new MB/s", 2), ("used_mbps", "used MB/s", 2), ("trimmed_mbps", "trimmed MB/s", 2),
-             ("used_vs_new_pct", "used vs new (%)", 1)),
+#: Metrics shown in the summary's ``tables`` entry: (column, decimals).
+TABLE_METRICS: dict[str, tuple[tuple[str, int], ...]] = {
+    "consistency": (("iops_median", 0), ("iops_p1", 0), ("iops_min", 0), ("zero_iops_seconds", 0),
+                    ("steady_state_onset_s", 0), ("write_amplification", 3)),
+    "used": (("new_mbps", 2), ("used_mbps", 2), ("trimmed_mbps", 2), ("used_vs_new_pct", 1)),
 }
+
+
+@functools.cache
+def _declared(test: str) -> dict:
+    """The metrics ``test`` declares (:class:`ssdlab.procedures.declare.Metric`), by key (a
+    grid's test is the procedure module of its name: only that one is imported)."""
+    from .procedures.declare import tests
+
+    return {m.key: m for m in tests(only=test)[0].metrics}
+
+
+def metrics(test: str) -> dict[str, tuple[str, ...]]:
+    """Metrics in the table: column -> path in the point's summary.json (``()``: computed),
+    the test's declared metrics then the drive's."""
+    return {**{k: m.path or (k,) for k, m in _declared(test).items()}, **_DRIVE_METRICS}
+
+
+def _metric_label(test: str, key: str) -> str:
+    """A metric's label with its unit, as its test declares it: "time at zero IOPS (s)"."""
+    from .report import unit_suffix
+
+    m = _declared(test)[key]
+    return m.label + unit_suffix(m.label, m.unit)
+
+
 #: Most lines in a comparison plot; beyond, the median/min/max over the other axes.
 MAX_LINES = 8
 #: Most points for the per-point bar plots.
@@ -362,7 +366,7 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
     axes: list[Axis] = []
     resolved: dict = {}
     for key, values in ax.items():
-        if key in _RESERVED or key in METRICS[test]:
+        if key in _RESERVED or key in metrics(test):
             raise _bad(aw, key, "is a column of the results table; it cannot be an axis")
         if not isinstance(values, list):
             raise _bad(aw, key, f"{values!r}: an axis is a list of values, e.g. {key} = [{values!r}]")
@@ -614,7 +618,7 @@ def run_point(point: dict) -> dict:
     finally:
         restore()
     row: dict = {"point": point["index"], **point["values"]}
-    for col, path in METRICS[point["test"]].items():
+    for col, path in metrics(point["test"]).items():
         row[col] = _metric(summary, col, path)
     row["complete"] = bool(summary.get("complete", True))
     row["wall_s"] = time.perf_counter() - t0
@@ -625,7 +629,7 @@ def run_point(point: dict) -> dict:
 # --------------------------------------------------------------------------- the table
 
 def table_columns(spec: GridSpec) -> list[str]:
-    return ["point", *(a.name for a in spec.axes), *METRICS[spec.test], "complete", "wall_s", "dir"]
+    return ["point", *(a.name for a in spec.axes), *metrics(spec.test), "complete", "wall_s", "dir"]
 
 
 def _arrow_table(spec: GridSpec, rows: list[dict], points: list[dict]):
@@ -640,7 +644,7 @@ def _arrow_table(spec: GridSpec, rows: list[dict], points: list[dict]):
             typ = pa.bool_()
         elif c == "dir":
             typ = pa.string()
-        elif c in METRICS[spec.test] or c == "wall_s":
+        elif c in metrics(spec.test) or c == "wall_s":
             typ = pa.float64()
         else:  # an axis: its type from every point's value, so partial tables keep it
             every = [p["values"][c] for p in points]
@@ -683,13 +687,13 @@ def read_table(out: str | os.PathLike) -> list[dict]:
 
 
 def _summary_table(spec: GridSpec, rows: list[dict]) -> dict:
-    metrics = TABLE_METRICS[spec.test]
-    cols = ["point", *(a.name for a in spec.axes), *(h for _, h, _ in metrics)]
+    shown = TABLE_METRICS[spec.test]
+    cols = ["point", *(a.name for a in spec.axes), *(_metric_label(spec.test, c) for c, _ in shown)]
     out_rows = []
     for r in sorted(rows, key=lambda r: r["point"]):
-        vals = [r.get(c) for c, _, _ in metrics]
+        vals = [r.get(c) for c, _ in shown]
         out_rows.append([r["point"], *(r.get(a.name) for a in spec.axes),
-                         *(None if v is None else round(float(v), d) for v, (_, _, d) in zip(vals, metrics))])
+                         *(None if v is None else round(float(v), d) for v, (_, d) in zip(vals, shown))])
     return {"title": spec.title or f"{spec.test} grid: {' x '.join(a.name for a in spec.axes)}",
             "columns": cols, "rows": out_rows,
             "note": "all metrics per point in grid.parquet / grid.csv; each point's results in its folder (points/)"}
@@ -722,7 +726,8 @@ def grid_plots(out: str | os.PathLike, spec: GridSpec, rows: list[dict]) -> list
         groups: dict[tuple, dict] = {}
         for r in rows:
             groups.setdefault(tuple(_text(r.get(o)) for o in others), {"values": {o: r.get(o) for o in others}, "rows": []})["rows"].append(r)
-        for metric, ylabel in PLOT_METRICS[spec.test]:
+        for metric in PLOT_METRICS[spec.test]:
+            ylabel = _metric_label(spec.test, metric)
             ys: dict[str, Any] = {}
             lines = []
             for g in groups.values():
@@ -746,7 +751,8 @@ def grid_plots(out: str | os.PathLike, spec: GridSpec, rows: list[dict]) -> list
             written += plots.line_plot(out / f"grid_{_fname(metric)}_vs_{_fname(a.name)}", xs, ys, a.name, ylabel,
                                        f"{title}: {ylabel} vs {a.name}{note}", formats=("png", "svg"))
     if len(rows) <= MAX_BARS:
-        metric, ylabel = PLOT_METRICS[spec.test][0]
+        metric = PLOT_METRICS[spec.test][0]
+        ylabel = _metric_label(spec.test, metric)
         bars = {f"{r['point']}: {_label({b.name: r.get(b.name) for b in spec.axes})}": r.get(metric) for r in rows}
         if any(v is not None for v in bars.values()):
             written += plots.bar_table_plot(out / f"grid_{_fname(metric)}", bars, ylabel, f"{title}: {ylabel} per point",

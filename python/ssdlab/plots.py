@@ -42,6 +42,9 @@ from matplotlib.markers import MarkerStyle
 from matplotlib.path import Path as MplPath
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from .charts import Chart
+from .columns import latency_columns
+
 __all__ = [
     "REVIEW_ZOOM_START_S",
     "REVIEW_LINEAR_TOP_IOPS",
@@ -55,6 +58,8 @@ __all__ = [
     "consistency_plots_multi",
     "line_figure",
     "line_plot",
+    "chart_figure",
+    "chart_files",
     "bar_table_figure",
     "bar_table_plot",
     "latency_figure",
@@ -663,6 +668,30 @@ def line_plot(
     return [save_figure(fig, p) for p in _paths_for(out_path, formats)]
 
 
+def chart_figure(chart: Chart, series: Mapping[str, Mapping[str, Any]]) -> Figure:
+    """The figure of ``chart`` (:class:`ssdlab.charts.Chart`, the declaration the report
+    draws too) from ``series`` (results series by name): a line per declared line, those of
+    another series than the chart's against that series' own x column."""
+    ys: dict[str, Any] = {}
+    for ln in chart.lines:
+        name = ln.series or chart.series
+        y = np.asarray(series[name][ln.y], dtype=float) * ln.scale
+        ys[ln.label] = y if name == chart.series else (np.asarray(series[name][chart.x], dtype=float), y)
+    return line_figure(series[chart.series][chart.x], ys, chart.xlabel, chart.ylabel, chart.title, chart.logy)
+
+
+def chart_files(folder: str | os.PathLike, charts: Iterable[Chart],
+                series: Mapping[str, Mapping[str, Any]]) -> list[Path]:
+    """The PNG and SVG of each chart that names a ``file`` (:func:`chart_figure`), in
+    ``folder``. Returns the paths."""
+    out: list[Path] = []
+    for c in charts:
+        if c.file is not None:
+            fig = chart_figure(c, series)
+            out += [save_figure(fig, p) for p in _paths_for(Path(folder) / c.file, ("png", "svg"))]
+    return out
+
+
 def _value_text(v: float) -> str:
     if abs(v) >= 100:
         return f"{v:,.0f}"
@@ -748,8 +777,6 @@ def latency_figure(series: Any, *, title: str) -> Figure:
     The y axis spans the whole decades around the data. Intervals in which nothing completed
     (NaN) are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
     latency columns."""
-    from .report import latency_columns
-
     series = _as_series(series)
     cols = latency_columns(series)
     if "t_s" not in series or not cols:

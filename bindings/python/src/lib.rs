@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+mod columns;
 mod emulate;
 mod trace;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
@@ -441,30 +442,11 @@ fn interval_latency_dict<'py>(py: Python<'py>, per: &[Option<IntervalLatency>]) 
 /// The counters of one snapshot, by name (as the per-interval counter columns).
 fn snapshot_dict<'py>(py: Python<'py>, s: &ssdsim::Snapshot) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    for (name, f) in SNAPSHOT_COLUMNS {
+    for (name, f) in ssdsim::columns::COUNTERS {
         d.set_item(name, f(s))?;
     }
     Ok(d)
 }
-
-/// A counter column of a phase's snapshots: its name and how to read it.
-type SnapshotColumn = (&'static str, fn(&ssdsim::Snapshot) -> u64);
-
-/// The counter columns of a phase's snapshots, by name.
-const SNAPSHOT_COLUMNS: [SnapshotColumn; 12] = [
-    ("host_units", |s| s.host_units),
-    ("host_bytes", |s| s.host_bytes),
-    ("nand_units", |s| s.nand_units),
-    ("gc_units", |s| s.gc_units),
-    ("erases", |s| s.erases),
-    ("free_blocks", |s| s.free_blocks),
-    ("gc_die_ns", |s| s.gc_die_ns),
-    ("gc_die_done_ns", |s| s.gc_die_done_ns),
-    ("slc_units", |s| s.slc_units),
-    ("fold_units", |s| s.fold_units),
-    ("map_misses", |s| s.map_misses),
-    ("map_bypassed", |s| s.map_bypassed),
-];
 
 /// One direction's IOs, bytes and latency per interval.
 type DirectionColumns<'a> = (&'a [u64], &'a [u64], &'a [Option<IntervalLatency>]);
@@ -482,7 +464,7 @@ fn intervals_dict<'py>(
     d.set_item("first_interval", first_interval)?;
     d.set_item("ios", u64_column(py, ios.iter().copied()))?;
     d.set_item("bytes", u64_column(py, bytes.iter().copied()))?;
-    for (name, f) in SNAPSHOT_COLUMNS {
+    for (name, f) in ssdsim::columns::COUNTERS {
         d.set_item(name, u64_column(py, snapshots.iter().map(f)))?;
     }
     d.set_item("latency_intervals_ns", interval_latency_dict(py, latency)?)?;
@@ -941,6 +923,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Most intervals a phase's series may hold: a timed phase of more is refused.
     m.add("MAX_SERIES_INTERVALS", ssdsim::MAX_SERIES_INTERVALS)?;
     trace::register(m)?;
+    columns::register(m)?;
     emulate::register(m)?;
     Ok(())
 }

@@ -22,6 +22,7 @@
 //! assert_eq!(fill.host_write_bytes, 1 << 30);
 //! ```
 
+pub mod columns;
 pub mod config;
 pub mod device;
 pub mod ftl;

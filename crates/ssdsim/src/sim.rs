@@ -1143,7 +1143,8 @@ impl Simulation {
     pub fn snapshot_at(&self, t: Ns) -> Snapshot {
         let m = self.dev.media_done(t);
         let slc_units = self.dev.slc().map_or(0, |c| c.used_units());
-        let (map_misses, map_bypassed) = self.dev.map_cache().map_or((0, 0), |m| (m.misses, m.bypassed));
+        let (map_misses, map_bypassed, map_writeback_units) =
+            self.dev.map_cache().map_or((0, 0, 0), |m| (m.misses, m.bypassed, m.writeback_units));
         Snapshot {
             host_units: m.host_units,
             host_bytes: m.host_bytes,
@@ -1157,6 +1158,7 @@ impl Simulation {
             fold_units: m.fold_units,
             map_misses,
             map_bypassed,
+            map_writeback_units,
         }
     }
 

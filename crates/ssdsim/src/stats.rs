@@ -192,6 +192,9 @@ pub struct Snapshot {
     /// Map lookups served from the controller's SRAM cache while the map cache was bypassed
     /// (0 without the bypass policy).
     pub map_bypassed: u64,
+    /// 4 KiB units of dirty map pages written back to NAND on map-cache misses, as decided
+    /// (0 with the whole map in DRAM); the dies program them as part of `nand_units`.
+    pub map_writeback_units: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.

@@ -17,7 +17,7 @@ from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import DRIVE_COUNTERS, SIMULATED, JobSpec, Target
 from ..units import MAX_BS_BYTES, human_size
-from .declare import MAX_DURATION_S, MAX_QD, Test, at_most, param, size
+from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, at_most, headline_of, param, size
 from .common import (FILL_BS_BYTES, add_endurance, base_summary, done_with_drive, end_run, failure_of, figure,
                     Interrupted, mark_stopped, purge, raise_stopped, run_phase, show_endurance, span_bytes)
 
@@ -163,16 +163,22 @@ def show(s: dict) -> None:
               + (f" (steady state {steady:.2f})" if steady is not None else " (over the whole phase)"))
     show_endurance(s.get("endurance"), s.get("endurance_unavailable"))
 
-#: The consistency test's headline figures (summary keys; labels and units as the report's).
-HEADLINE_KEYS = ("iops_mean", "iops_median", "iops_p1", "zero_iops_seconds", "fob_iops", "steady_state_onset_s",
-                 "steady_state_iops_mean", "write_amplification")
+def _main(key: str, headline: bool = False) -> Metric:
+    """A metric labelled as the report's main metrics, so that ``analyze`` runs (no test of
+    their own) share ``compare``'s rows with consistency runs."""
+    label, unit, _ = report.value_label(key)
+    return Metric(key, label, unit, headline=headline)
 
 
-def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """IOPS level and spread, stalls, fresh-out-of-box and steady state, write amplification,
-    labelled as the report's main metrics (so that ``analyze`` runs share the rows)."""
-    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
-    return [(*known[k], s.get(k)) for k in HEADLINE_KEYS]
+#: The consistency test's figures: IOPS level and spread, stalls, fresh-out-of-box and steady
+#: state, write amplification (the headline ones), and the bytes written.
+METRICS = (
+    _main("iops_mean", True), _main("iops_median", True), _main("iops_p1", True), _main("iops_p99"),
+    _main("iops_min"), _main("iops_max"), _main("zero_iops_seconds", True), _main("longest_stall_s"),
+    _main("fob_iops", True), _main("steady_state_onset_s", True), _main("steady_state_iops_mean", True),
+    _main("steady_state_iops_p1"), _main("write_amplification", True), _main("steady_state_write_amplification"),
+    Metric("host_write_bytes", "host writes", "bytes"), Metric("nand_write_bytes", "NAND writes", "bytes"),
+)
 
 
 TEST = Test(
@@ -182,4 +188,5 @@ TEST = Test(
                 "then random writes at the queue depth over the span for the duration, logging IOPS and latency "
                 "every second. Writes summary.json, series.parquet/.csv, the three review scatter plots (log whole "
                 "run; log and linear steady-state zoom), the latency plot and report.html.",
-    params=ConsistencyParams, plan=plan, run=run, show=show, headline=headline)
+    params=ConsistencyParams, plan=plan, run=run, show=show, headline=headline_of(METRICS),
+    metrics=METRICS)

@@ -31,6 +31,40 @@ from ..params import (  # noqa: F401 - the vocabulary the tests declare their pa
 
 
 @dataclass(frozen=True)
+class Metric:
+    """One figure of a test's summary as the tables, ``ssdlab compare`` and ``ssdlab grid``
+    show it: its summary key (its unit in the name), label, unit as
+    :func:`ssdlab.report.format_value` takes it ("IOPS", "MB/s", "s", "%", "bytes"; "" for a
+    count or a ratio), where it is in ``summary.json`` (default: the key at the top) and
+    whether it is one of the headline figures that say what the run found."""
+
+    key: str
+    label: str
+    unit: str = ""
+    path: tuple[str, ...] = ()
+    headline: bool = False
+
+    def value(self, summary: dict) -> Any:
+        """The figure in ``summary`` (None where it has none)."""
+        v: Any = summary
+        for k in self.path or (self.key,):
+            if not isinstance(v, dict):
+                return None
+            v = v.get(k)
+        return v
+
+
+def headline_of(metrics: tuple[Metric, ...]) -> Callable[[dict, Any], list[tuple[str, str, Any]]]:
+    """A :attr:`Test.headline` giving the ``metrics`` marked as headline figures, in order."""
+    chosen = [m for m in metrics if m.headline]
+
+    def headline(s: dict, folder=None) -> list[tuple[str, str, Any]]:
+        return [(m.label, m.unit, m.value(s)) for m in chosen]
+
+    return headline
+
+
+@dataclass(frozen=True)
 class Test:
     """One test: its subcommand, texts, parameters and functions (see the module docstring)."""
 
@@ -62,6 +96,9 @@ class Test:
     #: Whether the test purges the drive (``--purge`` says how); False: it meets the drive as
     #: it is, and the command line offers no ``--purge``.
     purges: bool = True
+    #: The figures its summary holds that grids tabulate and plot (:class:`Metric`); a
+    #: ``headline`` made by :func:`headline_of` gives those marked as headline figures.
+    metrics: tuple[Metric, ...] = ()
 
     @property
     def summary_name(self) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import plots, results
+from ..charts import Chart, Line
 from ..targets.base import JobSpec, Target
 from .common import declared_summary, end_run, failure_of, figure, Interrupted, purge, run_phase, span_bytes
 from ..units import MAX_BS_BYTES
@@ -198,28 +199,23 @@ def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
 
 
 def _plot(rd, target: Target, summary: dict, done: dict) -> None:
-    fill = _with_gb(done["fill"])
+    series = {name: _with_gb(done[name]) for name in ("fill", "burst") if name in done and len(done[name]["t_s"])}
     title = f"{target.name}: whole-drive fill, {summary['bs_bytes'] // 1024} KiB QD{summary['qd']}"
-    lines = {"fill": fill["mbps"]}
-    ys = [{"series": "fill", "y": "mbps", "label": "fill", "unit": "MB/s"}]
-    if "burst" in done and len(done["burst"]["t_s"]):
-        ys.append({"series": "burst", "y": "mbps", "label": f"after {summary['pause_s']:g} s idle", "unit": "MB/s"})
-        lines[ys[-1]["label"]] = (written_gb(done["burst"]), done["burst"]["mbps"])
-    summary["plots"] = [p.name for p in plots.line_plot(rd / "fill", fill["written_gb"], lines,
-                                                          "written (GB)", "MB/s", title, formats=("png", "svg"))]
-    summary["plot"] = [{"series": "fill", "x": "written_gb", "y": ys, "kind": "line", "title": title,
-                        "label": "MB/s vs written", "xlabel": "written (GB)", "ylabel": "MB/s"}]
-    if "slc_cache_bytes" in fill:  # a simulated drive with a pseudo-SLC cache: why the rate changes
-        step = _step(fill)
-        summary["plot"] += [
-            {"series": "fill", "x": "written_gb", "kind": "line", "title": f"{title}: host data held in the SLC cache",
-             "label": "SLC cache", "xlabel": "written (GB)", "ylabel": "GB",
-             "y": [{"series": "fill", "y": "slc_cache_bytes", "label": "held in the SLC cache", "unit": "GB",
-                    "scale": 1e-9}]},
-            {"series": "fill", "x": "written_gb", "kind": "line", "title": f"{title}: folding into the native mode",
-             "label": "folding", "xlabel": "written (GB)", "ylabel": "MB/s",
-             "y": [{"series": "fill", "y": "fold_bytes", "label": "folding", "unit": "MB/s", "scale": 1e-6 / step},
-                   {"series": "fill", "y": "mbps", "label": "host writes", "unit": "MB/s"}]}]
+    lines = [Line("mbps", "fill", "MB/s")]
+    if "burst" in series:
+        lines.append(Line("mbps", f"after {summary['pause_s']:g} s idle", "MB/s", series="burst"))
+    charts = [Chart("fill", "written_gb", tuple(lines), title, "written (GB)", "MB/s", label="MB/s vs written",
+                    file="fill")]
+    if "slc_cache_bytes" in series["fill"]:  # a simulated drive with a pseudo-SLC cache: why the rate changes
+        step = _step(series["fill"])
+        charts += [
+            Chart("fill", "written_gb", (Line("slc_cache_bytes", "held in the SLC cache", "GB", scale=1e-9),),
+                  f"{title}: host data held in the SLC cache", "written (GB)", "GB", label="SLC cache"),
+            Chart("fill", "written_gb", (Line("fold_bytes", "folding", "MB/s", scale=1e-6 / step),
+                                         Line("mbps", "host writes", "MB/s")),
+                  f"{title}: folding into the native mode", "written (GB)", "MB/s", label="folding")]
+    summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, series)]
+    summary["plot"] = [c.hint() for c in charts]
 
 
 def show(s: dict) -> None:

@@ -263,11 +263,8 @@ def _collect(rd, target: Target, s: suite.Settings, summary: dict, outcomes: dic
             rd / "pts_iops_matrix", vals, [spec.bs_label(b) for b in spec.IOPS_BS],
             [f"{a}/{b}" for a, b in spec.IOPS_MIXES], f"{target.name}: PTS {s.variant.name} IOPS (R/W mix x block "
             f"size)", "IOPS", formats=("png", "svg"))]
-    if "wsat" in outcomes:
-        w = outcomes["wsat"].series["pts_wsat"]
-        pngs += [p.name for p in plots.line_plot(rd / "pts_wsat", w["gb_written"], {"IOPS": w["iops"]},
-                                                  "written (GB)", "IOPS", f"{target.name}: PTS WSAT", logy=True,
-                                                  formats=("png", "svg"))]
+    for o in outcomes.values():
+        pngs += [p.name for p in plots.chart_files(rd.path, o.charts, o.series)]
     summary["tables"] = tables
     summary["plot"] = plot
     summary["plots"] = pngs

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import plots, report, results
+from ..charts import Chart, Line
 from ..targets.base import JobSpec, Target
 from .common import (FILL_BS_BYTES, base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, run_phase,
                     span_bytes)
@@ -262,22 +263,18 @@ def _finish(rd, target: Target, summary: dict, sweeps: dict, done: list[str], p:
         table["note"] = f"{table['note']} {note}" if table.get("note") else note
     table["bars"] = ["write avg (MB/s)"]  # the reviewers' bar table, in the report
     summary["tables"] = [table, shape]
-    summary["plot"] = {"series": "sweeps", "x": "position_pct",
-                       "y": [f"write_mbps_{s}" for s in done] + ([f"read_mbps_{s}" for s in done] if p.read else []),
-                       "title": "sequential MB/s per stage across the LBA span", "label": "sweeps: MB/s",
-                       "ylabel": "MB/s"}
+    what = f"{layout.bs_bytes // 1024} KiB QD{p.sweep_qd}, {p.torture_min:g} min torture, {p.idle_min:g} min idle"
+    charts = [Chart("sweeps", "position_pct", tuple(Line(f"{d}_mbps_{s}", st[s]["label"], "MB/s") for s in done),
+                    f"{target.name} — sequential {d} ({what})", "position (% of capacity)", "MB/s",
+                    label=f"sweeps: {d} MB/s", file=f"recovery_{d}")
+              for d in ("write",) + (("read",) if p.read else ())] if done else []
+    summary["plot"] = [c.hint() for c in charts]
     # The torture phases over time in the report: IOPS, latency, and on the simulator WA, free blocks, GC.
     summary["phase_plots"] = report.phase_hints(
         rd.path, [("torture", "torture"), ("retorture", "torture (again)")],
         f"torture, {p.torture_bs_bytes // 1024} KiB random write QD{p.torture_qd}", "torture: ")
-    names: list[str] = []
+    names = [x.name for x in plots.chart_files(rd.path, charts, {"sweeps": sweeps})]
     if done:
-        what = f"{layout.bs_bytes // 1024} KiB QD{p.sweep_qd}, {p.torture_min:g} min torture, {p.idle_min:g} min idle"
-        for d in ("write",) + (("read",) if p.read else ()):
-            lines = {st[s]["label"]: sweeps[f"{d}_mbps_{s}"] for s in done}
-            names += [x.name for x in plots.line_plot(
-                rd / f"recovery_{d}", sweeps["position_pct"], lines, "position (% of capacity)", "MB/s",
-                f"{target.name} — sequential {d} ({what})", formats=("png", "svg"))]
         bars = {st[s]["label"]: st[s]["write_mbps_mean"] for s in done}
         names += [x.name for x in plots.bar_table_plot(
             rd / "recovery_stages", bars, "average sequential write (MB/s)",

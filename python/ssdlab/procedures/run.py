@@ -25,6 +25,7 @@ from pathlib import Path
 
 
 from .. import plots, report, results
+from ..charts import Chart, Line
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, SIMULATED, JobSpec, PhaseResult, ReplayJob, Target
@@ -281,14 +282,11 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
         summary["write_amplification"] = t.get("write_amplification")
         add_endurance(summary, target.capacity_bytes, test="run")
     if len(r.series.get("t_s", ())):
-        title = f"{target.name} — {loaded.source}"
-        summary["plots"] = [x.name for x in plots.line_plot(rd / "mbps", r.series["t_s"], {"MB/s": r.series["mbps"]},
-                                                             "time (s)", "MB/s", f"{title}: MB/s per window",
-                                                             formats=("png", "svg"))]
-        summary["plot"] = [{"series": "series", "x": "t_s", "y": [{"series": "series", "y": "mbps", "label": "MB/s",
-                                                                  "unit": "MB/s"}],
-                            "kind": "line", "title": f"{title}: MB/s per window of {job.window_commands} commands",
-                            "label": "MB/s", "ylabel": "MB/s"}]
+        chart = Chart("series", "t_s", (Line("mbps", "MB/s", "MB/s"),),
+                      f"{target.name} — {loaded.source}: MB/s per window of {job.window_commands} commands",
+                      "time (s)", "MB/s", label="MB/s", file="mbps")
+        summary["plots"] = [x.name for x in plots.chart_files(rd.path, [chart], {"series": r.series})]
+        summary["plot"] = [chart.hint()]
     end_run(rd, summary, complete, error)
     return summary
 
@@ -331,35 +329,30 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
         summary["write_amplification"] = nand / host if host else None
         add_endurance(summary, target.capacity_bytes, test="run")
     title = f"{target.name} — {summary['workload_source']}"
-    summary["plots"] = []
-    if len(series["t_s"]):
-        ys = {d: series[f"{d}_iops"] for d in DIRECTIONS if f"{d}_iops" in series}
-        if not ys:
-            ys = {"all": series["iops"]}
-        summary["plots"] += [p.name for p in plots.line_plot(rd / "iops", series["t_s"], ys, "time (s)", "IOPS",
-                                                              f"{title}: IOPS per {params.interval_s:g} s",
-                                                              logy=True, formats=("png", "svg"))]
-        if report.latency_columns(series):
-            summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
-                                                                    formats=("png", "svg"))]
-    summary["plot"] = _hints(series, title)
+    charts = _charts(series, title, params.interval_s)
+    summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, {"series": series})]
+    if len(series["t_s"]) and report.latency_columns(series):
+        summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
+                                                                formats=("png", "svg"))]
+    rest = report.time_series_hints([("series", "run", series)], title) if len(series["t_s"]) else []
+    summary["plot"] = [c.hint() for c in charts] + [h for h in rest if h.get("label") != "IOPS"]
     rd.write_summary(summary)
 
 
-def _hints(series: dict, title: str) -> list[dict]:
-    """Report charts: IOPS and MB/s per direction, latency, the simulator's internals."""
+def _charts(series: dict, title: str, interval_s: float) -> list[Chart]:
+    """IOPS (also drawn as files) and MB/s per direction against time."""
     if not len(series["t_s"]):
         return []
-    hints = []
+    charts = []
     for what, unit in (("iops", "IOPS"), ("mbps", "MB/s")):
-        ys = [{"series": "series", "y": f"{d}_{what}", "label": d, "unit": unit} for d in DIRECTIONS
-              if f"{d}_{what}" in series]
-        if ys:
-            hints.append({"series": "series", "x": "t_s", "y": ys, "kind": "scatter", "logy": what == "iops",
-                          "title": f"{title}: {unit} per interval, by direction", "label": f"{unit} by direction",
-                          "ylabel": unit})
-    rest = report.time_series_hints([("series", "run", series)], title)
-    return hints + [h for h in rest if h.get("label") != "IOPS"]
+        lines = tuple(Line(f"{d}_{what}", d, unit) for d in DIRECTIONS if f"{d}_{what}" in series)
+        if what == "iops" and not lines:
+            lines = (Line("iops", "all", unit),)
+        if lines:
+            charts.append(Chart("series", "t_s", lines, f"{title}: {unit} per {interval_s:g} s, by direction",
+                                "time (s)", unit, label=f"{unit} by direction", kind="scatter", logy=what == "iops",
+                                file="iops" if what == "iops" else None))
+    return charts
 
 
 def workload_notes(workload) -> list[str]:

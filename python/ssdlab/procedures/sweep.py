@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import plots, results
+from ..charts import Chart, Line
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
@@ -340,12 +341,12 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
     summary.update(stats)
     summary["tables"] = [sweep_table([("sweep", stats)], f"{target.name}: sequential MB/s across the LBA space "
                                                          f"({layout.bs_bytes // 1024} KiB, QD{params.qd})")]
-    ys = [c for c, on in (("write_mbps", params.write), ("read_mbps", params.read)) if on]
-    summary["plot"] = {"series": "sweep", "x": "position_pct", "y": ys}
-    title = f"{target.name} — sequential {layout.bs_bytes // 1024} KiB QD{params.qd}, {layout.zones} zones"
-    lines = {c.split("_")[0]: s[c] for c in ys}
-    summary["plots"] = [p.name for p in plots.line_plot(rd / "sweep", s["position_pct"], lines, "position (% of capacity)",
-                                                        "MB/s", title, formats=("png", "svg"))]
+    chart = Chart("sweep", "position_pct",
+                  tuple(Line(f"{d}_mbps", d, "MB/s") for d, on in (("write", params.write), ("read", params.read)) if on),
+                  f"{target.name} — sequential {layout.bs_bytes // 1024} KiB QD{params.qd}, {layout.zones} zones",
+                  "position (% of capacity)", "MB/s", file="sweep")
+    summary["plot"] = chart.hint()
+    summary["plots"] = [p.name for p in plots.chart_files(rd.path, [chart], {"sweep": s})]
     done_with_drive(target, summary)
     end_run(rd, summary, complete, error)
     return summary

@@ -38,6 +38,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import report, results, traces
+from ..charts import Chart, Line
 from ..errors import UserError
 from ..progress import phase_bar
 from ..targets.base import FORK, JobSpec, ReplayJob, ReplayResult, Target
@@ -465,19 +466,21 @@ def overlay_series(per_variant: dict[str, list[ReplayResult]], qd: int) -> dict[
 
 def _finish(rd, target: Target, summary: dict, params: TraceRunParams, per_variant: dict, complete: bool) -> None:
     rows = summary["variants"]
-    hints = []
+    charts = []
     overlays = {}
     for qd in params.qds:
         s = overlay_series(per_variant, qd)
         if s is None:
             continue
-        overlays[qd] = s
+        overlays[f"qd{qd}"] = s
         rd.write_series(f"qd{qd}", s)
-        hints.append({"series": f"qd{qd}", "x": "window", "y": [c for c in s if c != "window"],
-                      "title": f"QD{qd}: IOPS averaged every {params.window_commands:,} commands",
-                      "xlabel": f"window ({params.window_commands:,} commands each; passes back to back)",
-                      "ylabel": "IOPS"})
-    summary["plot"] = hints
+        charts.append(Chart(
+            f"qd{qd}", "window",
+            tuple(Line(c, "with TRIM" if c == "iops_with_trim" else "without TRIM", "IOPS") for c in s if c != "window"),
+            f"{target.name}: trace replay at QD{qd}, IOPS averaged every {params.window_commands:,} commands",
+            f"window ({params.window_commands:,} commands each; passes back to back)", "IOPS (average over the window)",
+            label=f"QD{qd}", file=f"trace_qd{qd}"))
+    summary["plot"] = [c.hint() for c in charts]
     summary["tables"] = [{
         "title": f"{target.name}: trace replay, {params.passes} pass(es) per variant",
         "columns": ["variant", "pass", "commands", "IOPS (avg)", "MB/s", "min window IOPS", "max window IOPS",
@@ -492,13 +495,7 @@ def _finish(rd, target: Target, summary: dict, params: TraceRunParams, per_varia
     if overlays:
         from .. import plots
 
-        names = []
-        for qd, s in overlays.items():
-            ys = {("with TRIM" if k == "iops_with_trim" else "without TRIM"): v for k, v in s.items() if k != "window"}
-            names += [p.name for p in plots.line_plot(
-                rd.path / f"trace_qd{qd}", s["window"], ys, f"window ({params.window_commands:,} commands each)",
-                "IOPS (average over the window)", f"{target.name}: trace replay at QD{qd}", formats=("png", "svg"))]
-        summary["plots"] = names
+        summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, overlays)]
     rd.write_summary(summary)
     report.write_report([rd.path], rd.path / "report.html")
     if complete:

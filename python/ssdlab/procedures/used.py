@@ -23,7 +23,7 @@ from ..targets.base import JobSpec, Target
 from .common import (FILL_BS_BYTES, base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, run_phase,
                     span_bytes)
 from ..units import MAX_BS_BYTES
-from .declare import MAX_DURATION_S, MAX_QD, MAX_SPANS, Test, at_most, check, param, size
+from .declare import MAX_DURATION_S, MAX_QD, MAX_SPANS, Metric, Test, at_most, check, headline_of, param, size
 from .sweep import trim_bs
 
 #: (id, label) of the three measurements, in order.
@@ -208,11 +208,18 @@ def show(s: dict) -> None:
               + ("" if pct is None else f"  {pct:5.1f} % of new"))
 
 
-def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """4 KiB random-write IOPS new, used and used after TRIM, and the used states vs new."""
-    return [("random writes new", "IOPS", s.get("new_iops")), ("random writes used", "IOPS", s.get("used_iops")),
-            ("random writes used, after TRIM", "IOPS", s.get("trimmed_iops")),
-            ("used vs new", "%", s.get("used_vs_new_pct")), ("after TRIM vs new", "%", s.get("trimmed_vs_new_pct"))]
+#: The used test's figures: 4 KiB random writes new, used and used after TRIM (IOPS and the
+#: used states vs new are the headline ones), and the used drive's write amplification.
+METRICS = (
+    Metric("new_mbps", "random writes new", "MB/s"), Metric("used_mbps", "random writes used", "MB/s"),
+    Metric("trimmed_mbps", "random writes used, after TRIM", "MB/s"),
+    Metric("new_iops", "random writes new", "IOPS", headline=True),
+    Metric("used_iops", "random writes used", "IOPS", headline=True),
+    Metric("trimmed_iops", "random writes used, after TRIM", "IOPS", headline=True),
+    Metric("used_vs_new_pct", "used vs new", "%", headline=True),
+    Metric("trimmed_vs_new_pct", "after TRIM vs new", "%", headline=True),
+    Metric("used_write_amplification", "write amplification, used", path=("states", "used", "write_amplification")),
+)
 
 
 TEST = Test(
@@ -224,4 +231,4 @@ TEST = Test(
                 "(new_mbps, used_mbps, trimmed_mbps, IOPS, a table), one IOPS-per-second series per state (new, "
                 "used, trimmed), the bar table used.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, "
                 "8GB (the size rule below).",
-    params=UsedParams, plan=plan, run=run, show=show, headline=headline)
+    params=UsedParams, plan=plan, run=run, show=show, headline=headline_of(METRICS), metrics=METRICS)

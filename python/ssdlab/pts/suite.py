@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import results
-from ..workload import engine
+from ..charts import Chart, Line
 from ..targets.base import SIMULATED, JobSpec, latency_column
+from ..workload import engine
 from ..workload import fiojob
 from . import spec, steady
 from .journal import Journal
@@ -58,6 +59,8 @@ class Outcome:
     plot: list = field(default_factory=list)
     plots: list = field(default_factory=list)
     series: dict = field(default_factory=dict)
+    #: Charts drawn as files too (their hints are in ``plot``).
+    charts: list = field(default_factory=list)
 
 
 class Runner:
@@ -393,21 +396,19 @@ def run_wsat(rn: Runner) -> Outcome:
                "written_bytes": int(written), "drive_fills": written / cap, "time_s": elapsed,
                "stopped_by": "capacity" if written >= s.wsat_capacities * cap else "time limit",
                "last_5_samples_criteria": ss.as_dict() if ss else None}
-    plot = [{"series": "pts_wsat", "x": x, "y": [{"series": "pts_wsat", "y": "iops", "label": "IOPS", "unit": "IOPS"}],
-             "kind": "scatter", "logy": True, "title": f"WSAT: IOPS per sample vs {lbl}", "label": f"WSAT vs {lbl}",
-             "xlabel": xl, "ylabel": "IOPS"}
-            for x, lbl, xl in (("t_min", "time", "time (min)"), ("gb_written", "GB written", "written (GB)"),
-                               ("drive_fills", "drive fills", "user capacities written"))]
-    plot.append({"series": "pts_wsat", "x": "t_min", "y": [
-        {"series": "pts_wsat", "y": c, "label": lbl, "unit": "ms"} for c, lbl in
-        (("art_ms", "average"), ("p99_99_ms", "99.99 %"), ("max_ms", "maximum"))], "kind": "line", "logy": True,
-        "title": "WSAT: response times per sample", "label": "WSAT response times", "xlabel": "time (min)",
-        "ylabel": "ms"})
+    charts = [Chart("pts_wsat", x, (Line("iops", "IOPS", "IOPS"),), f"WSAT: IOPS per sample vs {lbl}", xl, "IOPS",
+                    label=f"WSAT vs {lbl}", kind="scatter", logy=True, file=file)
+              for x, lbl, xl, file in (("t_min", "time", "time (min)", None),
+                                       ("gb_written", "GB written", "written (GB)", "pts_wsat"),
+                                       ("drive_fills", "drive fills", "user capacities written", None))]
+    charts.append(Chart("pts_wsat", "t_min", tuple(Line(c, lbl, "ms") for c, lbl in (
+        ("art_ms", "average"), ("p99_99_ms", "99.99 %"), ("max_ms", "maximum"))),
+        "WSAT: response times per sample", "time (min)", "ms", label="WSAT response times", logy=True))
     tables = [{"title": "WSAT", "columns": ["figure", "value"], "rows": [
         ["samples", len(recs)], ["sample length (s)", s.round_s], ["FOB IOPS (first sample)", figures["fob_iops"]],
         ["IOPS, mean of the last 5 samples", figures["final_iops"]], ["GB written", written / 1e9],
         ["drive fills", written / cap], ["stopped by", figures["stopped_by"]]]}]
-    return Outcome(figures, None, tables, plot, series={"pts_wsat": series})
+    return Outcome(figures, None, tables, [c.hint() for c in charts], series={"pts_wsat": series}, charts=charts)
 
 
 def run_hir(rn: Runner) -> Outcome:

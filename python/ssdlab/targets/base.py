@@ -16,24 +16,11 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from ..columns import DIRECTIONS, LATENCY_STATS, latency_column  # noqa: F401  (the targets' vocabulary)
 from ..errors import UserError
 
 #: Patterns a JobSpec may ask for (fio ``rw=`` names).
 PATTERNS = ("write", "randwrite", "read", "randread", "trim", "idle")
-
-#: Data directions, in fio's order (its log files code them 0, 1, 2).
-DIRECTIONS = ("read", "write", "trim")
-
-#: Per-interval latency statistics a phase's series carries for each direction that ran:
-#: (label, percentile); ``max`` is the largest latency of the interval.
-LATENCY_STATS = (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9), ("max", 100.0))
-
-
-def latency_column(direction: str, label: str) -> str:
-    """Series column of one per-interval latency statistic [us]: ``write_lat_p99_us``,
-    ``read_lat_p99_9_us``, ``write_lat_max_us``. NaN in an interval where that direction
-    completed nothing."""
-    return f"{direction}_lat_{label.replace('.', '_')}_us"
 
 
 def pattern_direction(pattern: str) -> str | None:

@@ -44,7 +44,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .. import _native, results, stop
+from .. import _native, columns, results, stop
 from ..journal import CHECKPOINT_S
 from ..profiles import Profile, load_profile
 from .base import (
@@ -383,8 +383,8 @@ def _job_totals(job: dict, spec: Mapping[str, object]) -> dict:
 def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool = False) -> dict[str, np.ndarray]:
     """Rows of a simulated phase's series from ``finish_phase``'s or ``take_intervals``' dict
     (decoded): ``t_s`` (from the phase's start), ``dt_s`` (the interval's length: the last
-    may be shorter), ``iops``, ``mbps`` and the drive's counters
-    per interval, then per direction in ``directions`` the latency columns of
+    may be shorter), ``iops``, ``mbps``, the drive's columns (:func:`_drive_series`) with
+    ``write_amplification`` after ``nand_write_bytes``, then per direction in ``directions`` the latency columns of
     :func:`~ssdlab.targets.base.latency_column`: of that direction's IOs with
     ``per_direction`` (which adds ``{dir}_iops`` and ``{dir}_mbps``), else of every IO (a
     phase of one direction)."""
@@ -401,34 +401,18 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         if 0 < last < interval:
             dt[-1] = last
 
-    def delta(key: str) -> np.ndarray:
-        return np.diff(np.asarray(raw[key], dtype=np.int64)).astype(np.float64)
-
-    nand_unit = float(raw["nand_bytes_per_unit"])  # < 4096 when the profile compresses data
-    # Host data written (less than the units programmed after partial-unit writes).
-    host_bytes = delta("host_bytes")
-    nand_bytes = delta("nand_units") * nand_unit
-    with np.errstate(divide="ignore", invalid="ignore"):
-        waf = np.where(host_bytes > 0, nand_bytes / host_bytes, np.nan)
     series = {
         "t_s": t,
         "dt_s": dt,
         "iops": ios / dt,
         "mbps": np.asarray(raw["bytes"], dtype=np.float64) / dt / 1e6,
-        "host_write_bytes": host_bytes,
-        "nand_write_bytes": nand_bytes,
-        "write_amplification": waf,
-        "gc_copied_bytes": delta("gc_units") * UNIT_BYTES,
-        "erases": delta("erases"),
-        "gc_die_s": delta("gc_die_done_ns") / 1e9,
-        "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
     }
-    if raw["slc_cache"]:
-        series["slc_cache_bytes"] = np.asarray(raw["slc_units"][1:], dtype=np.float64) * UNIT_BYTES
-        series["fold_bytes"] = delta("fold_units") * UNIT_BYTES
-    if raw["map_cache"]:
-        series["map_misses"] = delta("map_misses")
-        series["map_bypassed"] = delta("map_bypassed")
+    for name, v in _drive_series(raw).items():
+        series[name] = v
+        if name == "nand_write_bytes":  # pseudo-SLC folding included
+            host_bytes = series["host_write_bytes"]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                series["write_amplification"] = np.where(host_bytes > 0, v / host_bytes, np.nan)
     for direction in directions:
         d = raw["directions"][direction] if per_direction else raw
         if per_direction:
@@ -437,6 +421,22 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         for label, _ in LATENCY_STATS:
             series[latency_column(direction, label)] = _us(d["latency_intervals_ns"][label])
     return series
+
+
+def _drive_series(raw: dict) -> dict[str, np.ndarray]:
+    """The drive's columns (:func:`ssdlab.columns.drive_columns`) per interval from
+    ``finish_phase``'s or ``take_intervals``' dict (decoded), leaving out those needing a
+    feature the drive lacks: a counter's growth over each interval, or its level at the
+    interval's end, in the column's unit."""
+    factor = {"one": 1.0, "unit_bytes": float(UNIT_BYTES), "nand_unit_bytes": float(raw["nand_bytes_per_unit"])}
+    out = {}
+    for c in columns.drive_columns():
+        if c.needs and not raw[c.needs]:
+            continue
+        counts = np.asarray(raw[c.counter])
+        v = (np.diff(counts.astype(np.int64)) if c.reading == "change" else counts[1:]).astype(np.float64)
+        out[c.name] = v / 1e9 if c.scale == "ns_to_s" else v * factor[c.scale]
+    return out
 
 
 def _counter_totals(raw: dict) -> tuple[dict, dict]:
@@ -507,8 +507,7 @@ def _us(per_interval_ns: np.ndarray) -> np.ndarray:
 
 #: Per-interval columns of ``finish_phase``'s dict (and of each direction's), as the native
 #: module returns them: little-endian u64 bytes.
-_U64_COLUMNS = ("ios", "bytes", "host_units", "host_bytes", "nand_units", "gc_units", "erases", "free_blocks",
-                "gc_die_ns", "gc_die_done_ns", "slc_units", "fold_units", "map_misses", "map_bypassed")
+_U64_COLUMNS = ("ios", "bytes") + columns.counters()
 #: What a latency column holds for an interval in which nothing completed.
 _NO_LATENCY = np.uint64(2**64 - 1)
 
