@@ -20,12 +20,13 @@ PACKAGE = Path(ssdlab.__file__).parent
 #: A module may import modules of its own floor or a lower one.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("ssdlab", "ssdlab._native", "ssdlab.errors", "ssdlab.units", "ssdlab.stop", "ssdlab.params",
-              "ssdlab.files", "ssdlab.profiles", "ssdlab.traces", "ssdlab.targets.base", "ssdlab.progress")),
+              "ssdlab.files", "ssdlab.profiles", "ssdlab.traces", "ssdlab.targets.base", "ssdlab.progress",
+              "ssdlab.columns")),
     ("results store", ("ssdlab.journal", "ssdlab.results")),
     ("workloads", ("ssdlab.workload", "ssdlab.workload.*", "ssdlab.fio_logs")),
     ("targets", ("ssdlab.targets", "ssdlab.targets.*")),
     ("analysis", ("ssdlab.analysis", "ssdlab.pts.spec", "ssdlab.pts.steady")),
-    ("charts and report", ("ssdlab.report", "ssdlab.plots")),
+    ("charts and report", ("ssdlab.charts", "ssdlab.report", "ssdlab.plots")),
     ("procedures", ("ssdlab.procedures", "ssdlab.procedures.*", "ssdlab.pts", "ssdlab.pts.*")),
     ("studies", ("ssdlab.grid", "ssdlab.fit", "ssdlab.fit.*")),
     ("command line", ("ssdlab.cli", "ssdlab.entry", "ssdlab.commands", "ssdlab.commands.*")),
