@@ -1182,6 +1182,10 @@ mod tests {
         let d = c.resolved().unwrap();
         assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (2, 1, 2, 1102), "{d:?}");
         assert!(((d.blocks_per_plane - 5) as f64 - 2043.0 / user_per_plane * 1024.0).abs() <= 0.5);
+        // Foreground GC that collects up to 6 free blocks holds 4 on average, as many.
+        let mut c = Config { gc_fg_target_free_blocks: 6, ..Config::default() };
+        c.set("capacity", "16GiB").unwrap();
+        assert_eq!(c.resolved().unwrap().blocks_per_plane, 1102);
         // 2 GiB: one plane of 552 blocks.
         let d = scaled("2GiB");
         assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (1, 1, 1, 552), "{d:?}");
