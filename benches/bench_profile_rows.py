@@ -7,9 +7,10 @@ writes at QD32 over the whole drive, IOPS per second) for every built-in profile
 child process, and prints per profile the figures the command prints and stores: mean and
 minimum IOPS, zero-IOPS seconds, the longest stall, the maximum completion latency, the
 steady state's onset, IOPS and write amplification; then the same as Markdown rows for the
-README.
+README. With ``--capacity SIZE`` each drive is scaled to that user capacity (``--set
+capacity=SIZE``), and its spare fraction is printed too.
 
-    benches/bench_profile_rows.py [--profiles default,active-gc,...] [--duration 2000]
+    benches/bench_profile_rows.py [--profiles default,active-gc,...] [--duration 2000] [--capacity 16GiB]
 """
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ from records import Recorder, machine  # noqa: E402
 from ssdlab import profiles  # noqa: E402
 
 
-def run(name: str, duration_s: float) -> tuple[dict, float]:
+def run(name: str, duration_s: float, capacity: str | None = None) -> tuple[dict, float]:
+    """One consistency run of profile ``name``, scaled to ``capacity`` if given: its summary and wall time [s]."""
+    scale = ["--set", f"capacity={capacity}"] if capacity else []
     with tempfile.TemporaryDirectory() as out:
         wall, _, _ = run_child([sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{name}",
-                                "--duration", str(duration_s), "--out", out, "--no-progress"])
+                                "--duration", str(duration_s), "--out", out, "--no-progress", *scale])
         return json.loads((Path(out) / "summary.json").read_text()), wall
 
 
@@ -48,16 +51,21 @@ def main() -> None:
     ap.add_argument("--profiles", default=",".join(profiles.builtin_names()),
                     help="built-in profiles (default: all: %(default)s)")
     ap.add_argument("--duration", type=float, default=2000.0, help="random-write seconds (default: %(default)s)")
+    ap.add_argument("--capacity", metavar="SIZE", help="scale each drive to this user capacity (default: full size)")
     args = ap.parse_args()
-    rec = Recorder("profile_rows", vars(args))
-    print(f"consistency of each built-in profile at full size, {args.duration:.0f} s; {machine()}")
+    rec = Recorder("profile_rows", {k: v for k, v in vars(args).items() if v is not None})
+    print(f"consistency of each built-in profile at {args.capacity or 'full size'}, {args.duration:.0f} s; {machine()}")
     figures, rows = {}, []
     for name in filter(None, args.profiles.split(",")):
-        s, wall = run(name, args.duration)
+        s, wall = run(name, args.duration, args.capacity)
         rows.append(f"| `{name}` | {s['capacity_bytes'] / 1e9:,.0f} GB | {row(s)} |")
-        print(f"{name}: {row(s)} ({wall:.0f} s wall)", flush=True)
+        spare = f", spare {s['geometry']['spare_fraction'] * 100:.2f} %" if args.capacity else ""
+        print(f"{name}: {row(s)}{spare} ({wall:.0f} s wall)", flush=True)
         figures.update({f"{name}_iops_mean": s["iops_mean"], f"{name}_zero_iops_s": s["zero_iops_seconds"],
                         f"{name}_lat_max_us": s["latency_us"]["max"], f"{name}_wall_s": wall})
+        if s.get("steady_state_onset_s") is not None:
+            figures.update({f"{name}_steady_iops": s["steady_state_iops_mean"],
+                            f"{name}_steady_wa": s["steady_state_write_amplification"]})
     print("\n| profile | capacity | consistency run |\n|---|---|---|")
     print("\n".join(rows))
     rec.write(figures)

@@ -7,8 +7,10 @@ a path to a ``.toml`` file. Keys a profile leaves out take the simulator's defau
 ssdlab size (:data:`ssdlab.units.SIZE_RULE`: ``256GB``, ``16KiB``, ``2G`` = 2 GiB).
 
 ``--set capacity=16GiB`` makes the same drive smaller (or larger): the NAND scales with the
-user capacity, keeping the profile's spare fraction. ``user_capacity_bytes`` is the low-level
-key: it changes only what the host can address, so lowering it adds spare area.
+user capacity, keeping the profile's spare fraction (within 0.4 point) and each plane's spare
+for GC, so random writes amplify alike; a small drive has fewer dies and larger planes.
+``user_capacity_bytes`` is the low-level key: it changes only what the host can address, so
+lowering it adds spare area.
 """
 from __future__ import annotations
 

@@ -485,7 +485,7 @@ config_keys! {
     page_size_bytes: u64 = 16384, int(UNIT_BYTES, 64 * KIB, "bytes").multiple_of(UNIT_BYTES);
     /// Capacity the host can address [bytes]; the rest of the NAND is spare area. The low-level key: it leaves the NAND as the geometry keys make it, so a smaller value only adds spare area (`capacity` scales the drive instead).
     user_capacity_bytes: u64 = 256_000_000_000, int(UNIT_BYTES, 16 * TIB, "bytes").rounded_to(UNIT_BYTES).note("at most the NAND less each plane's gc_fg_free_blocks + 3 blocks");
-    /// The same drive at another user capacity [bytes]: blocks_per_plane scales (then dies_per_channel, channels and planes_per_die halve where a plane would have too few blocks) so the NAND keeps the profile's spare fraction, and the SLC cache and map cache sizes scale with it; user_capacity_bytes becomes this value. 0 = the drive as the other keys give it.
+    /// The same drive at another user capacity [bytes]: blocks_per_plane scales so that each plane keeps the profile's spare for GC (steady-state write amplification stays), and dies_per_channel, then channels, then planes_per_die halve where a smaller plane would raise the spare fraction more than 0.4 point; the SLC cache and map cache sizes scale with the user capacity; user_capacity_bytes becomes this value. 0 = the drive as the other keys give it.
     capacity: u64 = 0, int(UNIT_BYTES, 16 * TIB, "bytes").rounded_to(UNIT_BYTES).or_zero().note("the scaled NAND below 2^32 4 KiB units (16 TiB)");
     /// GC victim policy: `greedy` (fewest valid units), `fifo` (oldest closed block), `cost-benefit` (max (1-u)/2u × age), `d-choices` (greedy among gc_d_choices random blocks).
     gc_policy: String = s("greedy"), choice(GcPolicy::NAMES);
@@ -666,10 +666,11 @@ pub struct Geometry {
     pub slc_static_max_units: u64,
 }
 
-/// Fewest blocks per plane a drive scaled by `capacity` is given while it has planes to
-/// lose instead ([`Config::resolved`]): one block per plane then moves the spare fraction by
-/// at most 0.4 point.
-pub const MIN_SCALED_BLOCKS_PER_PLANE: u64 = 128;
+/// Most a drive scaled by `capacity` may raise the profile's spare fraction while it has
+/// planes to lose instead ([`Config::resolved`]) [fraction of the NAND]: its planes keep the
+/// profile's usable spare beside the blocks GC holds free, which takes a larger share of a
+/// smaller plane.
+pub const SCALED_SPARE_RISE: f64 = 0.004;
 
 /// Share of the NAND above which [`Config::spare_warning`] states the spare area.
 pub const WARN_SPARE_FRACTION: f64 = 0.5;
@@ -795,27 +796,40 @@ impl Config {
         self.capacity != 0 && self.capacity != self.user_capacity_bytes
     }
 
-    /// Fewest blocks per plane a drive scaled by `capacity` keeps while it can lose planes
-    /// instead: the FTL's per-plane reserve (gc_fg_free_blocks + 3) inside the spare fraction
-    /// `spare` with a block to spare, the GC watermarks and the d-choices sample, and
-    /// [`MIN_SCALED_BLOCKS_PER_PLANE`] (or the profile's own count, when lower).
-    fn min_scaled_blocks_per_plane(&self, spare: f64) -> u64 {
+    /// Blocks of a plane that hold no data once random writes keep GC busy (the steady
+    /// state) [blocks]: the free blocks GC keeps (gc_bg_start_free_blocks with active GC, which
+    /// starts below it; else midway from gc_fg_free_blocks to gc_fg_target_free_blocks) and one
+    /// for the host and GC open blocks, half empty on average. The GC's usable spare in a
+    /// plane is its blocks less these and less the user data.
+    fn blocks_without_data(&self) -> f64 {
+        let fg_target = self.gc_fg_target_free_blocks.max(self.gc_fg_free_blocks);
+        let free = match self.gc_bg_start_free_blocks {
+            0 => (self.gc_fg_free_blocks + fg_target) as f64 / 2.0,
+            start => start as f64,
+        };
+        free + 1.0
+    }
+
+    /// Fewest blocks a plane of a drive scaled by `capacity` may have whatever its size: the
+    /// GC watermarks with the FTL's 3 blocks beside them, and the d-choices sample.
+    fn min_scaled_blocks_per_plane(&self) -> u64 {
         let fg_target = self.gc_fg_target_free_blocks.max(self.gc_fg_free_blocks);
         let bg_stop = self.gc_bg_stop_free_blocks.max(self.gc_bg_start_free_blocks);
         let watermarks = fg_target.max(bg_stop).max(self.gc_idle_free_blocks) + 3;
         let d_choices = if self.gc_policy == "d-choices" { self.gc_d_choices } else { 0 };
-        // `as` saturates: a spare fraction near 0 asks for more blocks than a plane may have.
-        let reserve = ((self.gc_fg_free_blocks + 4) as f64 / spare).ceil() as u64;
-        watermarks.max(d_choices).max(reserve).max(MIN_SCALED_BLOCKS_PER_PLANE.min(self.blocks_per_plane)).min(MAX_BLOCKS_PER_PLANE)
+        watermarks.max(d_choices).min(MAX_BLOCKS_PER_PLANE)
     }
 
     /// The drive this profile simulates: itself, or with `capacity` set, the profile's drive
-    /// scaled to that user capacity. The NAND keeps its spare fraction: blocks_per_plane
-    /// scales; where a plane would get fewer blocks than it needs
-    /// ([`Config::min_scaled_blocks_per_plane`]), dies_per_channel halves, then channels, then
-    /// planes_per_die (pages, page size, timings and GC watermarks stay). A drive too small
-    /// for one such plane keeps that many blocks, and more spare ([`Config::spare_warning`]
-    /// states it). The SLC cache (slc_static_bytes, slc_dynamic_max_bytes, slc_fast_bytes) and the map caches
+    /// scaled to that user capacity. Each plane (one GC pool) keeps the profile's usable spare:
+    /// its data blocks (its blocks less [`Config::blocks_without_data`]) per block of user
+    /// data are the profile's, so random writes amplify alike at any capacity. Those blocks
+    /// GC holds free are a larger share of a smaller plane and raise the spare fraction, so
+    /// where it would rise more than [`SCALED_SPARE_RISE`] above the profile's,
+    /// dies_per_channel halves, then channels, then planes_per_die (pages, page size, timings
+    /// and GC watermarks stay), and the planes left get more blocks. A drive too small for
+    /// one such plane keeps it, and more spare ([`Config::spare_warning`] states it). The SLC
+    /// cache (slc_static_bytes, slc_dynamic_max_bytes, slc_fast_bytes) and the map caches
     /// (map_cache_bytes, map_sram_bytes, in whole map pages) scale with the user capacity, so
     /// they keep their share of it. Errors name the key at fault (`capacity` for the scaled
     /// drive's).
@@ -827,10 +841,23 @@ impl Config {
         info.range.check(info.name, &self.capacity.to_value())?;
         let own = Config { capacity: 0, ..self.clone() }.validate()?;
         let ratio = self.capacity as f64 / self.user_capacity_bytes as f64;
-        let floor = self.min_scaled_blocks_per_plane(own.spare_fraction());
-        let target_blocks = own.blocks as f64 * ratio;
+        let slots = own.slots_per_block as f64;
+        let without_data = self.blocks_without_data();
+        // The profile's data blocks per block of user data in a plane (every plane alike).
+        let data_per_user_block = (own.blocks_per_pool as f64 - without_data) / (own.user_units as f64 / (own.pools as f64 * slots));
+        let user_blocks = (self.capacity / UNIT_BYTES) as f64 / slots;
+        let floor = self.min_scaled_blocks_per_plane();
+        let most_spare = own.spare_fraction() + SCALED_SPARE_RISE;
+        // The FTL's blocks per plane for `pools` planes (at least the user data's, the
+        // foreground-GC reserve and 3 more, as validate() asks), and the spare fraction they give.
+        let plane = |pools: u64| {
+            let user = user_blocks / pools as f64;
+            let least = floor.max(user.ceil() as u64 + self.gc_fg_free_blocks + 3);
+            let blocks = ((data_per_user_block * user + without_data).round() as u64).max(least);
+            (blocks, 1.0 - user * own.compression_ratio() / blocks as f64)
+        };
         let (mut channels, mut dies, mut planes) = (self.channels, self.dies_per_channel, self.planes_per_die);
-        while target_blocks < floor as f64 * (channels * dies * planes) as f64 && channels * dies * planes > 1 {
+        while plane(channels * dies * planes).1 > most_spare && channels * dies * planes > 1 {
             if dies > 1 {
                 dies /= 2;
             } else if channels > 1 {
@@ -848,7 +875,7 @@ impl Config {
         let pools = channels * dies * planes;
         let slc_static_bytes = scaled(self.slc_static_bytes, UNIT_BYTES);
         let slc_blocks = slc::static_blocks_per_plane(slc_static_bytes / UNIT_BYTES, own.slots_per_block as u64, self.cell_bits, pools);
-        let blocks_per_plane = ((target_blocks / pools as f64).round() as u64).max(floor) + slc_blocks;
+        let blocks_per_plane = plane(pools).0 + slc_blocks;
         let drive = Config {
             channels,
             dies_per_channel: dies,
@@ -877,8 +904,8 @@ impl Config {
     /// A sentence on the drive's spare area when it is out of the ordinary, for the command
     /// output and the summary: more than [`WARN_SPARE_FRACTION`] of the NAND (GC has little
     /// to do, so writes hardly reach a steady state), or, with `capacity`, more than 0.5
-    /// point above the profile's own because the drive is too small for a plane of the
-    /// blocks the FTL needs. None when neither holds.
+    /// point above the profile's own because the drive is one plane too small to keep the
+    /// profile's spare fraction ([`Config::resolved`]). None when neither holds.
     pub fn spare_warning(&self) -> Result<Option<String>, ConfigError> {
         let drive = self.resolved()?;
         let geo = drive.validate()?;
@@ -889,7 +916,8 @@ impl Config {
         if self.scales() && spare > own + 0.005 {
             return Ok(Some(format!(
                 "spare area is {} of the NAND, not the profile's {} ({sizes}): with capacity = {} the drive is one plane of {} blocks, \
-                 the fewest the FTL's reserve and the GC watermarks allow",
+                 which beside the user data and the profile's spare for GC keeps the blocks GC holds free and its watermarks, \
+                 a larger share of a plane this small",
                 pct(spare),
                 pct(own),
                 self.capacity,
@@ -1125,19 +1153,42 @@ mod tests {
     }
 
     #[test]
-    fn capacity_scales_blocks_then_dies_keeping_the_spare_fraction() {
+    fn capacity_keeps_each_planes_spare_for_gc_and_loses_dies_to_keep_the_spare_fraction() {
         let own = Config::default().validate().unwrap();
+        // The default drive's planes: 2048 blocks, 2 of them free (gc_fg_free_blocks) and 1
+        // in the open blocks; 256e9 / 4096 / 32 / 1024 = 1907.35 blocks of user data: 2045 /
+        // 1907.35 = 1.0722 data blocks per user block.
+        let user_per_plane = 256e9 / 4096.0 / 32.0 / 1024.0;
+        let per_user = 2045.0 / user_per_plane;
+        // 16 GiB = 4096 user blocks: over 32 and 16 planes, 128 × 1.0722 + 3 = 140 and 277
+        // blocks per plane, 8.6 % and 7.6 % spare (the profile's: 6.9 %); 8 planes of 512 ×
+        // 1.0722 + 3 = 552 blocks give 7.25 %, within 0.4 point.
         let d = scaled("16GiB");
         let g = d.validate().unwrap();
         assert_eq!(g.user_units * UNIT_BYTES, 16 << 30);
-        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die), (4, 4, 2), "16 GiB keeps every plane");
-        assert!(d.blocks_per_plane < 2048 && d.blocks_per_plane >= MIN_SCALED_BLOCKS_PER_PLANE, "{}", d.blocks_per_plane);
-        assert!((g.spare_fraction() - own.spare_fraction()).abs() < 0.005, "{} vs {}", g.spare_fraction(), own.spare_fraction());
-        // 2 GiB: too few blocks for 32 planes, so dies go first, then channels.
+        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (4, 1, 2, 552), "{d:?}");
+        let rise = g.spare_fraction() - own.spare_fraction();
+        assert!((0.0..SCALED_SPARE_RISE).contains(&rise), "{} vs {}", g.spare_fraction(), own.spare_fraction());
+        // 64 GB: every plane stays, with a quarter of the user data and of the data blocks:
+        // 2045 / 4 + 3 = 514 blocks (7.2 %).
+        let d = scaled("64GB");
+        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (4, 4, 2, 514));
+        assert!(((d.blocks_per_plane - 3) as f64 - per_user * user_per_plane / 4.0).abs() <= 0.5);
+        // With active GC a plane holds gc_bg_start_free_blocks free: 2043 / 1907.35 = 1.0711
+        // data blocks per user block, and 5 blocks without data, a larger share of a plane:
+        // 16 GiB keeps 4 planes of 1024 × 1.0711 + 5 = 1102 blocks (8 planes of 553: 7.4 %).
+        let mut c = Config { gc_bg_start_free_blocks: 4, gc_bg_stop_free_blocks: 6, ..Config::default() };
+        c.set("capacity", "16GiB").unwrap();
+        let d = c.resolved().unwrap();
+        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (2, 1, 2, 1102), "{d:?}");
+        assert!(((d.blocks_per_plane - 5) as f64 - 2043.0 / user_per_plane * 1024.0).abs() <= 0.5);
+        // Foreground GC that collects up to 6 free blocks holds 4 on average, as many.
+        let mut c = Config { gc_fg_target_free_blocks: 6, ..Config::default() };
+        c.set("capacity", "16GiB").unwrap();
+        assert_eq!(c.resolved().unwrap().blocks_per_plane, 1102);
+        // 2 GiB: one plane of 552 blocks.
         let d = scaled("2GiB");
-        assert!(d.dies_per_channel < 4 && d.planes_per_die == 2, "{d:?}");
-        assert!(d.blocks_per_plane >= MIN_SCALED_BLOCKS_PER_PLANE);
-        assert!((d.validate().unwrap().spare_fraction() - own.spare_fraction()).abs() < 0.005);
+        assert_eq!((d.channels, d.dies_per_channel, d.planes_per_die, d.blocks_per_plane), (1, 1, 1, 552), "{d:?}");
         // The scaled drive is what validate() and a second resolution give.
         assert_eq!(d.resolved().unwrap(), d);
         let mut c = Config::default();
@@ -1166,11 +1217,13 @@ mod tests {
         c.set("user_capacity_bytes", "2GiB").unwrap();
         let w = c.spare_warning().unwrap().expect("99 % spare");
         assert!(w.starts_with("spare area is 99.2 % of the NAND") && w.contains("set `capacity`"), "{w}");
-        // Too small for one plane of the blocks the FTL needs: the spare rises, and says so.
+        // A plane too small to keep the profile's spare fraction: the spare rises, and says so.
         let mut c = Config::default();
         c.set("capacity", "64MiB").unwrap();
         let w = c.spare_warning().unwrap().expect("more spare than the profile's");
-        assert!(w.contains("not the profile's 6.9 %") && w.contains("one plane of 128 blocks"), "{w}");
+        // 16 user blocks: 16 × 1.0722 + 3 = 20 blocks, fewer than the user data and the
+        // FTL's gc_fg_free_blocks + 3 beside it: 21 blocks, 23.8 % spare.
+        assert!(w.contains("not the profile's 6.9 %") && w.contains("one plane of 21 blocks"), "{w}");
         assert_eq!(c.resolved().unwrap().planes_per_die, 1);
     }
 
