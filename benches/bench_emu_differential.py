@@ -4,10 +4,10 @@ simulator's own path) and ``emu:P`` (the same drive served as a block device and
 through fio), and how far apart their figures are. The short versions run in the test suite
 (tests/test_emu_target.py); these run longer and on more drives.
 
-- ``consistency`` on default (1.75 GiB), cleanup-later and stalling (2 GiB): floor IOPS (median
+- ``consistency`` on default (1.75 GiB), cleanup-later and stalling (2 GiB, 4 planes): floor IOPS (median
   after the first 10 % of the run), median per-second relative difference, zero-IOPS seconds,
   longest stall, write amplification (emu: from the emulated drive's counters).
-- ``recovery`` on default (2 GiB; 1 min torture, 1 min idle, sampled sweeps): write MB/s of
+- ``recovery`` on default (2 GiB, 4 planes; 1 min torture, 1 min idle, sampled sweeps): write MB/s of
   each stage (clean, after torture, after idle, after TRIM) on both.
 
 One record in benches/records/emu_differential.jsonl. Runs in real time on the emulated side
@@ -33,7 +33,10 @@ from records import Recorder, machine  # noqa: E402
 from ssdlab import cli  # noqa: E402
 
 SMALL = ["blocks_per_plane=64", "pages_per_block=64", "user_capacity_bytes=1792MiB"]
-DRIVES = {"default": SMALL, "cleanup-later": ["capacity=2GiB"], "stalling": ["capacity=2GiB"]}
+#: 2 GiB over 4 planes of 137 blocks: stalls of seconds within a minute of random writes.
+FOUR_PLANES = ["channels=2", "dies_per_channel=1", "planes_per_die=2", "blocks_per_plane=137",
+               "user_capacity_bytes=2GiB"]
+DRIVES = {"default": SMALL, "cleanup-later": FOUR_PLANES, "stalling": FOUR_PLANES}
 STAGES = ("clean", "after_torture", "after_idle", "after_trim")
 
 
@@ -67,7 +70,8 @@ def consistency(profile: str, duration_s: int, work: Path) -> dict:
 def recovery(work: Path) -> dict:
     out = {}
     for kind in ("sim", "emu"):
-        s = _run(["recovery", "--target", f"{kind}:default", "--set", "capacity=2GiB", "--torture-min", "1",
+        sets = [a for kv in FOUR_PLANES for a in ("--set", kv)]
+        s = _run(["recovery", "--target", f"{kind}:default", *sets, "--torture-min", "1",
                   "--idle-min", "1", "--zones", "10", "--zone-bytes", "sample"], work / f"{kind}-recovery")
         out.update({f"{stage}_write_mbps_{kind}": s["stages"][stage]["write_mbps_mean"] for stage in STAGES})
     return out

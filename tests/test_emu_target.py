@@ -18,6 +18,11 @@ from conftest import require_loops
 #: host's emulator keeps up with.
 DRIVE = ["--set", "blocks_per_plane=64", "--set", "pages_per_block=64", "--set", "user_capacity_bytes=1792MiB"]
 
+#: cleanup-later on 2 GiB with 4 planes (2 channels, 1 die each) of 137 blocks: a fill of ~45 s
+#: and stalls of ~10 s from the tenth second of random writes.
+STALL_DRIVE = ["channels=2", "dies_per_channel=1", "planes_per_die=2", "blocks_per_plane=137",
+               "user_capacity_bytes=2GiB"]
+
 
 @pytest.fixture(autouse=True)
 def _host_ok(tmp_path, monkeypatch):
@@ -60,10 +65,10 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
 
 def test_the_emulated_drive_stalls_when_and_as_long_as_the_simulated_one(tmp_path):
     """cleanup-later defers garbage collection until its free blocks run out, then collects
-    for seconds with the host waiting: at 2 GiB, after ~10 s of random writes, stalls of
-    about 10 s. The real-drive path (fio's per-second log of the emulated device) must see
-    the same stalls the simulator reports, to the interval."""
-    drive = ["--set", "capacity=2GiB"]
+    for seconds with the host waiting: on 2 GiB over 4 planes of 137 blocks, after ~10 s of
+    random writes, stalls of about 10 s. The real-drive path (fio's per-second log of the
+    emulated device) must see the same stalls the simulator reports, to the interval."""
+    drive = [a for kv in STALL_DRIVE for a in ("--set", kv)]
     sim, sim_iops = _consistency("sim:cleanup-later", tmp_path / "sim", 30, drive)
     emu, emu_iops = _consistency("emu:cleanup-later", tmp_path / "emu", 30, drive)
     assert sim["zero_iops_seconds"] >= 10 and sim["longest_stall_s"] >= 5, "the simulated drive stalls"
