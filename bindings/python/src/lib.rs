@@ -3,48 +3,18 @@
 //!
 //! Python sees seconds and bytes (floats/ints); the simulator works in ns and 4 KiB units.
 
-use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 mod emulate;
+mod errors;
 mod trace;
+use errors::{profile_err, py_err};
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
-use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
-
-create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
-
-fn profile_err(e: ConfigError) -> PyErr {
-    ProfileError::new_err((e.to_string(), e.key))
-}
-
-/// The drive ran out of room during a run (`Simulation::check_space`; the message names the
-/// profile key to change): `ssdlab.errors.DriveFullError(message, key)`, a ProfileError the
-/// command line reports like any bad profile; `_native.ProfileError` if the Python package
-/// cannot be imported.
-fn drive_full_err(py: Python<'_>, e: ConfigError) -> PyErr {
-    let message = e.to_string();
-    ssdlab_err(py, "DriveFullError", (message.clone(), e.key.clone())).unwrap_or_else(|| ProfileError::new_err((message, e.key)))
-}
-
-/// `ssdlab.errors.<class>(*args)`, or None if the Python package cannot be imported.
-fn ssdlab_err<'py>(py: Python<'py>, class: &str, args: impl pyo3::IntoPyObject<'py, Target = pyo3::types::PyTuple>) -> Option<PyErr> {
-    let cls = py.import("ssdlab.errors").and_then(|m| m.getattr(class)).ok()?;
-    Some(match cls.call1(args) {
-        Ok(err) => PyErr::from_value(err),
-        Err(failed) => failed,
-    })
-}
-
-/// A series that would hold more intervals than the simulator keeps
-/// (`Simulation::check_series_length`, `check_series`): `ssdlab.errors.UserError` (the
-/// command line reports it, exit 2), `ValueError` if the Python package cannot be imported.
-fn series_err(py: Python<'_>, message: String) -> PyErr {
-    ssdlab_err(py, "UserError", (message.clone(),)).unwrap_or_else(|| PyValueError::new_err(message))
-}
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadJob, Zone};
+use ssdsim::{CmdKind, Command, Config, Job, SimError, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
 
 fn le_u64s(name: &str, b: &[u8]) -> PyResult<Vec<u64>> {
     if b.len() % 8 != 0 {
@@ -291,32 +261,6 @@ fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob>, u64)> {
     Ok((jobs, interval_ns))
 }
 
-/// The dict key of a workload field the simulator refused (`write.bssplit[0].bs_bytes` is
-/// `write_bssplit`, `jobs[1].duration_ns` is `jobs[1].duration_s`).
-fn workload_key(field: &str) -> String {
-    if let Some((job, rest)) = field.strip_prefix("jobs[").and_then(|r| r.split_once("].")) {
-        return format!("jobs[{job}].{}", workload_key(rest));
-    }
-    match field.split_once('.') {
-        Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
-        Some(("distribution", rest)) => match rest {
-            "theta" => "zipf_theta".into(),
-            "h" => "pareto_h".into(),
-            "dev_pct" => "normal_dev_pct".into(),
-            other => other.to_string(),
-        },
-        _ => field.replace("_ns", "_s"),
-    }
-}
-
-fn workload_message(e: &WorkloadError) -> String {
-    format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field)
-}
-
-fn workload_err(e: WorkloadError) -> PyErr {
-    PyValueError::new_err(workload_message(&e))
-}
-
 /// Builds a [`Workload`] from a workload dict (its keys already checked for a job's).
 fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
     let w = WorkloadDict(d);
@@ -514,7 +458,7 @@ impl Simulator {
     #[pyo3(signature = (pairs, seed))]
     fn new(pairs: Vec<(String, String)>, seed: u64) -> PyResult<Self> {
         let cfg = build_config(pairs)?.resolved().map_err(profile_err)?;
-        let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
+        let sim = Simulation::new(&cfg, seed).map_err(py_err)?;
         Ok(Simulator { sim, cfg })
     }
 
@@ -528,11 +472,11 @@ impl Simulator {
         geometry_dict(py, &self.cfg)
     }
 
-    /// Raises `ssdlab.errors.DriveFullError` (message, key) once the drive has run out of room
-    /// (a plane full of valid data: the profile's spare area is too small for the workload).
+    /// Raises `DriveFullError` (message, key) once the drive has run out of room (a plane
+    /// full of valid data: the profile's spare area is too small for the workload).
     /// `advance`, `replay_chunk`, `idle` and the `start_*` methods check it themselves.
-    fn check_space(&self, py: Python<'_>) -> PyResult<()> {
-        self.sim.check_space().map_err(|e| drive_full_err(py, e))
+    fn check_space(&self) -> PyResult<()> {
+        self.sim.check_space().map_err(py_err)
     }
 
     /// Simulated time now [s].
@@ -543,8 +487,8 @@ impl Simulator {
 
     /// Lets `seconds` pass with no host I/O; idle-time GC may run. Returns the number of
     /// blocks idle GC collected.
-    fn idle(&mut self, py: Python<'_>, seconds: f64) -> PyResult<u64> {
-        self.check_space(py)?;
+    fn idle(&mut self, seconds: f64) -> PyResult<u64> {
+        self.check_space()?;
         if self.sim.phase_running() {
             return Err(PyValueError::new_err("idle() while a phase or replay runs; finish it first"));
         }
@@ -552,7 +496,7 @@ impl Simulator {
             return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
         }
         let collected = self.sim.idle(s_to_ns(seconds));
-        self.check_space(py)?;
+        self.check_space()?;
         Ok(collected)
     }
 
@@ -571,7 +515,6 @@ impl Simulator {
     #[allow(clippy::too_many_arguments)]
     fn start_phase(
         &mut self,
-        py: Python<'_>,
         pattern: &str,
         bs_bytes: u64,
         qd: u32,
@@ -581,7 +524,7 @@ impl Simulator {
         io_bytes: Option<u64>,
         interval_s: f64,
     ) -> PyResult<()> {
-        self.check_space(py)?;
+        self.check_space()?;
         let pat = Pattern::parse(pattern)
             .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {pattern:?}: expected write, randwrite, read, randread or trim")))?;
         for (name, v) in [("bs_bytes", bs_bytes), ("offset_bytes", offset_bytes), ("span_bytes", span_bytes), ("io_bytes", io_bytes.unwrap_or(0))] {
@@ -596,8 +539,8 @@ impl Simulator {
         job.duration_ns = duration_s.map(s_to_ns);
         job.io_units = io_bytes.map(|b| b / UNIT_BYTES);
         job.interval_ns = s_to_ns(interval_s);
-        self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|m| series_err(py, format!("interval_s: {m}")))?;
-        self.sim.start_phase(job).map_err(PyValueError::new_err)
+        self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|e| py_err(SimError::Series(format!("interval_s: {e}"))))?;
+        self.sim.start_phase(job).map_err(py_err)
     }
 
     /// Starts a synthetic workload (fio-like: mixes, size splits, distributions, idle gaps,
@@ -655,10 +598,10 @@ impl Simulator {
     /// alone would.
     ///
     /// Raises ValueError naming the key at fault (`jobs[i].key` within a job);
-    /// `ssdlab.errors.UserError` for an `interval_s` too short for the duration (a series
-    /// holds at most `ssdsim::MAX_SERIES_INTERVALS` intervals) or below 1 µs.
+    /// `SeriesError` for an `interval_s` too short for the duration (a series holds at most
+    /// `MAX_SERIES_INTERVALS` intervals) or below 1 µs.
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
-        self.check_space(params.py())?;
+        self.check_space()?;
         let (jobs, interval_ns) = if params.contains("jobs")? {
             jobs_from_dict(params)?
         } else {
@@ -668,13 +611,12 @@ impl Simulator {
             let interval_ns = workload.interval_ns;
             (vec![WorkloadJob { exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
         };
-        // The series interval is the user's to change (--interval): a user error.
-        self.sim.start_jobs(&jobs, interval_ns).map_err(|e| if e.field.ends_with("interval_ns") { series_err(params.py(), workload_message(&e)) } else { workload_err(e) })
+        self.sim.start_jobs(&jobs, interval_ns).map_err(py_err)
     }
 
     /// Runs at most `max_ios` more commands (without holding the GIL).
-    /// Returns (done, elapsed_s, fraction 0..1). Raises `ssdlab.errors.DriveFullError` once
-    /// the drive has run out of room, `ssdlab.errors.UserError` once a phase that a byte or
+    /// Returns (done, elapsed_s, fraction 0..1). Raises `DriveFullError` once the drive has
+    /// run out of room, `SeriesError` once a phase that a byte or
     /// IO count ends has gone past the intervals its series may hold (it has then stopped;
     /// the message says to use a longer interval).
     fn advance(&mut self, py: Python<'_>, max_ios: u64) -> PyResult<(bool, f64, f64)> {
@@ -683,8 +625,8 @@ impl Simulator {
         }
         let sim = &mut self.sim;
         let p = py.allow_threads(|| sim.advance(max_ios));
-        self.check_space(py)?;
-        self.sim.check_series().map_err(|m| series_err(py, m))?;
+        self.check_space()?;
+        self.sim.check_series().map_err(py_err)?;
         Ok((p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction))
     }
 
@@ -802,9 +744,9 @@ impl Simulator {
     /// `window_commands` completions. `buffer_compress_pct`: the written data is this
     /// compressible (0..100, as start_workload's key); None: the profile's ratio holds.
     #[pyo3(signature = (qd, window_commands, buffer_compress_pct=None))]
-    fn start_replay(&mut self, py: Python<'_>, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
-        self.check_space(py)?;
-        self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(PyValueError::new_err)
+    fn start_replay(&mut self, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
+        self.check_space()?;
+        self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(py_err)
     }
 
     /// Issues prepared commands (see `replay_prepare`; little-endian byte buffers) without
@@ -834,9 +776,9 @@ impl Simulator {
         }
         let sim = &mut self.sim;
         let replayed = py.allow_threads(|| sim.replay(&cmds));
-        self.check_space(py)?;
-        self.sim.check_series().map_err(|m| series_err(py, m))?;
-        replayed.map_err(PyValueError::new_err)?;
+        self.check_space()?;
+        self.sim.check_series().map_err(py_err)?;
+        replayed.map_err(py_err)?;
         let (done, elapsed) = self.sim.replay_progress();
         Ok((done, elapsed as f64 / NS_PER_S as f64))
     }
@@ -936,7 +878,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(replay_prepare, m)?)?;
     m.add_class::<Simulator>()?;
-    m.add("ProfileError", m.py().get_type::<ProfileError>())?;
+    errors::register(m)?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;
     // Most intervals a phase's series may hold: a timed phase of more is refused.
     m.add("MAX_SERIES_INTERVALS", ssdsim::MAX_SERIES_INTERVALS)?;

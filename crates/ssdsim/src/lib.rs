@@ -24,6 +24,7 @@
 
 pub mod config;
 pub mod device;
+pub mod error;
 pub mod ftl;
 pub mod map_cache;
 pub mod media;
@@ -38,6 +39,7 @@ pub mod stats;
 pub mod time;
 pub mod workload;
 
+pub use error::SimError;
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
 pub use online::{OnlineState, Submitted};
 pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};

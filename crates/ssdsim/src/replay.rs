@@ -18,6 +18,7 @@
 //!    (completion order), with the drive's write amplification per window.
 
 use crate::config::UNIT_BYTES;
+use crate::error::SimError;
 use crate::ftl::Ftl;
 use crate::sim::{Simulation, Source, Sources};
 use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
@@ -305,12 +306,12 @@ impl Source for ChunkSource<'_> {
 impl Simulation {
     /// Starts a replay at the current time: `qd` commands outstanding, IOPS averaged over
     /// every `window_commands` completions (and a per-second series, as a phase has).
-    pub fn start_replay(&mut self, qd: u32, window_commands: u64) -> Result<(), String> {
+    pub fn start_replay(&mut self, qd: u32, window_commands: u64) -> Result<(), SimError> {
         self.start_replay_with_interval(qd, window_commands, NS_PER_S)
     }
 
     /// [`Simulation::start_replay`] with the series interval [ns] of the report's `series`.
-    pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), String> {
+    pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), SimError> {
         self.start_replay_compressed(qd, window_commands, interval_ns, None)
     }
 
@@ -319,17 +320,15 @@ impl Simulation {
     /// [`crate::Workload::buffer_compress_pct`]: on a profile with `compression_ratio` r > 1
     /// a unit fills (100 − pct) % × r NAND slots, at least one); None: the profile's ratio
     /// holds for every unit.
-    pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), String> {
-        if self.phase_running() {
-            return Err("a phase or replay is already running; finish it first".into());
-        }
+    pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), SimError> {
+        self.check_idle()?;
         if qd == 0 || window_commands == 0 || interval_ns == 0 {
-            return Err("queue depth, window_commands and the interval must be positive".into());
+            return Err(SimError::Invalid("queue depth, window_commands and the interval must be positive".into()));
         }
         if qd > crate::workload::MAX_QD {
-            return Err(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD));
+            return Err(SimError::Invalid(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD)));
         }
-        let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| e.to_string())?;
+        let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| SimError::Invalid(e.to_string()))?;
         let now = self.now_ns();
         let windows = Windows {
             window_commands,
@@ -350,16 +349,16 @@ impl Simulation {
     /// `cmds`); commands before it have run. Also an error once the drive has run out of room
     /// ([`Simulation::check_space`]) or the replay has gone past the last interval of its
     /// series ([`Simulation::check_series`]).
-    pub fn replay(&mut self, cmds: &[Command]) -> Result<(), String> {
-        self.check_space().map_err(|e| e.to_string())?;
+    pub fn replay(&mut self, cmds: &[Command]) -> Result<(), SimError> {
+        self.check_space()?;
         let mut h = self.host.take().expect("replay() without start_replay()");
         assert!(h.windows.is_some(), "replay() during a phase");
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
         self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
         self.host = Some(h);
         match src.error {
-            Some(e) => Err(e),
-            None => self.check_space().map_err(|e| e.to_string()).and_then(|_| self.check_series()),
+            Some(e) => Err(SimError::Invalid(e)),
+            None => self.check_space().and_then(|_| self.check_series()),
         }
     }
 

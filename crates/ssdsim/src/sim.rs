@@ -27,8 +27,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
+use crate::config::{Config, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
+use crate::error::SimError;
 use crate::ftl::{Ftl, FtlCounters};
 use crate::replay::{CmdKind, Command, Windows};
 use crate::rng::Rng;
@@ -1010,6 +1011,12 @@ impl Host {
     }
 }
 
+/// A workload's series interval refused for the series it would make (see
+/// [`Simulation::check_series_length`]): the error of its `interval_ns` field.
+fn interval_error(e: SimError) -> SimError {
+    SimError::Interval(WorkloadError { field: "interval_ns".into(), message: e.to_string() })
+}
+
 /// A simulated drive with a host attached.
 pub struct Simulation {
     pub(crate) dev: Device,
@@ -1025,13 +1032,13 @@ pub struct Simulation {
 
 impl Simulation {
     /// A fresh (purged) drive from a profile. The seed fixes every random choice.
-    pub fn new(cfg: &Config, seed: u64) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, seed: u64) -> Result<Self, SimError> {
         Self::with_payload_tracking(cfg, seed, false)
     }
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
-    pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
+    pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, SimError> {
+        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
     }
 
     /// Lowers the most intervals a phase's series may hold (at most [`MAX_SERIES_INTERVALS`];
@@ -1044,17 +1051,17 @@ impl Simulation {
     /// Refuses a phase of `duration_ns` (None: not timed) in intervals of `interval_ns` whose
     /// duration alone would make more intervals than a series may hold; the error says what
     /// interval would do. The phase starts check it too.
-    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), String> {
+    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), SimError> {
         if let Some(d) = duration_ns.filter(|_| interval_ns > 0) {
             let n = d.div_ceil(interval_ns);
             if n > self.series_limit {
-                return Err(format!(
+                return Err(SimError::Series(format!(
                     "{} s in intervals of {} s makes {n} intervals, more than the {} a series may hold: use an interval of at least {} s or a shorter run",
                     d as f64 / NS_PER_S as f64,
                     interval_ns as f64 / NS_PER_S as f64,
                     self.series_limit,
                     d.div_ceil(self.series_limit) as f64 / NS_PER_S as f64,
-                ));
+                )));
             }
         }
         Ok(())
@@ -1062,7 +1069,7 @@ impl Simulation {
 
     /// The series limit of a phase of `duration_ns` that only time ends (`timed_only`: no
     /// byte or IO count), in intervals of `interval_ns`; refused as `check_series_length` says.
-    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
+    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, SimError> {
         self.check_series_length(duration_ns, interval_ns)?;
         Ok(SeriesLimit::new(self.series_limit, duration_ns, interval_ns, timed_only))
     }
@@ -1071,7 +1078,7 @@ impl Simulation {
     /// hold ([`Simulation::set_series_limit`]; only time can end a phase there): the phase has
     /// then stopped ([`Simulation::advance`] reports it done) and should be finished; the
     /// error says what to change.
-    pub fn check_series(&self) -> Result<(), String> {
+    pub fn check_series(&self) -> Result<(), SimError> {
         let Some(h) = self.host.as_deref().filter(|h| h.series.overflow) else { return Ok(()) };
         let runs = match &self.source {
             Some(PhaseSource::Jobs(jobs)) => Some(&jobs.runs[..]),
@@ -1084,12 +1091,12 @@ impl Simulation {
             return Ok(());
         }
         let s = &h.series;
-        Err(format!(
+        Err(SimError::Series(format!(
             "the run went on past the {} intervals of {} s its series may hold (simulated time {} s): use a longer interval (--interval) or a shorter run",
             s.limit,
             s.interval_ns as f64 / NS_PER_S as f64,
             (h.max_completion.max(h.last_submit) - h.start_ns) as f64 / NS_PER_S as f64,
-        ))
+        )))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -1170,22 +1177,20 @@ impl Simulation {
     }
 
     /// Starts a phase at the current time. Errors describe the bad job field.
-    pub fn start_phase(&mut self, job: Job) -> Result<(), String> {
-        if self.phase_running() {
-            return Err("a phase or replay is already running; finish it first".into());
-        }
+    pub fn start_phase(&mut self, job: Job) -> Result<(), SimError> {
+        self.check_idle()?;
         let user = self.geometry().user_units;
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
-            return Err("block size, queue depth and interval must be positive".into());
+            return Err(SimError::Invalid("block size, queue depth and interval must be positive".into()));
         }
         if job.qd > MAX_QD {
-            return Err(format!("queue depth {} is more than {MAX_QD}", job.qd));
+            return Err(SimError::Invalid(format!("queue depth {} is more than {MAX_QD}", job.qd)));
         }
         if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
-            return Err(format!(
+            return Err(SimError::Invalid(format!(
                 "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
                 job.span_units, job.start_unit, user
-            ));
+            )));
         }
         let plan = Plan::of_job(&job);
         let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only())?;
@@ -1196,13 +1201,11 @@ impl Simulation {
 
     /// Starts a [`Workload`] at the current time; run it with [`Simulation::advance`] and
     /// [`Simulation::finish_phase`] like a job. Errors name the workload field at fault.
-    pub fn start_workload(&mut self, w: &Workload) -> Result<(), WorkloadError> {
-        if self.phase_running() {
-            return Err(WorkloadError { field: String::new(), message: "a phase or replay is already running; finish it first".into() });
-        }
+    pub fn start_workload(&mut self, w: &Workload) -> Result<(), SimError> {
+        self.check_idle()?;
         let geo = self.geometry().clone();
         let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
-        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(interval_error)?;
         self.start_plan(plan, limit);
         Ok(())
     }
@@ -1228,22 +1231,20 @@ impl Simulation {
     ///
     /// One job without a start delay runs exactly as [`Simulation::start_workload`] would.
     /// Errors name the field as `jobs[i].field`.
-    pub fn start_jobs(&mut self, jobs: &[WorkloadJob], interval_ns: Ns) -> Result<(), WorkloadError> {
-        let fail = |field: &str, message: &str| Err(WorkloadError { field: field.into(), message: message.into() });
-        if self.phase_running() {
-            return fail("", "a phase or replay is already running; finish it first");
-        }
+    pub fn start_jobs(&mut self, jobs: &[WorkloadJob], interval_ns: Ns) -> Result<(), SimError> {
+        let fail = |field: &str, message: &str| Err(WorkloadError { field: field.into(), message: message.into() }.into());
+        self.check_idle()?;
         if jobs.is_empty() {
             return fail("jobs", "needs at least one job");
         }
         if let Some(i) = jobs.iter().position(|j| j.startdelay_ns > MAX_THINKTIME_NS) {
-            return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i));
+            return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i).into());
         }
         if jobs.len() > MAX_JOBS {
             return fail("jobs", &format!("{} jobs; at most {MAX_JOBS}", jobs.len()));
         }
         if let Some(i) = jobs.iter().position(|j| j.exit_stops.iter().any(|&k| k >= jobs.len())) {
-            return Err(WorkloadError { field: "exit_stops".into(), message: format!("names a job beyond the phase's {}", jobs.len()) }.in_job(i));
+            return Err(WorkloadError { field: "exit_stops".into(), message: format!("names a job beyond the phase's {}", jobs.len()) }.in_job(i).into());
         }
         let outstanding: u64 = jobs.iter().map(|j| j.workload.qd as u64).sum();
         if outstanding > MAX_OUTSTANDING {
@@ -1253,7 +1254,10 @@ impl Simulation {
         if let [one] = jobs {
             // Alone, it has no other job to stop.
             if one.startdelay_ns == 0 {
-                self.start_workload(&with_interval(one)).map_err(|e| e.in_job(0))?;
+                self.start_workload(&with_interval(one)).map_err(|e| match e {
+                    SimError::Workload(e) | SimError::Interval(e) => e.in_job(0).into(),
+                    other => other,
+                })?;
                 self.host.as_mut().expect("started").name = one.name.clone();
                 return Ok(());
             }
@@ -1286,7 +1290,7 @@ impl Simulation {
         }
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
-        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(interval_error)?;
         // The drive makes room for the least compressible job's data.
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
@@ -1730,8 +1734,17 @@ impl Simulation {
     /// Ok while the drive can take data; once a plane has run out of room, the error (it
     /// names the profile key to change). The phase or replay running then should end: the
     /// drive drops data that needs a new block. See [`crate::ftl::Ftl::check_space`].
-    pub fn check_space(&self) -> Result<(), ConfigError> {
-        self.dev.ftl.check_space()
+    pub fn check_space(&self) -> Result<(), SimError> {
+        self.dev.ftl.check_space().map_err(SimError::DriveFull)
+    }
+
+    /// Ok unless a phase, replay or online drive is running (a call that starts one then is
+    /// refused).
+    pub(crate) fn check_idle(&self) -> Result<(), SimError> {
+        if self.phase_running() {
+            return Err(SimError::Invalid("a phase or replay is already running; finish it first".into()));
+        }
+        Ok(())
     }
 
     /// Runs the current phase to its end (or until the drive runs out of room).
@@ -1843,27 +1856,31 @@ impl Simulation {
     }
 
     /// Runs a whole job and returns its report.
-    pub fn run(&mut self, job: Job) -> Result<PhaseReport, String> {
-        self.check_space().map_err(|e| e.to_string())?;
+    pub fn run(&mut self, job: Job) -> Result<PhaseReport, SimError> {
+        self.check_space()?;
         self.start_phase(job)?;
+        self.run_started()
+    }
+
+    /// Runs a whole workload and returns its report.
+    pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, SimError> {
+        self.check_space()?;
+        self.start_workload(w)?;
+        // Its series interval is a workload field.
+        self.run_started().map_err(|e| match e {
+            SimError::Series(_) => interval_error(e),
+            e => e,
+        })
+    }
+
+    /// Runs the phase just started to its end and returns its report; an error if it went
+    /// past the intervals its series may hold or the drive ran out of room.
+    fn run_started(&mut self) -> Result<PhaseReport, SimError> {
         self.run_to_end();
         let series = self.check_series();
         let report = self.finish_phase();
         series?;
-        self.check_space().map_err(|e| e.to_string())?;
-        Ok(report)
-    }
-
-    /// Runs a whole workload and returns its report.
-    pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, WorkloadError> {
-        let space = |e: ConfigError| WorkloadError { field: String::new(), message: e.to_string() };
-        self.check_space().map_err(space)?;
-        self.start_workload(w)?;
-        self.run_to_end();
-        let series = self.check_series().map_err(|message| WorkloadError { field: "interval_ns".into(), message });
-        let report = self.finish_phase();
-        series?;
-        self.check_space().map_err(space)?;
+        self.check_space()?;
         Ok(report)
     }
 }
