@@ -22,7 +22,7 @@
 //!   completed, and commands submitted after it start once it has completed.
 
 use crate::error::SimError;
-use crate::replay::{CmdKind, Command};
+use crate::command::{CmdKind, Command};
 use crate::sim::{Host, SeriesLimit, Simulation};
 use crate::stats::PhaseReport;
 use crate::time::Ns;
