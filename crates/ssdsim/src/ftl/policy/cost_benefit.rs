@@ -3,26 +3,12 @@
 //! since it was closed (an empty block first).
 
 use super::super::*;
-use super::VictimPolicy;
+use super::FromClosedList;
 
 pub(super) struct CostBenefit;
 
-impl VictimPolicy for CostBenefit {
-    fn closed(&self, ftl: &mut Ftl, pool: usize, b: u32) {
-        ftl.meta[b as usize].mtime = ftl.pools[pool].host_units;
-        ftl.closed_push(pool, b);
-    }
-
-    fn has_victim(&self, ftl: &Ftl, pool: usize) -> bool {
-        !ftl.pools[pool].closed.is_empty()
-    }
-
-    /// The emptiest closed block's, as greedy's (a cheap scan).
-    fn peek_victim_valid(&self, ftl: &Ftl, pool: usize) -> Option<u32> {
-        ftl.closed_min_valid(pool)
-    }
-
-    fn select(&self, ftl: &mut Ftl, pool: usize) -> u32 {
+impl FromClosedList for CostBenefit {
+    fn select_from_list(&self, ftl: &mut Ftl, pool: usize) -> u32 {
         let spb = ftl.geo.slots_per_block as f64;
         let now = ftl.pools[pool].host_units;
         let mut best = (f64::NEG_INFINITY, NONE);
@@ -37,13 +23,5 @@ impl VictimPolicy for CostBenefit {
         assert!(best.1 != NONE, "plane {pool}: no closed block to collect");
         ftl.closed_remove(pool, best.1);
         best.1
-    }
-
-    fn take(&self, ftl: &mut Ftl, pool: usize, b: u32) {
-        ftl.closed_remove(pool, b);
-    }
-
-    fn check(&self, ftl: &Ftl, pool: usize) -> Result<usize, String> {
-        ftl.closed_check(pool)
     }
 }

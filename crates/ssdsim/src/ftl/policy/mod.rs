@@ -44,6 +44,41 @@ pub(super) trait VictimPolicy {
     fn check(&self, ftl: &Ftl, pool: usize) -> Result<usize, String>;
 }
 
+/// A policy that chooses its victim from the plane's unordered list of closed blocks
+/// (cost-benefit, d-choices): the list's upkeep is the same for each.
+pub(super) trait FromClosedList {
+    /// Chooses the victim from the closed list (it has one) and takes it out.
+    fn select_from_list(&self, ftl: &mut Ftl, pool: usize) -> u32;
+}
+
+impl<P: FromClosedList> VictimPolicy for P {
+    fn closed(&self, ftl: &mut Ftl, pool: usize, b: u32) {
+        ftl.meta[b as usize].mtime = ftl.pools[pool].host_units;
+        ftl.closed_push(pool, b);
+    }
+
+    fn has_victim(&self, ftl: &Ftl, pool: usize) -> bool {
+        !ftl.pools[pool].closed.is_empty()
+    }
+
+    /// The emptiest closed block's, as greedy's (a cheap scan).
+    fn peek_victim_valid(&self, ftl: &Ftl, pool: usize) -> Option<u32> {
+        ftl.pools[pool].closed.iter().map(|&b| ftl.blocks[b as usize].valid).min()
+    }
+
+    fn select(&self, ftl: &mut Ftl, pool: usize) -> u32 {
+        self.select_from_list(ftl, pool)
+    }
+
+    fn take(&self, ftl: &mut Ftl, pool: usize, b: u32) {
+        ftl.closed_remove(pool, b);
+    }
+
+    fn check(&self, ftl: &Ftl, pool: usize) -> Result<usize, String> {
+        ftl.closed_check(pool)
+    }
+}
+
 /// Calls `$call` on the policy `$policy` names: the one place the policies are dispatched.
 macro_rules! dispatch {
     ($policy:expr, $p:ident => $call:expr) => {
@@ -149,11 +184,6 @@ impl Ftl {
             self.meta[moved as usize].pos = i as u32;
         }
         self.meta[b as usize].pos = NONE;
-    }
-
-    /// Valid units of the emptiest block of the closed list.
-    pub(super) fn closed_min_valid(&self, pool: usize) -> Option<u32> {
-        self.pools[pool].closed.iter().map(|&b| self.blocks[b as usize].valid).min()
     }
 
     /// Checks the closed list of plane `pool`: every entry a closed block at its `pos`.
