@@ -5,7 +5,6 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use ssdsim::workload::WorkloadError;
 use ssdsim::{ConfigError, SimError};
 
 create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
@@ -24,13 +23,13 @@ create_exception!(
 
 /// `e` as its Python exception: `ProfileError(message, key)`, `DriveFullError(message, key)`,
 /// `SeriesError(message)`, else `ValueError(message)`; a workload field is named by its dict
-/// key (`workload_message`).
+/// key (`WorkloadError::key_message`).
 pub(crate) fn py_err(e: SimError) -> PyErr {
     match e {
         SimError::Profile(e) => profile_err(e),
         SimError::DriveFull(e) => DriveFullError::new_err((e.to_string(), e.key)),
-        SimError::Workload(e) => PyValueError::new_err(workload_message(&e)),
-        SimError::Interval(e) => SeriesError::new_err(workload_message(&e)),
+        SimError::Workload(e) => PyValueError::new_err(e.key_message()),
+        SimError::Interval(e) => SeriesError::new_err(e.key_message()),
         SimError::Series(m) => SeriesError::new_err(m),
         SimError::Invalid(m) => PyValueError::new_err(m),
     }
@@ -39,28 +38,6 @@ pub(crate) fn py_err(e: SimError) -> PyErr {
 /// A bad profile key or value: `ProfileError(message, key)`.
 pub(crate) fn profile_err(e: ConfigError) -> PyErr {
     ProfileError::new_err((e.to_string(), e.key))
-}
-
-/// The dict key of a workload field the simulator refused (`write.bssplit[0].bs_bytes` is
-/// `write_bssplit`, `jobs[1].duration_ns` is `jobs[1].duration_s`).
-fn workload_key(field: &str) -> String {
-    if let Some((job, rest)) = field.strip_prefix("jobs[").and_then(|r| r.split_once("].")) {
-        return format!("jobs[{job}].{}", workload_key(rest));
-    }
-    match field.split_once('.') {
-        Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
-        Some(("distribution", rest)) => match rest {
-            "theta" => "zipf_theta".into(),
-            "h" => "pareto_h".into(),
-            "dev_pct" => "normal_dev_pct".into(),
-            other => other.to_string(),
-        },
-        _ => field.replace("_ns", "_s"),
-    }
-}
-
-fn workload_message(e: &WorkloadError) -> String {
-    format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

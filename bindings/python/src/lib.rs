@@ -20,10 +20,10 @@ mod trace;
 mod workload;
 use config::{build_config, geometry_dict, profile_dict};
 use errors::{profile_err, py_err};
-use workload::{check_keys, jobs_from_dict, workload_from_dict, WorkloadDict, WORKLOAD_KEYS};
+use workload::{check_keys, jobs_from_dict, workload_from_dict, WorkloadDict};
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{Direction, WorkloadJob};
+use ssdsim::workload::{Direction, KeyScope, WorkloadJob};
 use ssdsim::{CmdKind, Command, Config, Job, Pattern, SimError, Simulation, UNIT_BYTES};
 
 const PHASE_QUANTILES: [(&str, f64); 7] = [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)];
@@ -281,7 +281,7 @@ impl Simulator {
         let (jobs, interval_ns) = if params.contains("jobs")? {
             jobs_from_dict(params)?
         } else {
-            check_keys(params, |k| WORKLOAD_KEYS.contains(&k), WORKLOAD_KEYS)?;
+            check_keys(params, KeyScope::Workload)?;
             let workload = workload_from_dict(params)?;
             let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
             let interval_ns = workload.interval_ns;

@@ -1,36 +1,16 @@
-//! Workload dicts (`Simulator.start_workload`'s keys) turned into `ssdsim::workload`'s
-//! [`Workload`] and [`WorkloadJob`]s; errors name the key.
+//! Workload dicts (`Simulator.start_workload`'s keys, declared and checked in
+//! `ssdsim::workload::keys`) turned into `ssdsim::workload`'s [`Workload`] and
+//! [`WorkloadJob`]s; errors name the key.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadJob, Zone};
-
-/// The keys `Simulator.start_workload` takes (see its docstring), for unknown-key messages.
-pub(crate) const WORKLOAD_KEYS: &[&str] = &[
-    "read_fraction", "trim_fraction",
-    "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops", "read_ba_bytes",
-    "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops", "write_ba_bytes",
-    "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops", "trim_ba_bytes",
-    "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones", "random_map",
-    "random_every_ios", "seq_stride_bytes", "rate_poisson",
-    "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
-    "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
-    "rate_iops_total", "buffer_compress_pct", "name",
-];
-
-/// Keys of a job of `{"jobs": [...]}`: a workload's, but the phase has the one series
-/// interval, and each job may start late.
-pub(crate) fn job_key_allowed(key: &str) -> bool {
-    key == "startdelay_s" || key == "exit_stops" || (key != "interval_s" && WORKLOAD_KEYS.contains(&key))
-}
-
-/// Keys of a phase of several jobs besides `jobs`.
-pub(crate) const JOBS_PHASE_KEYS: &[&str] = &["jobs", "interval_s", "name"];
+use ssdsim::workload::keys::key_message;
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, KeyScope, Workload, WorkloadJob, Zone};
 
 pub(crate) fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(format!("workload key {key:?}: {msg}"))
+    PyValueError::new_err(key_message(key, msg))
 }
 
 /// A workload dict's values, taken key by key; errors name the key.
@@ -63,16 +43,11 @@ impl WorkloadDict<'_, '_> {
     }
 }
 
-/// Refuses a key of `d` that `allowed` does not take, naming the known ones (`known`).
-pub(crate) fn check_keys(d: &Bound<'_, PyDict>, allowed: impl Fn(&str) -> bool, known: &[&str]) -> PyResult<()> {
+/// Refuses a key of `d` that `scope` does not take (the message names the keys it takes).
+pub(crate) fn check_keys(d: &Bound<'_, PyDict>, scope: KeyScope) -> PyResult<()> {
     for k in d.keys() {
         let k: String = k.extract().map_err(|_| PyValueError::new_err("workload keys must be strings"))?;
-        if !allowed(&k) {
-            let known: Vec<&str> = known.iter().copied().filter(|c| allowed(c)).collect();
-            let close = known.iter().filter(|c| c.contains(k.as_str()) || k.contains(**c)).copied().collect::<Vec<_>>();
-            let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(", ")) };
-            return Err(PyValueError::new_err(format!("workload key {k:?}: unknown{hint}; keys: {}", known.join(", "))));
-        }
+        scope.check(&k).map_err(PyValueError::new_err)?;
     }
     Ok(())
 }
@@ -80,7 +55,7 @@ pub(crate) fn check_keys(d: &Bound<'_, PyDict>, allowed: impl Fn(&str) -> bool, 
 /// The jobs of `{"jobs": [job dict, ...], "interval_s": S}` and the series interval [ns];
 /// errors name the job (`jobs[i]`) and key.
 pub(crate) fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob>, u64)> {
-    check_keys(d, |k| JOBS_PHASE_KEYS.contains(&k), JOBS_PHASE_KEYS)?;
+    check_keys(d, KeyScope::JobsPhase)?;
     let w = WorkloadDict(d);
     let interval_ns = w.seconds("interval_s")?.unwrap_or(NS_PER_S);
     let list = d.get_item("jobs")?.ok_or_else(|| key_err("jobs", "missing"))?;
@@ -90,10 +65,11 @@ pub(crate) fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob
         let jd = jd.downcast_into::<PyDict>().map_err(|_| key_err(&format!("jobs[{i}]"), "expected a dict of workload keys"))?;
         let jd = &jd;
         let in_job = |e: PyErr| PyValueError::new_err(format!("jobs[{i}]: {}", e.value(d.py())));
+        // Refused before any other key: the message says where it belongs.
         if jd.contains("interval_s")? {
-            return Err(in_job(key_err("interval_s", "the phase has one series interval: give it beside \"jobs\"")));
+            KeyScope::Job.check("interval_s").map_err(|m| in_job(PyValueError::new_err(m)))?;
         }
-        check_keys(jd, job_key_allowed, &[WORKLOAD_KEYS, &["startdelay_s", "exit_stops"]].concat()).map_err(in_job)?;
+        check_keys(jd, KeyScope::Job).map_err(in_job)?;
         let workload = workload_from_dict(jd).map_err(in_job)?;
         let jw = WorkloadDict(jd);
         let name = jw.get::<String>("name", "a string").map_err(in_job)?.unwrap_or_else(|| format!("job{i}"));

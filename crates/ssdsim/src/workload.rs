@@ -78,6 +78,9 @@ use crate::command::{CmdKind, Command, Job, Pattern};
 use crate::rng::Rng;
 use crate::time::{Ns, NS_PER_S};
 
+pub mod keys;
+pub use keys::{field_key, KeyScope, WORKLOAD_KEYS};
+
 /// A data direction, in fio's order (its logs code them 0, 1, 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
