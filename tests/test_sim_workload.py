@@ -243,3 +243,39 @@ def test_random_map_writes_every_unit_of_the_span_once_per_pass():
 
     assert mapped_fraction(True) == 1.0
     assert mapped_fraction(False) == pytest.approx(1 - np.exp(-1), abs=0.01)
+
+
+def test_series_errors_come_from_the_native_module_alone_and_reach_users_as_user_errors(monkeypatch):
+    """The native module raises its own exception classes (it imports nothing from the
+    package: with ``ssdlab.errors`` unimportable it raises the same); the target raises them as
+    ``ssdlab.errors``' with the same message."""
+    from ssdlab import errors
+    sim = _native.Simulator(list(load_profile("default", SMALL_DRIVE).pairs), 1)
+    user = sim.geometry()["user_bytes"]
+    monkeypatch.setitem(__import__("sys").modules, "ssdlab.errors", None)
+    with pytest.raises(_native.SeriesError, match=r"^interval_s: 1000000 s in intervals of 0.000001 s makes .* at least 0.2 s") as native:
+        sim.start_phase("randwrite", 4096, 1, 0, user, duration_s=1e6, interval_s=1e-6)
+    with pytest.raises(_native.SeriesError, match=r'^workload key "jobs\[0\].interval_s": .*interval of at least 0.2 s'):
+        sim.start_workload({"duration_s": 1e6, "interval_s": 1e-6})
+    monkeypatch.undo()
+    t = SimTarget(load_profile("default", SMALL_DRIVE), seed=1)
+    with pytest.raises(errors.UserError) as e:
+        t.run_phase(JobSpec("rw", "randwrite", duration_s=1e6, interval_s=1e-6))
+    assert not isinstance(e.value, ValueError) and str(e.value) == str(native.value)
+
+
+def test_a_full_drive_is_raised_as_ssdlabs_drive_full_error():
+    """``_native.DriveFullError(message, key)`` from any simulator call becomes
+    :class:`ssdlab.errors.DriveFullError` (a ProfileError, exit 2) with its message and key."""
+    from ssdlab import errors
+    from ssdlab.targets.sim import _Drive
+
+    class Full:
+        def advance(self, max_ios):
+            raise _native.DriveFullError("profile key `user_capacity_bytes`: ran out of space", "user_capacity_bytes")
+
+    assert issubclass(_native.DriveFullError, _native.ProfileError)
+    with pytest.raises(errors.DriveFullError) as e:
+        _Drive(Full()).advance(10)
+    assert isinstance(e.value, errors.ProfileError) and e.value.key == "user_capacity_bytes"
+    assert str(e.value) == "profile key `user_capacity_bytes`: ran out of space"

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use ssdemu::{DataMode, Emulator as Server, Serving};
 use ssdsim::Simulation;
 
-use crate::{build_config, profile_err};
+use crate::build_config;
+use crate::errors::py_err;
 
 /// A simulated drive (profile `pairs`, `seed`) as the file `image_path` of a FUSE filesystem
 /// mounted at `mountpoint` (an empty directory), served on `threads` threads until `stop()`.
@@ -38,7 +39,7 @@ impl Emulator {
             (other, path) => return Err(PyValueError::new_err(format!("data mode {other:?} with path {path:?}: expected none, memory, or file with a path"))),
         };
         let cfg = build_config(pairs)?;
-        let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
+        let sim = Simulation::new(&cfg, seed).map_err(py_err)?;
         let server = py.allow_threads(|| Server::start(sim, &mountpoint, &mode, Serving { threads, slowdown })).map_err(|e| PyOSError::new_err(format!("mounting the drive's filesystem at {}: {e}", mountpoint.display())))?;
         Ok(Emulator { server })
     }

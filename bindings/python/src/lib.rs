@@ -2,410 +2,30 @@
 //! error mapping live here; behaviour lives in `ssdsim`.
 //!
 //! Python sees seconds and bytes (floats/ints); the simulator works in ns and 4 KiB units.
+//!
+//! The files follow the core's modules: `config.rs` (profiles), `workload.rs` (workload
+//! dicts), `replay.rs` (trace records mapped for replay), `trace.rs` (`ssdtrace`),
+//! `emulate.rs` (`ssdemu`), `errors.rs` (the exceptions); here the `Simulator` class and its
+//! series as dicts.
 
-use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 mod columns;
+mod config;
 mod emulate;
+mod errors;
+mod replay;
 mod trace;
+mod workload;
+use config::{build_config, geometry_dict, profile_dict};
+use errors::{profile_err, py_err};
+use workload::{check_keys, jobs_from_dict, workload_from_dict, WorkloadDict};
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
-use ssdsim::{CmdKind, Command, Config, ConfigError, Job, Mapper, Pattern, Remap, Simulation, Value, KEYS, UNIT_BYTES};
-
-create_exception!(_native, ProfileError, PyValueError, "A bad profile key or value; args = (message, key).");
-
-fn profile_err(e: ConfigError) -> PyErr {
-    ProfileError::new_err((e.to_string(), e.key))
-}
-
-/// The drive ran out of room during a run (`Simulation::check_space`; the message names the
-/// profile key to change): `ssdlab.errors.DriveFullError(message, key)`, a ProfileError the
-/// command line reports like any bad profile; `_native.ProfileError` if the Python package
-/// cannot be imported.
-fn drive_full_err(py: Python<'_>, e: ConfigError) -> PyErr {
-    let message = e.to_string();
-    ssdlab_err(py, "DriveFullError", (message.clone(), e.key.clone())).unwrap_or_else(|| ProfileError::new_err((message, e.key)))
-}
-
-/// `ssdlab.errors.<class>(*args)`, or None if the Python package cannot be imported.
-fn ssdlab_err<'py>(py: Python<'py>, class: &str, args: impl pyo3::IntoPyObject<'py, Target = pyo3::types::PyTuple>) -> Option<PyErr> {
-    let cls = py.import("ssdlab.errors").and_then(|m| m.getattr(class)).ok()?;
-    Some(match cls.call1(args) {
-        Ok(err) => PyErr::from_value(err),
-        Err(failed) => failed,
-    })
-}
-
-/// A series that would hold more intervals than the simulator keeps
-/// (`Simulation::check_series_length`, `check_series`): `ssdlab.errors.UserError` (the
-/// command line reports it, exit 2), `ValueError` if the Python package cannot be imported.
-fn series_err(py: Python<'_>, message: String) -> PyErr {
-    ssdlab_err(py, "UserError", (message.clone(),)).unwrap_or_else(|| PyValueError::new_err(message))
-}
-
-fn le_u64s(name: &str, b: &[u8]) -> PyResult<Vec<u64>> {
-    if b.len() % 8 != 0 {
-        return Err(PyValueError::new_err(format!("{name}: {} bytes is not a whole number of little-endian u64", b.len())));
-    }
-    Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
-}
-
-/// Decodes a command chunk (op u8, offset u64, len u64 as little-endian bytes).
-fn chunk_arrays(op: &[u8], off: &[u8], len: &[u8]) -> PyResult<(Vec<u64>, Vec<u64>)> {
-    let (off, len) = (le_u64s("offset_bytes", off)?, le_u64s("len_bytes", len)?);
-    if off.len() != op.len() || len.len() != op.len() {
-        return Err(PyValueError::new_err(format!("chunk arrays differ in length: {} ops, {} offsets, {} lengths", op.len(), off.len(), len.len())));
-    }
-    Ok((off, len))
-}
-
-/// Maps trace records onto a target span for replay (see `ssdsim::replay::Mapper`): 4 KiB
-/// alignment, reads/TRIMs dropped unless kept, remap = error | wrap | scale. Takes and returns
-/// (op u8, offset_bytes u64, len_bytes u64) little-endian byte buffers; also returns how many
-/// records were dropped. A record that cannot be mapped raises ValueError("record N: ...")
-/// with N counted from `first_record`.
-#[pyfunction]
-#[pyo3(signature = (op, offset, length, span_offset_bytes, span_bytes, remap="error", trace_span_bytes=0, keep_reads=false, keep_trims=true, first_record=0))]
-#[allow(clippy::too_many_arguments)]
-fn replay_prepare<'py>(
-    py: Python<'py>,
-    op: &[u8],
-    offset: &[u8],
-    length: &[u8],
-    span_offset_bytes: u64,
-    span_bytes: u64,
-    remap: &str,
-    trace_span_bytes: u64,
-    keep_reads: bool,
-    keep_trims: bool,
-    first_record: u64,
-) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, u64)> {
-    use pyo3::types::PyBytes;
-    let remap = Remap::from_name(remap).ok_or_else(|| PyValueError::new_err(format!("remap {remap:?}: use error, wrap or scale")))?;
-    if span_offset_bytes % UNIT_BYTES != 0 || span_bytes % UNIT_BYTES != 0 || span_bytes == 0 {
-        return Err(PyValueError::new_err(format!("span offset {span_offset_bytes} and span {span_bytes} must be positive multiples of {UNIT_BYTES} bytes")));
-    }
-    let (off, len) = chunk_arrays(op, offset, length)?;
-    let m = Mapper { span_start_unit: span_offset_bytes / UNIT_BYTES, span_units: span_bytes / UNIT_BYTES, remap, trace_span_bytes, keep_reads, keep_trims };
-    let (mut o, mut f, mut l) = (Vec::with_capacity(op.len()), Vec::with_capacity(op.len() * 8), Vec::with_capacity(op.len() * 8));
-    let mut dropped = 0u64;
-    for i in 0..op.len() {
-        match m.map(op[i], off[i], len[i]) {
-            Ok(Some(c)) => {
-                o.push(c.kind.code());
-                f.extend_from_slice(&(c.unit * UNIT_BYTES).to_le_bytes());
-                l.extend_from_slice(&(c.units * UNIT_BYTES).to_le_bytes());
-            }
-            Ok(None) => dropped += 1,
-            Err(e) => return Err(PyValueError::new_err(format!("record {}: {}", first_record + i as u64, e.0))),
-        }
-    }
-    Ok((PyBytes::new(py, &o), PyBytes::new(py, &f), PyBytes::new(py, &l), dropped))
-}
-
-fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
-    Ok(match v {
-        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
-        Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
-        Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
-    })
-}
-
-/// The profile the (key, text) pairs give over the built-in defaults (`capacity` not yet
-/// applied: `Config::resolved` makes the drive).
-fn build_config(pairs: Vec<(String, String)>) -> PyResult<Config> {
-    let mut cfg = Config::default();
-    for (k, v) in pairs {
-        cfg.set(&k, &v).map_err(profile_err)?;
-    }
-    Ok(cfg)
-}
-
-/// Every profile key: list of (name, kind, doc).
-#[pyfunction]
-fn profile_keys() -> Vec<(&'static str, &'static str, &'static str)> {
-    KEYS.iter().map(|k| (k.name, k.kind, k.doc)).collect()
-}
-
-/// Every profile key's valid values, in words with their unit: list of (name, range), e.g.
-/// ("t_prog_us", "0.01 to 1000000 µs"). Resolving a profile refuses a value outside them.
-#[pyfunction]
-fn profile_key_ranges() -> Vec<(&'static str, String)> {
-    KEYS.iter().map(|k| (k.name, k.range.to_string())).collect()
-}
-
-/// Checks that `key` exists and `text` parses as its value (no whole-profile validation).
-/// Returns the note on a size rounded to its key's step (naming the key, the text and the
-/// value used), or None.
-#[pyfunction]
-fn check_value(key: &str, text: &str) -> PyResult<Option<String>> {
-    Config::default().set(key, text).map_err(profile_err)
-}
-
-/// Bytes of a size as ssdlab reads every size (`ssdsim::config::parse_size`), or None when
-/// `text` is not one.
-#[pyfunction]
-fn parse_size(text: &str) -> Option<u64> {
-    ssdsim::config::parse_size(text)
-}
-
-/// Applies (key, text) pairs over the built-in defaults, validates, and returns
-/// (resolved profile dict, derived geometry dict). Raises ProfileError naming the key.
-#[pyfunction]
-fn resolve_profile<'py>(py: Python<'py>, pairs: Vec<(String, String)>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let profile = build_config(pairs)?;
-    let warning = profile.spare_warning().map_err(profile_err)?;
-    let cfg = profile.resolved().map_err(profile_err)?;
-    let geometry = geometry_dict(py, &cfg)?;
-    if let Some(warning) = warning {
-        geometry.set_item("spare_warning", warning)?;
-    }
-    Ok((profile_dict(py, &cfg)?, geometry))
-}
-
-fn profile_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in cfg.to_pairs() {
-        d.set_item(k, value_to_py(py, &v)?)?;
-    }
-    Ok(d)
-}
-
-fn geometry_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
-    let g = cfg.validate().map_err(profile_err)?;
-    let d = PyDict::new(py);
-    d.set_item("dies", g.dies)?;
-    d.set_item("planes", g.pools)?;
-    d.set_item("blocks", g.blocks)?;
-    d.set_item("units_per_page", g.units_per_page)?;
-    d.set_item("units_per_block", g.slots_per_block)?;
-    d.set_item("physical_bytes", (g.physical_units as f64 * g.nand_bytes_per_unit) as u64)?;
-    d.set_item("nand_bytes_per_unit", g.nand_bytes_per_unit)?;
-    d.set_item("user_bytes", g.user_units * UNIT_BYTES)?;
-    d.set_item("spare_fraction", g.spare_fraction())?;
-    d.set_item("alpha", g.alpha())?;
-    d.set_item("write_buffer_units", g.buffer_units)?;
-    // The static pseudo-SLC blocks are outside physical_bytes (the FTL's native blocks).
-    d.set_item("slc_static_nand_bytes", ((g.slc_static_blocks_per_pool * g.pools * g.slots_per_block) as f64 * g.nand_bytes_per_unit) as u64)?;
-    d.set_item("slc_static_max_bytes", g.slc_static_max_units * UNIT_BYTES)?;
-    Ok(d)
-}
-
-/// The keys `Simulator.start_workload` takes (see its docstring), for unknown-key messages.
-const WORKLOAD_KEYS: &[&str] = &[
-    "read_fraction", "trim_fraction",
-    "read_bs_bytes", "read_bssplit", "read_random_fraction", "read_rate_iops", "read_ba_bytes",
-    "write_bs_bytes", "write_bssplit", "write_random_fraction", "write_rate_iops", "write_ba_bytes",
-    "trim_bs_bytes", "trim_bssplit", "trim_random_fraction", "trim_rate_iops", "trim_ba_bytes",
-    "distribution", "zipf_theta", "pareto_h", "normal_dev_pct", "center_fraction", "zones", "random_map",
-    "random_every_ios", "seq_stride_bytes", "rate_poisson",
-    "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
-    "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
-    "rate_iops_total", "buffer_compress_pct", "name",
-];
-
-/// Keys of a job of `{"jobs": [...]}`: a workload's, but the phase has the one series
-/// interval, and each job may start late.
-fn job_key_allowed(key: &str) -> bool {
-    key == "startdelay_s" || key == "exit_stops" || (key != "interval_s" && WORKLOAD_KEYS.contains(&key))
-}
-
-/// Keys of a phase of several jobs besides `jobs`.
-const JOBS_PHASE_KEYS: &[&str] = &["jobs", "interval_s", "name"];
-
-fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(format!("workload key {key:?}: {msg}"))
-}
-
-/// A workload dict's values, taken key by key; errors name the key.
-struct WorkloadDict<'a, 'py>(&'a Bound<'py, PyDict>);
-
-impl WorkloadDict<'_, '_> {
-    fn get<T: for<'a, 'py> FromPyObject<'py>>(&self, key: &str, what: &str) -> PyResult<Option<T>> {
-        match self.0.get_item(key)? {
-            None => Ok(None),
-            Some(v) if v.is_none() => Ok(None),
-            Some(v) => v.extract::<T>().map(Some).map_err(|_| key_err(key, format!("expected {what}, got {}", v.repr().map(|r| r.to_string()).unwrap_or_default()))),
-        }
-    }
-
-    fn f64(&self, key: &str) -> PyResult<Option<f64>> {
-        self.get::<f64>(key, "a number")
-    }
-
-    fn u64(&self, key: &str) -> PyResult<Option<u64>> {
-        self.get::<u64>(key, "a whole number >= 0")
-    }
-
-    /// Seconds as ns (a finite number >= 0).
-    fn seconds(&self, key: &str) -> PyResult<Option<u64>> {
-        match self.f64(key)? {
-            None => Ok(None),
-            Some(s) if s.is_finite() && s >= 0.0 && s < 1.8e10 => Ok(Some(s_to_ns(s))),
-            Some(s) => Err(key_err(key, format!("{s} is not a time in seconds >= 0"))),
-        }
-    }
-}
-
-/// Refuses a key of `d` that `allowed` does not take, naming the known ones (`known`).
-fn check_keys(d: &Bound<'_, PyDict>, allowed: impl Fn(&str) -> bool, known: &[&str]) -> PyResult<()> {
-    for k in d.keys() {
-        let k: String = k.extract().map_err(|_| PyValueError::new_err("workload keys must be strings"))?;
-        if !allowed(&k) {
-            let known: Vec<&str> = known.iter().copied().filter(|c| allowed(c)).collect();
-            let close = known.iter().filter(|c| c.contains(k.as_str()) || k.contains(**c)).copied().collect::<Vec<_>>();
-            let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(", ")) };
-            return Err(PyValueError::new_err(format!("workload key {k:?}: unknown{hint}; keys: {}", known.join(", "))));
-        }
-    }
-    Ok(())
-}
-
-/// The jobs of `{"jobs": [job dict, ...], "interval_s": S}` and the series interval [ns];
-/// errors name the job (`jobs[i]`) and key.
-fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob>, u64)> {
-    check_keys(d, |k| JOBS_PHASE_KEYS.contains(&k), JOBS_PHASE_KEYS)?;
-    let w = WorkloadDict(d);
-    let interval_ns = w.seconds("interval_s")?.unwrap_or(NS_PER_S);
-    let list = d.get_item("jobs")?.ok_or_else(|| key_err("jobs", "missing"))?;
-    let list = list.downcast::<pyo3::types::PyList>().map_err(|_| key_err("jobs", "expected a list of job dicts"))?;
-    let mut jobs = Vec::with_capacity(list.len());
-    for (i, jd) in list.iter().enumerate() {
-        let jd = jd.downcast_into::<PyDict>().map_err(|_| key_err(&format!("jobs[{i}]"), "expected a dict of workload keys"))?;
-        let jd = &jd;
-        let in_job = |e: PyErr| PyValueError::new_err(format!("jobs[{i}]: {}", e.value(d.py())));
-        if jd.contains("interval_s")? {
-            return Err(in_job(key_err("interval_s", "the phase has one series interval: give it beside \"jobs\"")));
-        }
-        check_keys(jd, job_key_allowed, &[WORKLOAD_KEYS, &["startdelay_s", "exit_stops"]].concat()).map_err(in_job)?;
-        let workload = workload_from_dict(jd).map_err(in_job)?;
-        let jw = WorkloadDict(jd);
-        let name = jw.get::<String>("name", "a string").map_err(in_job)?.unwrap_or_else(|| format!("job{i}"));
-        let startdelay_ns = jw.seconds("startdelay_s").map_err(in_job)?.unwrap_or(0);
-        let exit_stops = jw.get::<Vec<usize>>("exit_stops", "a list of job indices").map_err(in_job)?.unwrap_or_default();
-        jobs.push(WorkloadJob { exit_stops, name, startdelay_ns, workload });
-    }
-    Ok((jobs, interval_ns))
-}
-
-/// The dict key of a workload field the simulator refused (`write.bssplit[0].bs_bytes` is
-/// `write_bssplit`, `jobs[1].duration_ns` is `jobs[1].duration_s`).
-fn workload_key(field: &str) -> String {
-    if let Some((job, rest)) = field.strip_prefix("jobs[").and_then(|r| r.split_once("].")) {
-        return format!("jobs[{job}].{}", workload_key(rest));
-    }
-    match field.split_once('.') {
-        Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
-        Some(("distribution", rest)) => match rest {
-            "theta" => "zipf_theta".into(),
-            "h" => "pareto_h".into(),
-            "dev_pct" => "normal_dev_pct".into(),
-            other => other.to_string(),
-        },
-        _ => field.replace("_ns", "_s"),
-    }
-}
-
-fn workload_message(e: &WorkloadError) -> String {
-    format!("workload key {:?}: {} ({})", workload_key(&e.field), e.message, e.field)
-}
-
-fn workload_err(e: WorkloadError) -> PyErr {
-    PyValueError::new_err(workload_message(&e))
-}
-
-/// Builds a [`Workload`] from a workload dict (its keys already checked for a job's).
-fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
-    let w = WorkloadDict(d);
-    let mut out = Workload::default();
-    if let Some(v) = w.f64("read_fraction")? {
-        out.read_fraction = v;
-    }
-    if let Some(v) = w.f64("trim_fraction")? {
-        out.trim_fraction = v;
-    }
-    for dir in Direction::ALL {
-        let name = dir.name();
-        let mut mix = DirectionMix::default();
-        let single = w.u64(&format!("{name}_bs_bytes"))?;
-        let split = w.get::<Vec<(u64, u32)>>(&format!("{name}_bssplit"), "a list of (bs_bytes, weight) pairs")?;
-        match (single, split) {
-            (Some(_), Some(_)) => return Err(key_err(&format!("{name}_bssplit"), format!("give {name}_bs_bytes or {name}_bssplit, not both"))),
-            (Some(bs), None) => mix.bssplit = vec![BlockSize { bs_bytes: bs, weight: 1 }],
-            (None, Some(split)) => mix.bssplit = split.into_iter().map(|(bs_bytes, weight)| BlockSize { bs_bytes, weight }).collect(),
-            (None, None) => {}
-        }
-        if let Some(v) = w.f64(&format!("{name}_random_fraction"))? {
-            mix.random_fraction = v;
-        }
-        if let Some(v) = w.f64(&format!("{name}_rate_iops"))? {
-            mix.rate_iops = v;
-        }
-        mix.ba_bytes = w.u64(&format!("{name}_ba_bytes"))?;
-        match dir {
-            Direction::Read => out.read = mix,
-            Direction::Write => out.write = mix,
-            Direction::Trim => out.trim = mix,
-        }
-    }
-    let center_fraction = w.f64("center_fraction")?;
-    let dist = w.get::<String>("distribution", "a name")?.unwrap_or_else(|| "uniform".into());
-    let (theta, h, dev) = (w.f64("zipf_theta")?, w.f64("pareto_h")?, w.f64("normal_dev_pct")?);
-    let zones = w.get::<Vec<(u32, f64)>>("zones", "a list of (access_pct, span_pct) pairs")?;
-    // A parameter of another distribution than the one chosen is a mistake, not a no-op.
-    let uses: &[&str] = match dist.as_str() {
-        "zipf" => &["zipf_theta", "center_fraction"],
-        "pareto" => &["pareto_h", "center_fraction"],
-        "normal" => &["normal_dev_pct", "center_fraction"],
-        "zoned" => &["zones"],
-        _ => &[],
-    };
-    for (key, given) in [("zipf_theta", theta.is_some()), ("pareto_h", h.is_some()), ("normal_dev_pct", dev.is_some()), ("zones", zones.is_some()), ("center_fraction", center_fraction.is_some())] {
-        if given && !uses.contains(&key) {
-            return Err(key_err(key, format!("does not apply to distribution {dist:?}")));
-        }
-    }
-    let need = |key: &str, v: Option<f64>| v.ok_or_else(|| key_err(key, format!("needed by distribution {dist:?}")));
-    out.distribution = match dist.as_str() {
-        "uniform" | "random" => Distribution::Uniform,
-        "zipf" => Distribution::Zipf { theta: need("zipf_theta", theta)?, center_fraction },
-        "pareto" => Distribution::Pareto { h: need("pareto_h", h)?, center_fraction },
-        "normal" => Distribution::Normal { dev_pct: need("normal_dev_pct", dev)?, center_fraction },
-        "zoned" => {
-            let zones = zones.ok_or_else(|| key_err("zones", "needed by distribution \"zoned\""))?;
-            Distribution::Zoned { zones: zones.into_iter().map(|(access_pct, span_pct)| Zone { access_pct, span_pct }).collect() }
-        }
-        other => return Err(key_err("distribution", format!("{other:?} is not one of uniform, zipf, pareto, normal, zoned"))),
-    };
-    out.random_map = w.get::<bool>("random_map", "True or False")?.unwrap_or(false);
-    out.random_every_ios = w.u64("random_every_ios")?.unwrap_or(0);
-    out.seq_stride_bytes = w.get::<i64>("seq_stride_bytes", "a whole number of bytes (negative: backwards)")?.unwrap_or(0);
-    out.rate_poisson = w.get::<bool>("rate_poisson", "True or False")?.unwrap_or(false);
-    if let Some(v) = w.get::<u32>("qd", "a whole number >= 1")? {
-        out.qd = v;
-    }
-    if let Some(v) = w.u64("offset_bytes")? {
-        out.offset_bytes = v;
-    }
-    out.span_bytes = w.u64("span_bytes")?;
-    out.duration_ns = w.seconds("duration_s")?;
-    out.io_bytes = w.u64("io_bytes")?;
-    out.number_ios = w.u64("number_ios")?;
-    if let Some(v) = w.seconds("interval_s")? {
-        out.interval_ns = v;
-    }
-    out.thinktime_ns = w.seconds("thinktime_s")?.unwrap_or(0);
-    out.thinktime_blocks = w.u64("thinktime_blocks")?.unwrap_or(0);
-    out.thinktime_blocks_issued = w.get::<bool>("thinktime_blocks_issued", "True or False")?.unwrap_or(false);
-    out.thinktime_iotime_ns = w.seconds("thinktime_iotime_s")?.unwrap_or(0);
-    out.rate_iops_total = w.f64("rate_iops_total")?.unwrap_or(0.0);
-    out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?;
-    Ok(out)
-}
+use ssdsim::workload::{Direction, KeyScope, WorkloadJob};
+use ssdsim::{CmdKind, Command, Config, Job, Pattern, SimError, Simulation, UNIT_BYTES};
 
 const PHASE_QUANTILES: [(&str, f64); 7] = [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)];
 
@@ -496,7 +116,7 @@ impl Simulator {
     #[pyo3(signature = (pairs, seed))]
     fn new(pairs: Vec<(String, String)>, seed: u64) -> PyResult<Self> {
         let cfg = build_config(pairs)?.resolved().map_err(profile_err)?;
-        let sim = Simulation::new(&cfg, seed).map_err(profile_err)?;
+        let sim = Simulation::new(&cfg, seed).map_err(py_err)?;
         Ok(Simulator { sim, cfg })
     }
 
@@ -510,11 +130,11 @@ impl Simulator {
         geometry_dict(py, &self.cfg)
     }
 
-    /// Raises `ssdlab.errors.DriveFullError` (message, key) once the drive has run out of room
-    /// (a plane full of valid data: the profile's spare area is too small for the workload).
+    /// Raises `DriveFullError` (message, key) once the drive has run out of room (a plane
+    /// full of valid data: the profile's spare area is too small for the workload).
     /// `advance`, `replay_chunk`, `idle` and the `start_*` methods check it themselves.
-    fn check_space(&self, py: Python<'_>) -> PyResult<()> {
-        self.sim.check_space().map_err(|e| drive_full_err(py, e))
+    fn check_space(&self) -> PyResult<()> {
+        self.sim.check_space().map_err(py_err)
     }
 
     /// Simulated time now [s].
@@ -525,8 +145,8 @@ impl Simulator {
 
     /// Lets `seconds` pass with no host I/O; idle-time GC may run. Returns the number of
     /// blocks idle GC collected.
-    fn idle(&mut self, py: Python<'_>, seconds: f64) -> PyResult<u64> {
-        self.check_space(py)?;
+    fn idle(&mut self, seconds: f64) -> PyResult<u64> {
+        self.check_space()?;
         if self.sim.phase_running() {
             return Err(PyValueError::new_err("idle() while a phase or replay runs; finish it first"));
         }
@@ -534,7 +154,7 @@ impl Simulator {
             return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
         }
         let collected = self.sim.idle(s_to_ns(seconds));
-        self.check_space(py)?;
+        self.check_space()?;
         Ok(collected)
     }
 
@@ -553,7 +173,6 @@ impl Simulator {
     #[allow(clippy::too_many_arguments)]
     fn start_phase(
         &mut self,
-        py: Python<'_>,
         pattern: &str,
         bs_bytes: u64,
         qd: u32,
@@ -563,7 +182,7 @@ impl Simulator {
         io_bytes: Option<u64>,
         interval_s: f64,
     ) -> PyResult<()> {
-        self.check_space(py)?;
+        self.check_space()?;
         let pat = Pattern::parse(pattern)
             .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {pattern:?}: expected write, randwrite, read, randread or trim")))?;
         for (name, v) in [("bs_bytes", bs_bytes), ("offset_bytes", offset_bytes), ("span_bytes", span_bytes), ("io_bytes", io_bytes.unwrap_or(0))] {
@@ -578,8 +197,8 @@ impl Simulator {
         job.duration_ns = duration_s.map(s_to_ns);
         job.io_units = io_bytes.map(|b| b / UNIT_BYTES);
         job.interval_ns = s_to_ns(interval_s);
-        self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|m| series_err(py, format!("interval_s: {m}")))?;
-        self.sim.start_phase(job).map_err(PyValueError::new_err)
+        self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|e| py_err(SimError::Series(format!("interval_s: {e}"))))?;
+        self.sim.start_phase(job).map_err(py_err)
     }
 
     /// Starts a synthetic workload (fio-like: mixes, size splits, distributions, idle gaps,
@@ -637,26 +256,25 @@ impl Simulator {
     /// alone would.
     ///
     /// Raises ValueError naming the key at fault (`jobs[i].key` within a job);
-    /// `ssdlab.errors.UserError` for an `interval_s` too short for the duration (a series
-    /// holds at most `ssdsim::MAX_SERIES_INTERVALS` intervals) or below 1 µs.
+    /// `SeriesError` for an `interval_s` too short for the duration (a series holds at most
+    /// `MAX_SERIES_INTERVALS` intervals) or below 1 µs.
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
-        self.check_space(params.py())?;
+        self.check_space()?;
         let (jobs, interval_ns) = if params.contains("jobs")? {
             jobs_from_dict(params)?
         } else {
-            check_keys(params, |k| WORKLOAD_KEYS.contains(&k), WORKLOAD_KEYS)?;
+            check_keys(params, KeyScope::Workload)?;
             let workload = workload_from_dict(params)?;
             let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
             let interval_ns = workload.interval_ns;
             (vec![WorkloadJob { exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
         };
-        // The series interval is the user's to change (--interval): a user error.
-        self.sim.start_jobs(&jobs, interval_ns).map_err(|e| if e.field.ends_with("interval_ns") { series_err(params.py(), workload_message(&e)) } else { workload_err(e) })
+        self.sim.start_jobs(&jobs, interval_ns).map_err(py_err)
     }
 
     /// Runs at most `max_ios` more commands (without holding the GIL).
-    /// Returns (done, elapsed_s, fraction 0..1). Raises `ssdlab.errors.DriveFullError` once
-    /// the drive has run out of room, `ssdlab.errors.UserError` once a phase that a byte or
+    /// Returns (done, elapsed_s, fraction 0..1). Raises `DriveFullError` once the drive has
+    /// run out of room, `SeriesError` once a phase that a byte or
     /// IO count ends has gone past the intervals its series may hold (it has then stopped;
     /// the message says to use a longer interval).
     fn advance(&mut self, py: Python<'_>, max_ios: u64) -> PyResult<(bool, f64, f64)> {
@@ -665,8 +283,8 @@ impl Simulator {
         }
         let sim = &mut self.sim;
         let p = py.allow_threads(|| sim.advance(max_ios));
-        self.check_space(py)?;
-        self.sim.check_series().map_err(|m| series_err(py, m))?;
+        self.check_space()?;
+        self.sim.check_series().map_err(py_err)?;
         Ok((p.done, p.elapsed_ns as f64 / NS_PER_S as f64, p.fraction))
     }
 
@@ -784,9 +402,9 @@ impl Simulator {
     /// `window_commands` completions. `buffer_compress_pct`: the written data is this
     /// compressible (0..100, as start_workload's key); None: the profile's ratio holds.
     #[pyo3(signature = (qd, window_commands, buffer_compress_pct=None))]
-    fn start_replay(&mut self, py: Python<'_>, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
-        self.check_space(py)?;
-        self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(PyValueError::new_err)
+    fn start_replay(&mut self, qd: u32, window_commands: u64, buffer_compress_pct: Option<u32>) -> PyResult<()> {
+        self.check_space()?;
+        self.sim.start_replay_compressed(qd, window_commands, NS_PER_S, buffer_compress_pct).map_err(py_err)
     }
 
     /// Issues prepared commands (see `replay_prepare`; little-endian byte buffers) without
@@ -816,9 +434,9 @@ impl Simulator {
         }
         let sim = &mut self.sim;
         let replayed = py.allow_threads(|| sim.replay(&cmds));
-        self.check_space(py)?;
-        self.sim.check_series().map_err(|m| series_err(py, m))?;
-        replayed.map_err(PyValueError::new_err)?;
+        self.check_space()?;
+        self.sim.check_series().map_err(py_err)?;
+        replayed.map_err(py_err)?;
         let (done, elapsed) = self.sim.replay_progress();
         Ok((done, elapsed as f64 / NS_PER_S as f64))
     }
@@ -911,14 +529,14 @@ impl Simulator {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(profile_keys, m)?)?;
-    m.add_function(wrap_pyfunction!(profile_key_ranges, m)?)?;
-    m.add_function(wrap_pyfunction!(resolve_profile, m)?)?;
-    m.add_function(wrap_pyfunction!(check_value, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
-    m.add_function(wrap_pyfunction!(replay_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(config::profile_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(config::profile_key_ranges, m)?)?;
+    m.add_function(wrap_pyfunction!(config::resolve_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(config::check_value, m)?)?;
+    m.add_function(wrap_pyfunction!(config::parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(replay::replay_prepare, m)?)?;
     m.add_class::<Simulator>()?;
-    m.add("ProfileError", m.py().get_type::<ProfileError>())?;
+    errors::register(m)?;
     m.add("UNIT_BYTES", UNIT_BYTES)?;
     // Most intervals a phase's series may hold: a timed phase of more is refused.
     m.add("MAX_SERIES_INTERVALS", ssdsim::MAX_SERIES_INTERVALS)?;

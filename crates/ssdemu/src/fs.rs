@@ -80,7 +80,7 @@ impl DriveFs {
             }
             Err(e) => {
                 eprintln!("ssdlab emulate: the simulated drive refused a command ({e}); every later request fails with an I/O error");
-                st.error = Some(e);
+                st.error = Some(e.to_string());
                 st.counts.errors += 1;
                 None
             }

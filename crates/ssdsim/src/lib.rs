@@ -23,8 +23,10 @@
 //! ```
 
 pub mod columns;
+pub mod command;
 pub mod config;
 pub mod device;
+pub mod error;
 pub mod ftl;
 pub mod map_cache;
 pub mod media;
@@ -39,10 +41,12 @@ pub mod stats;
 pub mod time;
 pub mod workload;
 
+pub use error::SimError;
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
 pub use online::{OnlineState, Submitted};
-pub use replay::{CmdKind, Command, Mapper, Remap, ReplayReport};
-pub use sim::{Job, Pattern, Progress, Simulation, MAX_SERIES_INTERVALS};
+pub use command::{CmdKind, Command, Job, Pattern};
+pub use replay::{Mapper, Remap, ReplayReport};
+pub use sim::{Progress, Simulation, MAX_SERIES_INTERVALS};
 pub use stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, PhaseReport, Snapshot};
 pub use workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
 pub use time::Ns;

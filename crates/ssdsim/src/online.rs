@@ -21,7 +21,8 @@
 //! - **Flushes** are barriers as in a replay: a flush starts once every earlier command has
 //!   completed, and commands submitted after it start once it has completed.
 
-use crate::replay::{CmdKind, Command};
+use crate::error::SimError;
+use crate::command::{CmdKind, Command};
 use crate::sim::{Host, SeriesLimit, Simulation};
 use crate::stats::PhaseReport;
 use crate::time::Ns;
@@ -56,15 +57,13 @@ impl Simulation {
     /// Starts an online drive at the current time: up to `max_outstanding` commands in
     /// flight at once (1 to [`crate::workload::MAX_QD`]), a per-interval series of
     /// `interval_ns`. End it with [`Simulation::finish_online`].
-    pub fn start_online(&mut self, max_outstanding: u32, interval_ns: Ns) -> Result<(), String> {
-        if self.phase_running() {
-            return Err("a phase or replay is already running; finish it first".into());
-        }
+    pub fn start_online(&mut self, max_outstanding: u32, interval_ns: Ns) -> Result<(), SimError> {
+        self.check_idle()?;
         if max_outstanding == 0 || interval_ns == 0 {
-            return Err("max_outstanding and the interval must be positive".into());
+            return Err(SimError::Invalid("max_outstanding and the interval must be positive".into()));
         }
         if max_outstanding > crate::workload::MAX_QD {
-            return Err(format!("max_outstanding {max_outstanding} is more than {}", crate::workload::MAX_QD));
+            return Err(SimError::Invalid(format!("max_outstanding {max_outstanding} is more than {}", crate::workload::MAX_QD)));
         }
         // Written data fills the profile's slots per unit, as a replay's without a compressibility.
         self.dev.set_slots_per_unit(1.0);
@@ -84,11 +83,11 @@ impl Simulation {
     /// `at_ns`; returns when the drive took it and when it completes. Errors (nothing
     /// submitted): a command outside the drive, more than `max_outstanding` commands in
     /// flight, or the drive out of room ([`Simulation::check_space`]).
-    pub fn online_submit(&mut self, cmd: Command, at_ns: Ns) -> Result<Submitted, String> {
-        self.check_space().map_err(|e| e.to_string())?;
+    pub fn online_submit(&mut self, cmd: Command, at_ns: Ns) -> Result<Submitted, SimError> {
+        self.check_space()?;
         let user = self.geometry().user_units;
         if cmd.kind != CmdKind::Flush && (cmd.units == 0 || cmd.unit.checked_add(cmd.units).is_none_or(|end| end > user)) {
-            return Err(format!("{} units at unit {} do not fit the drive's {} units", cmd.units, cmd.unit, user));
+            return Err(SimError::Invalid(format!("{} units at unit {} do not fit the drive's {} units", cmd.units, cmd.unit, user)));
         }
         let mut h = self.take_online_host();
         let result = self.submit_on(&mut h, cmd, at_ns);
@@ -96,7 +95,7 @@ impl Simulation {
         result
     }
 
-    fn submit_on(&mut self, h: &mut Host, cmd: Command, at_ns: Ns) -> Result<Submitted, String> {
+    fn submit_on(&mut self, h: &mut Host, cmd: Command, at_ns: Ns) -> Result<Submitted, SimError> {
         let mut t = at_ns.max(h.last_submit);
         // Completions by `t` leave the queue (a closed loop takes them when full; the order
         // they leave in changes nothing but the queue).
@@ -104,7 +103,7 @@ impl Simulation {
             h.outstanding.pop_front();
         }
         if cmd.kind != CmdKind::Flush && h.outstanding.len() >= h.qd {
-            return Err(format!("more than {} commands in flight at {t} ns", h.qd));
+            return Err(SimError::Invalid(format!("more than {} commands in flight at {t} ns", h.qd)));
         }
         let from = h.max_completion.max(h.last_submit);
         if t > from {

@@ -18,45 +18,13 @@
 //!    (completion order), with the drive's write amplification per window.
 
 use crate::config::UNIT_BYTES;
-use crate::ftl::Ftl;
-use crate::sim::{Simulation, Source, Sources};
+use crate::error::SimError;
+use crate::sim::{ChunkSource, Simulation, Sources, Windows};
 use crate::stats::{LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
 
-/// What a replayed command does (the first three in fio's direction order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmdKind {
-    Read = 0,
-    Write = 1,
-    Trim = 2,
-    Flush = 3,
-}
-
-impl CmdKind {
-    /// The trace op code (0 read, 1 write, 2 trim, 3 flush; as `ssdtrace::Op::code`).
-    pub fn from_code(code: u8) -> Option<CmdKind> {
-        Some(match code {
-            0 => CmdKind::Read,
-            1 => CmdKind::Write,
-            2 => CmdKind::Trim,
-            3 => CmdKind::Flush,
-            _ => return None,
-        })
-    }
-
-    #[inline]
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-}
-
-/// One host command in 4 KiB units (`units` = 0 for a flush).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Command {
-    pub kind: CmdKind,
-    pub unit: u64,
-    pub units: u64,
-}
+pub use crate::command::{CmdKind, Command};
+pub use crate::sim::Window;
 
 /// What to do with a record that ends beyond the target span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,19 +122,6 @@ fn kind_name(kind: CmdKind) -> &'static str {
     }
 }
 
-/// One window of `window_commands` completions.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
-    /// Completed commands at the window's end (cumulative).
-    pub commands: u64,
-    /// Time of the window's last completion, from replay start [ns].
-    pub end_ns: Ns,
-    /// Data bytes (written + read) of the window's commands.
-    pub data_bytes: u64,
-    /// Drive counters at the window's end.
-    pub snapshot: Snapshot,
-}
-
 /// Counts by command kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplayCounts {
@@ -204,113 +159,15 @@ pub struct ReplayReport {
     pub series: PhaseReport,
 }
 
-/// A replay's windows of `window_commands` completions, counted in completion order.
-pub(crate) struct Windows {
-    window_commands: u64,
-    start_ns: Ns,
-    /// Completions so far (flushes included) and until the current window closes.
-    pub(crate) completed: u64,
-    until_close: u64,
-    window_bytes: u64,
-    /// Time of the latest completion.
-    last_completion: Ns,
-    windows: Vec<Window>,
-    pub(crate) flushes: u64,
-    start_snapshot: Snapshot,
-}
-
-impl Windows {
-    /// Counts one completion (they arrive in time order) at `t` moving `bytes` of data;
-    /// true when it fills the window: the caller then closes it with the drive's counters.
-    #[inline]
-    pub(crate) fn complete(&mut self, t: Ns, bytes: u64) -> bool {
-        self.completed += 1;
-        self.window_bytes += bytes;
-        self.last_completion = self.last_completion.max(t);
-        self.until_close -= 1;
-        self.until_close == 0
-    }
-
-    /// Ends the current window with `sim`'s counters, GC die time as carried out by the
-    /// window's last completion.
-    pub(crate) fn close(&mut self, sim: &Simulation) {
-        let snapshot = sim.snapshot_at(self.last_completion);
-        self.windows.push(Window { commands: self.completed, end_ns: self.last_completion - self.start_ns, data_bytes: self.window_bytes, snapshot });
-        self.window_bytes = 0;
-        self.until_close = self.window_commands;
-    }
-}
-
-/// The commands of one replay chunk, checked against the drive as they are taken. Looks
-/// ahead in the chunk to prefetch the mapping entries the coming commands will touch, as a
-/// workload's generator does.
-pub(crate) struct ChunkSource<'a> {
-    cmds: &'a [Command],
-    pos: usize,
-    user_units: u64,
-    /// The first command refused (index in the chunk and why).
-    error: Option<String>,
-}
-
-/// How far ahead in a chunk the L2P entries of a command are prefetched, and (half way)
-/// the valid-bit words and block records of the copies it will invalidate.
-const AHEAD: usize = 16;
-/// Units of a command whose old copies are prefetched, at most (each valid-bit word and block
-/// record once: a long command's old copies mostly share them). Fetching all of a command's
-/// rather than its first 4 saved 8 % of the replay's CPU time at 300 GB into the JEDEC-like trace.
-const AHEAD_UNITS: u64 = 64;
-
-impl ChunkSource<'_> {
-    #[cold]
-    #[inline(never)]
-    fn refuse(&mut self, c: Command) {
-        self.error = Some(format!("command {}: {} units at unit {} do not fit the drive's {} units", self.pos, c.units, c.unit, self.user_units));
-    }
-}
-
-impl Source for ChunkSource<'_> {
-    #[inline]
-    fn peek(&mut self) -> Option<Command> {
-        let c = *self.cmds.get(self.pos)?;
-        if c.kind != CmdKind::Flush && (c.units == 0 || c.unit.checked_add(c.units).is_none_or(|end| end > self.user_units)) {
-            self.refuse(c);
-            return None;
-        }
-        Some(c)
-    }
-
-    #[inline]
-    fn advance(&mut self, _rng: &mut crate::rng::Rng, ftl: &Ftl) {
-        self.pos += 1;
-        let user = self.user_units;
-        if let Some(c) = self.cmds.get(self.pos + AHEAD) {
-            if c.kind != CmdKind::Flush && c.unit < user {
-                ftl.prefetch(c.unit);
-                let last = c.unit.saturating_add(c.units.saturating_sub(1)).min(user - 1);
-                // The entries of a long command may span a second cache line (16 per line).
-                if last / 16 != c.unit / 16 {
-                    ftl.prefetch(last);
-                }
-            }
-        }
-        if let Some(c) = self.cmds.get(self.pos + AHEAD / 2) {
-            if matches!(c.kind, CmdKind::Write | CmdKind::Trim) && c.unit < user {
-                let end = c.unit.saturating_add(c.units.min(AHEAD_UNITS)).min(user);
-                ftl.prefetch_old_range(c.unit, end - c.unit);
-            }
-        }
-    }
-}
-
 impl Simulation {
     /// Starts a replay at the current time: `qd` commands outstanding, IOPS averaged over
     /// every `window_commands` completions (and a per-second series, as a phase has).
-    pub fn start_replay(&mut self, qd: u32, window_commands: u64) -> Result<(), String> {
+    pub fn start_replay(&mut self, qd: u32, window_commands: u64) -> Result<(), SimError> {
         self.start_replay_with_interval(qd, window_commands, NS_PER_S)
     }
 
     /// [`Simulation::start_replay`] with the series interval [ns] of the report's `series`.
-    pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), String> {
+    pub fn start_replay_with_interval(&mut self, qd: u32, window_commands: u64, interval_ns: Ns) -> Result<(), SimError> {
         self.start_replay_compressed(qd, window_commands, interval_ns, None)
     }
 
@@ -319,17 +176,15 @@ impl Simulation {
     /// [`crate::Workload::buffer_compress_pct`]: on a profile with `compression_ratio` r > 1
     /// a unit fills (100 − pct) % × r NAND slots, at least one); None: the profile's ratio
     /// holds for every unit.
-    pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), String> {
-        if self.phase_running() {
-            return Err("a phase or replay is already running; finish it first".into());
-        }
+    pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), SimError> {
+        self.check_idle()?;
         if qd == 0 || window_commands == 0 || interval_ns == 0 {
-            return Err("queue depth, window_commands and the interval must be positive".into());
+            return Err(SimError::Invalid("queue depth, window_commands and the interval must be positive".into()));
         }
         if qd > crate::workload::MAX_QD {
-            return Err(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD));
+            return Err(SimError::Invalid(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD)));
         }
-        let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| e.to_string())?;
+        let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| SimError::Invalid(e.to_string()))?;
         let now = self.now_ns();
         let windows = Windows {
             window_commands,
@@ -350,16 +205,16 @@ impl Simulation {
     /// `cmds`); commands before it have run. Also an error once the drive has run out of room
     /// ([`Simulation::check_space`]) or the replay has gone past the last interval of its
     /// series ([`Simulation::check_series`]).
-    pub fn replay(&mut self, cmds: &[Command]) -> Result<(), String> {
-        self.check_space().map_err(|e| e.to_string())?;
+    pub fn replay(&mut self, cmds: &[Command]) -> Result<(), SimError> {
+        self.check_space()?;
         let mut h = self.host.take().expect("replay() without start_replay()");
         assert!(h.windows.is_some(), "replay() during a phase");
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
         self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
         self.host = Some(h);
         match src.error {
-            Some(e) => Err(e),
-            None => self.check_space().map_err(|e| e.to_string()).and_then(|_| self.check_series()),
+            Some(e) => Err(SimError::Invalid(e)),
+            None => self.check_space().and_then(|_| self.check_series()),
         }
     }
 

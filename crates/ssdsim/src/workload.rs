@@ -2,9 +2,9 @@
 //! sequential shares, skewed address distributions, idle gaps (thinktime), rate caps and
 //! end conditions, run by the closed-loop host of [`crate::sim`].
 //!
-//! A [`Workload`] is plain data with units in every field name; [`Simulation::start_workload`]
+//! A [`Workload`] is plain data with units in every field name; [`crate::Simulation::start_workload`]
 //! checks it (errors name the field) and runs it through the same `advance` / `phase_live` /
-//! `finish_phase` flow as a [`crate::sim::Job`]. A `Job` is the special case of one direction,
+//! `finish_phase` flow as a [`crate::command::Job`]. A `Job` is the special case of one direction,
 //! one block size, all random or all sequential, uniform addresses; it is run by the same
 //! generator and draws the same random numbers as before workloads existed.
 //!
@@ -74,10 +74,12 @@ use crate::config::{Geometry, UNIT_BYTES};
 pub const SECTOR_BYTES: u64 = 512;
 /// Sectors in a 4 KiB mapping unit.
 pub const SECTORS_PER_UNIT: u64 = UNIT_BYTES / SECTOR_BYTES;
-use crate::replay::{CmdKind, Command};
+use crate::command::{CmdKind, Command, Job, Pattern};
 use crate::rng::Rng;
-use crate::sim::{Job, Pattern};
 use crate::time::{Ns, NS_PER_S};
+
+pub mod keys;
+pub use keys::{field_key, KeyScope, WORKLOAD_KEYS};
 
 /// A data direction, in fio's order (its logs code them 0, 1, 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -307,7 +307,7 @@ fn run_phase(sim: &mut Simulation, rng: &mut Rng, held: isize) -> Ran {
         left -= chunk;
         if let Err(e) = sim.check_series() {
             assert!(p.done, "the series went past its limit but the phase goes on: {e}");
-            series_error = Some(e);
+            series_error = Some(e.to_string());
             break;
         }
         if p.done {
@@ -363,6 +363,7 @@ fn run_case(seed: u64) -> (u64, u64, u64) {
         reset_peak();
         match sim.start_jobs(&jobs, interval_ns) {
             Err(e) => {
+                let e = e.workload().expect("a workload field refused");
                 let over = phase_ns.is_some_and(|d| d.div_ceil(interval_ns) > CASE_SERIES_LIMIT);
                 assert!(over && e.field.ends_with("interval_ns") && e.message.contains("use an interval of at least"), "{what}: refused: {e}");
                 refused += 1;
@@ -474,12 +475,12 @@ fn the_bound_catches_what_it_is_for() {
     // ...and with that limit it stops there, saying what to change.
     let mut sim = Simulation::new(&slow_drive(), 1).unwrap();
     sim.set_series_limit(CASE_SERIES_LIMIT);
-    let e = sim.run_workload(&w).unwrap_err();
+    let e = sim.run_workload(&w).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "interval_ns");
     assert!(e.message.contains("3000 intervals of 0.001 s") && e.message.contains("--interval"), "{e}");
     // A timed phase of more intervals than the limit is refused before it starts.
     let timed = Workload { duration_ns: Some(4 * NS_PER_S), number_ios: None, ..w };
-    let e = sim.start_workload(&timed).unwrap_err();
+    let e = sim.start_workload(&timed).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "interval_ns");
     assert!(e.message.contains("4000 intervals") && e.message.contains("interval of at least 0.0013333"), "{e}");
     // A timed phase keeps its duration however late its writes complete.

@@ -131,7 +131,7 @@ fn qd1_writes_on_a_fresh_drive_all_take_controller_plus_link_time() {
         job.interval_ns = 100 * NS_PER_MS;
         let r = sim.run(job).unwrap();
         assert_eq!(sim.snapshot().gc_units, 0, "GC ran");
-        // device.rs: a write is accepted by the controller, then each unit crosses the link.
+        // crate::device: a write is accepted by the controller, then each unit crosses the link.
         let each = us_to_ns(cfg.controller_cmd_us) + bs_units * transfer_ns(UNIT_BYTES, cfg.host_link_mbps * 1e6);
         assert_eq!(r.ios.len(), 20);
         check_consistent(&r);

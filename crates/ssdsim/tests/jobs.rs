@@ -130,7 +130,7 @@ fn exitall_stops_the_named_jobs_when_a_job_ends() {
     assert!(free.jobs[1].directions[1].total_ios > 5 * writes);
     let mut sim = filled(&small(), 3);
     let bad = [WorkloadJob { exit_stops: vec![3], ..job("a", short) }];
-    assert_eq!(sim.start_jobs(&bad, interval).unwrap_err().field, "jobs[0].exit_stops");
+    assert_eq!(sim.start_jobs(&bad, interval).unwrap_err().workload().unwrap().field, "jobs[0].exit_stops");
 }
 
 #[test]
@@ -228,13 +228,13 @@ fn same_seed_same_jobs_same_results() {
 #[test]
 fn bad_jobs_are_refused_by_index_and_field() {
     let mut sim = Simulation::new(&small(), 1).unwrap();
-    assert_eq!(sim.start_jobs(&[], NS_PER_S).unwrap_err().field, "jobs");
+    assert_eq!(sim.start_jobs(&[], NS_PER_S).unwrap_err().workload().unwrap().field, "jobs");
     let mut bad = Workload::default();
     bad.write.bssplit = vec![BlockSize { bs_bytes: 4097, weight: 1 }];
-    let e = sim.start_jobs(&[job("ok", Workload::default()), job("bad", bad)], NS_PER_S).unwrap_err();
+    let e = sim.start_jobs(&[job("ok", Workload::default()), job("bad", bad)], NS_PER_S).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "jobs[1].write.bssplit[0].bs_bytes");
     let late = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: u64::MAX / 2, workload: Workload::default() };
-    assert_eq!(sim.start_jobs(&[late], NS_PER_S).unwrap_err().field, "jobs[0].startdelay_ns");
+    assert_eq!(sim.start_jobs(&[late], NS_PER_S).unwrap_err().workload().unwrap().field, "jobs[0].startdelay_ns");
     assert!(!sim.phase_running());
     let r = run_jobs(&mut sim, &vec![job("x", Workload { number_ios: Some(10), ..Workload::default() }); 2], NS_PER_S);
     assert_eq!(r.total_ios, 20);

@@ -27,7 +27,7 @@ use model::{run_ftl_against_model, Mix};
 use ssdsim::ftl::OutOfSpace;
 use ssdsim::rng::Rng;
 use ssdsim::time::NS_PER_MS;
-use ssdsim::{BlockSize, CmdKind, Command, Config, ConfigError, DirectionMix, Distribution, Geometry, Simulation, Workload, WorkloadJob, UNIT_BYTES};
+use ssdsim::{BlockSize, CmdKind, Command, Config, ConfigError, DirectionMix, Distribution, Geometry, SimError, Simulation, Workload, WorkloadJob, UNIT_BYTES};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
@@ -230,10 +230,11 @@ fn check_sim(sim: &Simulation, what: &str) -> Result<(), ()> {
     ftl.check_invariants().unwrap_or_else(|e| panic!("{what}: invariant broken: {e}"));
     match sim.check_space() {
         Ok(()) => Ok(()),
-        Err(e) => {
+        Err(SimError::DriveFull(e)) => {
             check_out_of_space(sim.geometry(), &e, ftl.out_of_space().expect("details of the failure"), what);
             Err(())
         }
+        Err(e) => panic!("{what}: check_space: {e}"),
     }
 }
 
@@ -283,7 +284,7 @@ fn replay_checked(sim: &mut Simulation, rng: &mut Rng, geo: &Geometry, what: &st
         }
         let replayed = sim.replay(&cmds);
         if check_sim(sim, what).is_err() {
-            assert!(replayed.unwrap_err().contains("user_capacity_bytes"), "{what}");
+            assert!(replayed.unwrap_err().to_string().contains("user_capacity_bytes"), "{what}");
             result = Err(());
             break;
         }
@@ -321,7 +322,7 @@ fn simulation_survives_random_profiles_and_workloads() {
                         Ok(()) => run_phase_checked(&mut sim, &mut rng, &format!("{what}, workload {w:?}")),
                         Err(e) => {
                             // Only data too incompressible for the drive's spare area is refused.
-                            assert_eq!(e.field, "buffer_compress_pct", "{what}: {e}");
+                            assert_eq!(e.workload().map(|w| &w.field[..]), Some("buffer_compress_pct"), "{what}: {e}");
                             Ok(())
                         }
                     }
@@ -333,7 +334,7 @@ fn simulation_survives_random_profiles_and_workloads() {
                     match sim.start_jobs(&jobs, NS_PER_MS * 10) {
                         Ok(()) => run_phase_checked(&mut sim, &mut rng, &format!("{what}, jobs {jobs:?}")),
                         Err(e) => {
-                            assert!(e.field.ends_with("buffer_compress_pct"), "{what}: {e}");
+                            assert!(e.workload().is_some_and(|w| w.field.ends_with("buffer_compress_pct")), "{what}: {e}");
                             Ok(())
                         }
                     }
@@ -354,7 +355,7 @@ fn simulation_survives_random_profiles_and_workloads() {
             if outcome.is_err() {
                 out_of_space += 1;
                 // The simulator API reports it from then on.
-                assert!(sim.run_workload(&Workload::default()).unwrap_err().message.contains("user_capacity_bytes"));
+                assert!(sim.run_workload(&Workload::default()).unwrap_err().to_string().contains("user_capacity_bytes"));
                 break;
             }
         }
@@ -412,7 +413,7 @@ fn validation_rejects_drives_that_would_run_out_of_blocks() {
     set(&mut cfg, "user_capacity_bytes", (most * UNIT_BYTES * 2 / 3) / UNIT_BYTES * UNIT_BYTES);
     let mut sim = Simulation::new(&cfg, 1).unwrap();
     let e = sim.start_workload(&Workload { buffer_compress_pct: Some(0), ..Workload::default() }).unwrap_err();
-    assert_eq!(e.field, "buffer_compress_pct");
+    assert_eq!(e.workload().unwrap().field, "buffer_compress_pct");
 }
 
 /// A drive that runs out of room (writes that pile every LPN's data into one plane) stops

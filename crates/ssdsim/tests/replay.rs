@@ -146,7 +146,7 @@ fn replay_is_deterministic_and_rejects_commands_beyond_the_drive() {
     let user = sim.geometry().user_units;
     sim.start_replay(1, 10).unwrap();
     let err = sim.replay(&[write(0, 1), write(user, 1)]).unwrap_err();
-    assert!(err.starts_with("command 1:"), "{err}");
+    assert!(err.to_string().starts_with("command 1:"), "{err}");
     assert_eq!(sim.finish_replay().counts.writes, 1);
 }
 
@@ -173,6 +173,6 @@ fn compressible_replay_writes_fewer_nand_slots_than_incompressible() {
     }
     assert_eq!(slots, [1.0, 2.0, 1.0, 1.0], "NAND slots per unit for None, 0 %, 50 %, 75 % compressible");
     let mut sim = Simulation::new(&cfg, 3).unwrap();
-    assert!(sim.start_replay_compressed(8, 1000, ssdsim::time::NS_PER_S, Some(101)).unwrap_err().contains("buffer_compress_pct"));
+    assert!(sim.start_replay_compressed(8, 1000, ssdsim::time::NS_PER_S, Some(101)).unwrap_err().to_string().contains("buffer_compress_pct"));
     assert!(!sim.phase_running());
 }

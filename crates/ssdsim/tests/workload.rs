@@ -140,14 +140,14 @@ fn block_size_splits_come_in_their_weights_and_sizes_off_the_sector_grid_are_ref
 
     let mut w = randwrite();
     w.write.bssplit = bs(&[(4096, 50), (1000, 50)]);
-    let e = sim.start_workload(&w).unwrap_err();
+    let e = sim.start_workload(&w).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "write.bssplit[1].bs_bytes");
     assert!(e.to_string().contains("multiple of 512"), "{e}");
     w.write.bssplit = bs(&[(0, 1)]);
-    assert_eq!(sim.start_workload(&w).unwrap_err().field, "write.bssplit[0].bs_bytes");
+    assert_eq!(sim.start_workload(&w).unwrap_err().workload().unwrap().field, "write.bssplit[0].bs_bytes");
     w.write.bssplit = bs(&[(4096, 1)]);
     w.write.ba_bytes = Some(100);
-    assert_eq!(sim.start_workload(&w).unwrap_err().field, "write.ba_bytes");
+    assert_eq!(sim.start_workload(&w).unwrap_err().workload().unwrap().field, "write.ba_bytes");
     assert!(!sim.phase_running());
 }
 
@@ -240,7 +240,7 @@ fn the_random_map_is_seeded_and_per_job() {
 fn the_random_map_needs_a_uniform_distribution() {
     let mut sim = Simulation::new(&small(&[], 1.5), 1).unwrap();
     let w = Workload { random_map: true, distribution: Distribution::Zipf { theta: 1.2, center_fraction: None }, ..randwrite() };
-    let e = sim.start_workload(&w).unwrap_err();
+    let e = sim.start_workload(&w).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "random_map");
     assert!(e.message.contains("uniform"), "{e}");
 }
@@ -633,7 +633,7 @@ fn companions_never_leak_and_too_little_nand_is_refused() {
     let physical = 32 * 128 * 16 * 16u64;
     cfg.set("user_capacity_bytes", &(physical * 9 / 10 * UNIT_BYTES).to_string()).unwrap();
     let mut sim = Simulation::new(&cfg, 3).unwrap();
-    let e = sim.start_workload(&Workload { buffer_compress_pct: Some(50), ..randwrite() }).unwrap_err();
+    let e = sim.start_workload(&Workload { buffer_compress_pct: Some(50), ..randwrite() }).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "buffer_compress_pct");
     assert!(sim.start_workload(&Workload { buffer_compress_pct: Some(80), ..randwrite() }).is_ok(), "1 slot per unit fits");
     sim.finish_phase();

@@ -44,7 +44,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .. import _native, columns, results, stop
+from .. import _native, columns, errors, results, stop
 from ..journal import CHECKPOINT_S
 from ..profiles import Profile, load_profile
 from .base import (
@@ -104,6 +104,33 @@ def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **_kw) ->
     return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
 
 
+class _Drive:
+    """A ``_native.Simulator`` whose calls raise the simulator's user errors as
+    :mod:`ssdlab.errors`' (the native module imports nothing from the package):
+    ``DriveFullError`` (the drive ran out of room; args = (message, key)) as
+    :class:`~ssdlab.errors.DriveFullError`, ``SeriesError`` (a series interval too short for
+    the phase) as :class:`~ssdlab.errors.UserError`; any other error as raised."""
+
+    __slots__ = ("_sim",)
+
+    def __init__(self, sim: _native.Simulator):
+        self._sim = sim
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._sim, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            try:
+                return attr(*args, **kwargs)
+            except _native.DriveFullError as e:
+                raise errors.DriveFullError(*e.args) from None
+            except _native.SeriesError as e:
+                raise errors.UserError(*e.args) from None
+        return call
+
+
 class SimTarget(TargetDefaults):
     """A simulated drive built from a :class:`~ssdlab.profiles.Profile`."""
 
@@ -134,7 +161,7 @@ class SimTarget(TargetDefaults):
         if self._released:
             raise RuntimeError(f"{self.name}: the drive was released (SimTarget.release); purge() gives a fresh one")
         if self._drive is None:
-            self._drive = _native.Simulator(list(self.profile.pairs), self.seed)
+            self._drive = _Drive(_native.Simulator(list(self.profile.pairs), self.seed))
         return self._drive
 
     # -- Target protocol -------------------------------------------------------------

@@ -6,16 +6,12 @@ use super::*;
 
 impl Ftl {
     /// GC of one whole victim in `pool`: relocate its valid units, erase it. Returns the
-    /// units relocated, or None (nothing done) if greedy's victim, the emptiest closed
-    /// block, is fully valid: nothing can be freed. (Other policies may legitimately
-    /// relocate a full block and move on.)
+    /// units relocated, or None (nothing done) if collecting the policy's victim can free
+    /// nothing ([`VictimPolicy::select_useful`]).
     pub(super) fn collect_one(&mut self, pool: usize) -> Option<usize> {
-        let victim = self.select_victim(pool);
+        let policy = self.geo.gc_policy;
+        let victim = policy.select_useful(self, pool)?;
         let spb = self.geo.slots_per_block;
-        if self.geo.gc_policy == GcPolicy::Greedy && self.blocks[victim as usize].valid as usize == spb {
-            self.bucket_push(pool, victim, spb);
-            return None;
-        }
         let base = victim as usize * spb;
         let mut work = GcWork { erases: 1, ..GcWork::default() };
         // Pass 1: the victim's valid units, in slot order (its valid bits, a word at a time,

@@ -101,19 +101,6 @@ impl Ftl {
         None
     }
 
-    /// Takes closed block `b` out of the GC policy's structure (to collect it).
-    pub(super) fn take_closed(&mut self, pool: usize, b: u32) {
-        match self.geo.gc_policy {
-            GcPolicy::Greedy => self.bucket_remove(pool, b, self.blocks[b as usize].valid as usize),
-            GcPolicy::Fifo => {
-                let q = &mut self.pools[pool].closed_fifo;
-                let i = q.iter().position(|&x| x == b).expect("closed block is in the FIFO");
-                q.remove(i);
-            }
-            GcPolicy::CostBenefit | GcPolicy::DChoices(_) => self.closed_remove(pool, b),
-        }
-    }
-
     /// The open block of region `r`, first closed and replaced if it is full. A region's
     /// blocks go round-robin over the planes (each region starting at a different one), so
     /// that every plane holds an even share of every region: when a sequential overwrite

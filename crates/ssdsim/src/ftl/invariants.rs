@@ -100,45 +100,11 @@ impl Ftl {
             if pool.bg_victim != NONE && (!in_pool(pool.bg_victim) || self.blocks[pool.bg_victim as usize].state != BlockState::Victim) {
                 return Err(format!("plane {p}: active-GC victim {} is not in victim state", pool.bg_victim));
             }
-            if self.geo.gc_policy == GcPolicy::Fifo {
-                for &b in &pool.closed_fifo {
-                    if !in_pool(b) || self.blocks[b as usize].state != BlockState::Closed {
-                        return Err(format!("plane {p}: FIFO entry block {b} is not a closed block of the plane"));
-                    }
-                }
-            }
             let closed = (0..self.geo.blocks_per_pool)
                 .map(|i| p * self.geo.blocks_per_pool + i)
                 .filter(|&b| self.blocks[b].state == BlockState::Closed)
                 .count();
-            let listed = match self.geo.gc_policy {
-                GcPolicy::Fifo => pool.closed_fifo.len(),
-                GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
-                    for (i, &b) in pool.closed.iter().enumerate() {
-                        if self.meta[b as usize].pos as usize != i || self.blocks[b as usize].state != BlockState::Closed {
-                            return Err(format!("plane {p}: closed list entry {i} (block {b}) out of sync"));
-                        }
-                    }
-                    pool.closed.len()
-                }
-                GcPolicy::Greedy => {
-                    let mut n = 0;
-                    for (v, &head) in pool.buckets.iter().enumerate() {
-                        let mut b = head;
-                        while b != NONE {
-                            if self.blocks[b as usize].valid as usize != v {
-                                return Err(format!("block {b} in greedy bucket {v} has {} valid", self.blocks[b as usize].valid));
-                            }
-                            if v < pool.min_hint {
-                                return Err(format!("plane {p}: block in bucket {v} below min hint {}", pool.min_hint));
-                            }
-                            n += 1;
-                            b = self.blocks[b as usize].next;
-                        }
-                    }
-                    n
-                }
-            };
+            let listed = self.geo.gc_policy.check(self, p)?;
             if listed != closed {
                 return Err(format!("plane {p}: {closed} closed blocks but {listed} in the GC structure"));
             }

@@ -43,10 +43,11 @@ mod foreground;
 mod idle;
 mod idle_sort;
 mod invariants;
-mod victim;
+mod policy;
 
 pub(crate) use bits::FastDiv;
 use bits::{prefetch_ptr, two_blocks_mut, ValidBits};
+use policy::VictimPolicy;
 #[cfg(feature = "test-hooks")]
 pub use invariants::Corruption;
 
@@ -586,10 +587,9 @@ impl Ftl {
         debug_assert!(blk.valid > 0);
         let old_valid = blk.valid;
         blk.valid -= 1;
-        if blk.state == BlockState::Closed && self.geo.gc_policy == GcPolicy::Greedy {
-            let pool = self.div_bpp.div(b as u32) as usize;
-            self.bucket_remove(pool, b as u32, old_valid as usize);
-            self.bucket_push(pool, b as u32, old_valid as usize - 1);
+        if blk.state == BlockState::Closed {
+            let policy = self.geo.gc_policy;
+            policy.invalidated(self, b as u32, old_valid as usize);
         }
     }
 
@@ -659,17 +659,7 @@ impl Ftl {
 
     fn close_block(&mut self, pool: usize, b: u32) {
         self.blocks[b as usize].state = BlockState::Closed;
-        match self.geo.gc_policy {
-            GcPolicy::Greedy => {
-                let v = self.blocks[b as usize].valid as usize;
-                self.bucket_push(pool, b, v);
-            }
-            GcPolicy::Fifo => self.pools[pool].closed_fifo.push_back(b),
-            GcPolicy::CostBenefit | GcPolicy::DChoices(_) => {
-                self.meta[b as usize].mtime = self.pools[pool].host_units;
-                self.meta[b as usize].pos = self.pools[pool].closed.len() as u32;
-                self.pools[pool].closed.push(b);
-            }
-        }
+        let policy = self.geo.gc_policy;
+        policy.closed(self, pool, b);
     }
 }

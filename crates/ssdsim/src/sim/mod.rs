@@ -23,82 +23,30 @@
 //! progress and stop early, may take the intervals already final between chunks
 //! ([`Simulation::take_final_intervals`], so a long phase's series does not pile up here),
 //! then take its [`PhaseReport`] with [`Simulation::finish_phase`].
+//!
+//! Here: [`Simulation`], its host (`Host`: closed loop, completions, several jobs) and
+//! the host loop. Commands come from `source.rs` (a workload's generator, a replay chunk);
+//! the per-interval series and a replay's windows are kept in `series.rs`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
+use crate::command::{CmdKind, Command, Job};
+use crate::config::{Config, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
-use crate::ftl::{Ftl, FtlCounters};
-use crate::replay::{CmdKind, Command, Windows};
+use crate::error::SimError;
+use crate::ftl::FtlCounters;
 use crate::rng::Rng;
-use crate::stats::{DirectionReport, IntervalBatch, IntervalLatency, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
+use crate::stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
 use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 
-/// Access pattern of a phase (fio `rw=` names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pattern {
-    /// Sequential writes from the start of the span (wrapping at its end).
-    SeqWrite,
-    /// Uniformly random, block-aligned writes over the span.
-    RandWrite,
-    SeqRead,
-    RandRead,
-    /// Sequential TRIM (deallocate) commands over the span.
-    Trim,
-}
+mod series;
+mod source;
 
-impl Pattern {
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "write" => Pattern::SeqWrite,
-            "randwrite" => Pattern::RandWrite,
-            "read" => Pattern::SeqRead,
-            "randread" => Pattern::RandRead,
-            "trim" => Pattern::Trim,
-            _ => return None,
-        })
-    }
-
-    /// The fio `rw=` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::SeqWrite => "write",
-            Pattern::RandWrite => "randwrite",
-            Pattern::SeqRead => "read",
-            Pattern::RandRead => "randread",
-            Pattern::Trim => "trim",
-        }
-    }
-}
-
-/// One phase of host work. Addresses and sizes are in 4 KiB units.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Job {
-    pub pattern: Pattern,
-    /// Block size [4 KiB units].
-    pub bs_units: u64,
-    /// Commands kept outstanding.
-    pub qd: u32,
-    /// First logical unit of the span.
-    pub start_unit: u64,
-    /// Span length [4 KiB units].
-    pub span_units: u64,
-    /// Stop submitting after this much simulated time [ns]...
-    pub duration_ns: Option<Ns>,
-    /// ...or after this many units have been submitted (whichever comes first).
-    pub io_units: Option<u64>,
-    /// Series interval [ns].
-    pub interval_ns: Ns,
-}
-
-impl Job {
-    /// A job over the whole span: `duration_ns` or, if None, one pass over the span.
-    pub fn new(pattern: Pattern, bs_units: u64, qd: u32, start_unit: u64, span_units: u64) -> Self {
-        Job { pattern, bs_units, qd, start_unit, span_units, duration_ns: None, io_units: None, interval_ns: NS_PER_S }
-    }
-}
+pub use series::{Window, MAX_SERIES_INTERVALS};
+pub(crate) use series::{Bin, Series, SeriesLimit, Windows};
+pub(crate) use source::{ChunkSource, JobSource, Source, Sources, UniformSource};
 
 /// How far a phase has got.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -231,148 +179,6 @@ impl Completions {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len + self.early.len()
-    }
-}
-
-/// Where the host loop takes its commands from: a workload's generator, or the current
-/// chunk of a trace replay.
-pub(crate) trait Source {
-    /// The next command, not yet consumed; None when the source has nothing more now (the
-    /// end of a replay chunk, or a command it refuses).
-    fn peek(&mut self) -> Option<Command>;
-    /// Consumes the command `peek` gave. May prefetch mapping entries of later commands.
-    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl);
-}
-
-/// Commands generated ahead: how far, so their mapping entries can be prefetched.
-const LOOKAHEAD: usize = 16;
-
-/// A workload's commands, generated [`LOOKAHEAD`] ahead of submission: the L2P entry of a
-/// command is prefetched when it is generated, and, half way, the valid-bit word and block
-/// record of the copy a write or TRIM will invalidate.
-pub(crate) struct GenSource {
-    gen: crate::workload::Generator,
-    ring: [Command; LOOKAHEAD],
-    pos: usize,
-    /// log2 of the generator's addresses per 4 KiB unit (0: units; 3: sectors).
-    shift: u32,
-}
-
-impl GenSource {
-    fn new(mut gen: crate::workload::Generator, rng: &mut Rng) -> Self {
-        let ring = std::array::from_fn(|_| gen.next(rng));
-        let shift = gen.unit_shift();
-        GenSource { gen, ring, pos: 0, shift }
-    }
-}
-
-impl Source for GenSource {
-    #[inline(always)]
-    fn peek(&mut self) -> Option<Command> {
-        Some(self.ring[self.pos % LOOKAHEAD])
-    }
-
-    #[inline(always)]
-    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
-        let next = self.gen.next(rng);
-        ftl.prefetch(next.unit >> self.shift);
-        let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
-        if half.kind != CmdKind::Read {
-            let units = if self.shift == 0 { half.units } else { (half.unit + half.units).div_ceil(SECTORS_PER_UNIT) - (half.unit >> self.shift) };
-            ftl.prefetch_old_range(half.unit >> self.shift, units.min(64));
-        }
-        self.ring[self.pos % LOOKAHEAD] = next;
-        self.pos = (self.pos + 1) % LOOKAHEAD;
-    }
-}
-
-/// fio's plain random pattern (`rw=randwrite`, `randread`, `randtrim`: one direction, one
-/// block size, uniform offsets): only the addresses are generated ahead, as before
-/// workloads existed, so the commonest phase keeps its lean loop.
-#[derive(Clone, Copy)]
-pub(crate) struct UniformSource {
-    kind: CmdKind,
-    start_unit: u64,
-    blocks: u64,
-    bs_units: u64,
-    ring: [u64; LOOKAHEAD],
-    pos: usize,
-}
-
-impl UniformSource {
-    fn new(kind: CmdKind, start_unit: u64, blocks: u64, bs_units: u64, rng: &mut Rng) -> Self {
-        let mut s = UniformSource { kind, start_unit, blocks, bs_units, ring: [0; LOOKAHEAD], pos: 0 };
-        for i in 0..LOOKAHEAD {
-            s.ring[i] = s.draw(rng);
-        }
-        s
-    }
-
-    #[inline(always)]
-    fn draw(&self, rng: &mut Rng) -> u64 {
-        self.start_unit + rng.below(self.blocks) * self.bs_units
-    }
-}
-
-impl Source for UniformSource {
-    #[inline(always)]
-    fn peek(&mut self) -> Option<Command> {
-        Some(Command { kind: self.kind, unit: self.ring[self.pos % LOOKAHEAD], units: self.bs_units })
-    }
-
-    #[inline(always)]
-    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
-        let next = self.draw(rng);
-        ftl.prefetch(next);
-        if self.kind != CmdKind::Read {
-            let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
-            if self.bs_units == 1 {
-                ftl.prefetch_old(half);
-            } else {
-                ftl.prefetch_old_range(half, self.bs_units.min(64));
-            }
-        }
-        self.ring[self.pos % LOOKAHEAD] = next;
-        self.pos = (self.pos + 1) % LOOKAHEAD;
-    }
-}
-
-/// A job's command source: the plain random pattern's lean one, or the general generator.
-enum JobSource {
-    Uniform(Box<UniformSource>),
-    General(Box<GenSource>),
-}
-
-impl JobSource {
-    /// The source of a plan's generator: the plain random pattern's lean one if it is that.
-    fn of(gen: crate::workload::Generator, rng: &mut Rng) -> Self {
-        match gen.uniform() {
-            Some((kind, start_unit, blocks, bs_units)) => JobSource::Uniform(Box::new(UniformSource::new(kind, start_unit, blocks, bs_units, rng))),
-            None => JobSource::General(Box::new(GenSource::new(gen, rng))),
-        }
-    }
-
-    /// The next command (a generator always has one).
-    fn next_command(&mut self) -> Command {
-        self.peek().expect("a generator always has a next command")
-    }
-}
-
-impl Source for JobSource {
-    #[inline]
-    fn peek(&mut self) -> Option<Command> {
-        match self {
-            JobSource::Uniform(u) => u.peek(),
-            JobSource::General(g) => g.peek(),
-        }
-    }
-
-    #[inline]
-    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
-        match self {
-            JobSource::Uniform(u) => u.advance(rng, ftl),
-            JobSource::General(g) => g.advance(rng, ftl),
-        }
     }
 }
 
@@ -522,379 +328,6 @@ impl Lane {
     }
 }
 
-/// The source the host loop runs on. One loop (not one per source type) keeps a single call
-/// site of the drive's write path, which the compiler then inlines into it.
-pub(crate) enum Sources<'s, 'c> {
-    Uniform(&'s mut UniformSource),
-    General(&'s mut GenSource),
-    Chunk(&'s mut crate::replay::ChunkSource<'c>),
-}
-
-impl Source for Sources<'_, '_> {
-    #[inline(always)]
-    fn peek(&mut self) -> Option<Command> {
-        match self {
-            Sources::Uniform(s) => s.peek(),
-            Sources::General(s) => s.peek(),
-            Sources::Chunk(s) => s.peek(),
-        }
-    }
-
-    /// The plain random pattern's generation is inlined; the others are calls, which keeps
-    /// the loop small enough for the compiler to keep its state in registers.
-    #[inline(always)]
-    fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
-        match self {
-            Sources::Uniform(s) => s.advance(rng, ftl),
-            Sources::General(s) => advance_out_of_line(*s, rng, ftl),
-            Sources::Chunk(s) => advance_out_of_line(*s, rng, ftl),
-        }
-    }
-}
-
-#[inline(never)]
-fn advance_out_of_line<S: Source>(s: &mut S, rng: &mut Rng, ftl: &Ftl) {
-    s.advance(rng, ftl)
-}
-
-
-/// IOs and bytes completed in one interval, per direction (read, write, TRIM).
-#[derive(Clone, Copy, Debug, Default)]
-struct Bin {
-    ios: [u64; 3],
-    bytes: [u64; 3],
-}
-
-impl Bin {
-    fn ios(&self) -> u64 {
-        self.ios.iter().sum()
-    }
-
-    /// Bytes read and written (TRIMs move no data).
-    fn data_bytes(&self) -> u64 {
-        self.bytes[0] + self.bytes[1]
-    }
-
-    /// Adds `other`'s IOs and bytes, direction by direction.
-    fn add(&mut self, other: &Bin) {
-        for d in 0..3 {
-            self.ios[d] += other.ios[d];
-            self.bytes[d] += other.bytes[d];
-        }
-    }
-}
-
-/// Latency histograms of one interval, per direction.
-type Hists = [LatencyHistogram; 3];
-
-/// The latencies of an open interval: the first [`FEW_LATENCIES`] as they are (direction,
-/// latency [ns]), then a histogram per direction. An interval a drive stall leaves with a
-/// completion or two, far ahead of the submissions, costs a few bytes rather than three
-/// histograms of 15 KiB: the open intervals after the current one hold at most the commands
-/// outstanding, so the histograms in use are at most 2 + outstanding / FEW_LATENCIES.
-#[derive(Default)]
-struct OpenLatency {
-    few: Vec<(u8, Ns)>,
-    hists: Option<Box<Hists>>,
-}
-
-/// Latencies an open interval keeps as they are before it takes histograms.
-const FEW_LATENCIES: usize = 64;
-
-/// Most intervals a phase's or a replay's series holds, whatever its inputs [count]: a phase
-/// whose series would hold more is refused or stopped with an error
-/// ([`Simulation::check_series`]). The simulator keeps about 300 bytes per interval not
-/// yet taken ([`Simulation::take_final_intervals`]), up to twice that while its vectors
-/// grow: at most about 3 GB.
-pub const MAX_SERIES_INTERVALS: u64 = 5_000_000;
-
-/// The per-interval series of a running phase or replay.
-#[derive(Default)]
-pub(crate) struct Series {
-    start_ns: Ns,
-    interval_ns: Ns,
-    /// Submission time at which the next snapshot is due (start + snapshots × interval).
-    pub(crate) next_snapshot_ns: Ns,
-    /// Series interval of the latest completion: its index and start time (`Ns::MAX` before
-    /// the first completion and after intervals close, so the next completion looks its
-    /// interval and `slot` up again).
-    bin: usize,
-    bin_start_ns: Ns,
-    /// First interval `bins`, `snapshots` and the latency figures hold (earlier ones were
-    /// taken, [`Series::take_final`]): they hold interval `base + i` at `i`. `bin` above is
-    /// such a position too.
-    base: usize,
-    /// IOs and bytes of the intervals taken.
-    taken: Bin,
-    /// Counters when the phase started.
-    start: Snapshot,
-    bins: Vec<Bin>,
-    /// Counters at the start of interval `base + i`.
-    snapshots: Vec<Snapshot>,
-    /// Latencies of the open intervals (completions may still land there: the submission
-    /// clock has not passed their end), as (interval index, latencies) by index; usually one
-    /// or two, more when a drive stall pushes completions several intervals ahead of the
-    /// submissions (at most one per command outstanding).
-    open: Vec<(usize, OpenLatency)>,
-    /// Position in `open` of interval `bin`'s histograms.
-    slot: usize,
-    /// Emptied latency lists and histograms, reused for the next open intervals (boxed as
-    /// an open interval holds them: a sparse one costs a pointer, not 150 bytes).
-    spare_few: Vec<Vec<(u8, Ns)>>,
-    #[allow(clippy::vec_box)]
-    spare_hists: Vec<Box<Hists>>,
-    /// Every closed interval's histograms merged, per direction: the whole phase once all
-    /// are closed.
-    latency: [LatencyHistogram; 3],
-    /// Closed intervals' latency figures, all directions together and per direction.
-    interval_latency: Vec<Option<IntervalLatency>>,
-    dir_interval_latency: [Vec<Option<IntervalLatency>>; 3],
-    /// Scratch histogram for an interval's directions together.
-    scratch: LatencyHistogram,
-    /// Intervals `0..final_bins` are final (the submission clock is past their end).
-    final_bins: usize,
-    /// Over the final intervals: IOs and bytes of the last one, fewest IOs (`u64::MAX`
-    /// before the first), intervals with no completion.
-    last_final_ios: u64,
-    last_final_bytes: u64,
-    min_final_ios: u64,
-    zero_final: u64,
-    /// Intervals the series may hold (counted from the phase's start): a completion or
-    /// submission after them goes to interval `limit`, which no report shows.
-    limit: usize,
-    /// The series ends at `limit`, the end of a phase that only time ends: completions after
-    /// it are counted in the totals only. Otherwise reaching it is an error (`overflow`).
-    ends_at_limit: bool,
-    /// Something happened after interval `limit` in a series that does not end there.
-    overflow: bool,
-}
-
-impl Series {
-    fn new(start_ns: Ns, interval_ns: Ns, first: Snapshot, limit: usize, ends_at_limit: bool) -> Self {
-        Series {
-            start_ns,
-            interval_ns,
-            next_snapshot_ns: start_ns.saturating_add(interval_ns),
-            bin: 0,
-            // No interval yet: the first completion takes the slow path.
-            bin_start_ns: Ns::MAX,
-            base: 0,
-            taken: Bin::default(),
-            start: first,
-            bins: Vec::new(),
-            snapshots: vec![first],
-            open: Vec::new(),
-            slot: 0,
-            spare_few: Vec::new(),
-            spare_hists: Vec::new(),
-            latency: Default::default(),
-            interval_latency: Vec::new(),
-            dir_interval_latency: Default::default(),
-            scratch: LatencyHistogram::default(),
-            final_bins: 0,
-            last_final_ios: 0,
-            last_final_bytes: 0,
-            min_final_ios: u64::MAX,
-            zero_final: 0,
-            limit,
-            ends_at_limit,
-            overflow: false,
-        }
-    }
-
-    /// Counts an IO of direction `d` (0 read, 1 write, 2 TRIM) of `bytes`, submitted at
-    /// `submit` and completing at `done`, in its interval.
-    #[inline(always)]
-    fn record(&mut self, d: usize, submit: Ns, done: Ns, bytes: u64) {
-        // Completions mostly fall in the interval of the previous one, which saves a
-        // division per command.
-        if done < self.bin_start_ns || done - self.bin_start_ns >= self.interval_ns {
-            self.rebin(done);
-        }
-        let b = &mut self.bins[self.bin];
-        b.ios[d] += 1;
-        b.bytes[d] += bytes;
-        let latency = done - submit;
-        if let Some(h) = self.open[self.slot].1.hists.as_deref_mut() {
-            h[d].record(latency);
-        } else {
-            self.record_few(d, latency);
-        }
-    }
-
-    /// Keeps a latency of the interval `slot` as it is; its histograms once it has many.
-    #[cold]
-    #[inline(never)]
-    fn record_few(&mut self, d: usize, latency: Ns) {
-        let o = &mut self.open[self.slot].1;
-        o.few.push((d as u8, latency));
-        if o.few.len() >= FEW_LATENCIES {
-            let h = Self::histograms_of(&mut self.spare_hists, &o.few);
-            o.few.clear();
-            o.hists = Some(h);
-        }
-    }
-
-    /// Histograms (reused from `spare`) holding the latencies `few`.
-    #[allow(clippy::vec_box)]
-    fn histograms_of(spare: &mut Vec<Box<Hists>>, few: &[(u8, Ns)]) -> Box<Hists> {
-        let mut h = spare.pop().unwrap_or_default();
-        for &(d, latency) in few {
-            h[d as usize].record(latency);
-        }
-        h
-    }
-
-    /// Looks up the interval of a completion at `done` and its histograms.
-    fn rebin(&mut self, done: Ns) {
-        let mut interval = ((done - self.start_ns) / self.interval_ns) as usize;
-        self.bin_start_ns = self.start_ns + interval as u64 * self.interval_ns;
-        if interval >= self.limit {
-            // After the series' last interval: all such completions share interval `limit`
-            // (looked up again each time).
-            self.past_limit();
-            interval = self.limit;
-            self.bin_start_ns = Ns::MAX;
-        }
-        // Completions land in open intervals only, never in one taken (they are final).
-        self.bin = interval - self.base;
-        if self.bin >= self.bins.len() {
-            self.bins.resize(self.bin + 1, Bin::default());
-        }
-        self.slot = self.open_slot(interval);
-    }
-
-    /// Something happened after the series' last interval.
-    #[cold]
-    fn past_limit(&mut self) {
-        self.overflow |= !self.ends_at_limit;
-    }
-
-    /// Position in `open` of interval `bin`'s histograms, opening them if needed.
-    fn open_slot(&mut self, bin: usize) -> usize {
-        debug_assert!(bin >= self.final_bins, "completion in final interval {bin}");
-        match self.open.binary_search_by_key(&bin, |(b, _)| *b) {
-            Ok(i) => i,
-            Err(i) => {
-                let few = self.spare_few.pop().unwrap_or_default();
-                self.open.insert(i, (bin, OpenLatency { few, hists: None }));
-                i
-            }
-        }
-    }
-
-    /// The submission clock has reached interval `k`: intervals before it are final. Closes
-    /// their histograms and updates the live figures.
-    fn finalize_until(&mut self, k: usize) {
-        while self.final_bins < k {
-            let b = self.bins.get(self.final_bins - self.base).copied().unwrap_or_default();
-            let ios = b.ios();
-            self.last_final_ios = ios;
-            self.last_final_bytes = b.data_bytes();
-            self.min_final_ios = self.min_final_ios.min(ios);
-            self.zero_final += (ios == 0) as u64;
-            self.final_bins += 1;
-        }
-        let n = self.open.iter().take_while(|(b, _)| *b < k).count();
-        if n > 0 {
-            self.close_first(n);
-            // `slot` may have moved: the next completion looks its interval up again.
-            self.bin_start_ns = Ns::MAX;
-        }
-    }
-
-    /// Closes the first `n` open intervals: records their figures and merges their
-    /// histograms into the phase's.
-    fn close_first(&mut self, n: usize) {
-        for (interval, open) in self.open.drain(..n) {
-            let OpenLatency { mut few, hists } = open;
-            let mut h = hists.unwrap_or_else(|| Self::histograms_of(&mut self.spare_hists, &few));
-            few.clear();
-            self.spare_few.push(few);
-            let b = interval - self.base;
-            if self.interval_latency.len() <= b {
-                self.interval_latency.resize(b + 1, None);
-                for l in &mut self.dir_interval_latency {
-                    l.resize(b + 1, None);
-                }
-            }
-            let used: Vec<usize> = (0..3).filter(|&d| h[d].count() > 0).collect();
-            self.interval_latency[b] = match used[..] {
-                [] => None,
-                [d] => IntervalLatency::of(&h[d]),
-                _ => {
-                    self.scratch.clear();
-                    for &d in &used {
-                        self.scratch.merge(&h[d]);
-                    }
-                    IntervalLatency::of(&self.scratch)
-                }
-            };
-            for d in used {
-                self.dir_interval_latency[d][b] = IntervalLatency::of(&h[d]);
-                self.latency[d].merge(&h[d]);
-                h[d].clear();
-            }
-            self.spare_hists.push(h);
-        }
-    }
-
-    /// Takes the final intervals not taken before (see [`IntervalBatch`]); the series then
-    /// holds only the later ones.
-    fn take_final(&mut self) -> IntervalBatch {
-        let first_interval = self.base;
-        let n = self.final_bins - self.base;
-        // Final intervals are closed, but the vectors end at the last one that saw a completion.
-        let take = |v: &mut Vec<Option<IntervalLatency>>| {
-            let mut out: Vec<_> = v.drain(..n.min(v.len())).collect();
-            out.resize(n, None);
-            out
-        };
-        let interval_latency = take(&mut self.interval_latency);
-        let dir_latency: [_; 3] = std::array::from_fn(|d| take(&mut self.dir_interval_latency[d]));
-        let mut bins: Vec<Bin> = self.bins.drain(..n.min(self.bins.len())).collect();
-        bins.resize(n, Bin::default());
-        // The snapshot at the end of the last final interval was taken when it became final.
-        let snapshots = self.snapshots[..=n].to_vec();
-        self.snapshots.drain(..n);
-        for b in &bins {
-            self.taken.add(b);
-        }
-        self.base = self.final_bins;
-        // `bin` is a position in `bins`, which moved: the next completion looks it up again.
-        self.bin_start_ns = Ns::MAX;
-        let [l0, l1, l2] = dir_latency;
-        let dir = |d: usize, l: Vec<Option<IntervalLatency>>| (bins.iter().map(|b| b.ios[d]).collect(), bins.iter().map(|b| b.bytes[d]).collect(), l);
-        IntervalBatch {
-            first_interval,
-            ios: bins.iter().map(Bin::ios).collect(),
-            bytes: bins.iter().map(Bin::data_bytes).collect(),
-            snapshots,
-            interval_latency,
-            directions: [dir(0, l0), dir(1, l1), dir(2, l2)],
-        }
-    }
-}
-
-/// How many intervals a series may hold: a phase that only time ends (no byte or IO count)
-/// keeps its duration's; any other up to the simulation's limit ([`MAX_SERIES_INTERVALS`]).
-#[derive(Clone, Copy)]
-pub(crate) struct SeriesLimit {
-    intervals: usize,
-    /// The phase ends at the last interval (completions after it count in the totals only);
-    /// otherwise a series going past it is an error.
-    ends_phase: bool,
-}
-
-impl SeriesLimit {
-    pub(crate) fn new(limit: u64, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Self {
-        match duration_ns.filter(|_| timed_only).map(|d| d.div_ceil(interval_ns)) {
-            Some(n) if n <= limit => SeriesLimit { intervals: n as usize, ends_phase: true },
-            _ => SeriesLimit { intervals: limit as usize, ends_phase: false },
-        }
-    }
-}
-
 /// How a phase ended, or stands, as its report gives it: a phase of several jobs takes the
 /// jobs' clocks; it lasts until its last job's end (a timed-out job's end of time, another's
 /// last completion).
@@ -1010,6 +443,12 @@ impl Host {
     }
 }
 
+/// A workload's series interval refused for the series it would make (see
+/// [`Simulation::check_series_length`]): the error of its `interval_ns` field.
+fn interval_error(e: SimError) -> SimError {
+    SimError::Interval(WorkloadError { field: "interval_ns".into(), message: e.to_string() })
+}
+
 /// A simulated drive with a host attached.
 pub struct Simulation {
     pub(crate) dev: Device,
@@ -1025,13 +464,13 @@ pub struct Simulation {
 
 impl Simulation {
     /// A fresh (purged) drive from a profile. The seed fixes every random choice.
-    pub fn new(cfg: &Config, seed: u64) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, seed: u64) -> Result<Self, SimError> {
         Self::with_payload_tracking(cfg, seed, false)
     }
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
-    pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, ConfigError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
+    pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, SimError> {
+        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
     }
 
     /// Lowers the most intervals a phase's series may hold (at most [`MAX_SERIES_INTERVALS`];
@@ -1044,17 +483,17 @@ impl Simulation {
     /// Refuses a phase of `duration_ns` (None: not timed) in intervals of `interval_ns` whose
     /// duration alone would make more intervals than a series may hold; the error says what
     /// interval would do. The phase starts check it too.
-    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), String> {
+    pub fn check_series_length(&self, duration_ns: Option<Ns>, interval_ns: Ns) -> Result<(), SimError> {
         if let Some(d) = duration_ns.filter(|_| interval_ns > 0) {
             let n = d.div_ceil(interval_ns);
             if n > self.series_limit {
-                return Err(format!(
+                return Err(SimError::Series(format!(
                     "{} s in intervals of {} s makes {n} intervals, more than the {} a series may hold: use an interval of at least {} s or a shorter run",
                     d as f64 / NS_PER_S as f64,
                     interval_ns as f64 / NS_PER_S as f64,
                     self.series_limit,
                     d.div_ceil(self.series_limit) as f64 / NS_PER_S as f64,
-                ));
+                )));
             }
         }
         Ok(())
@@ -1062,7 +501,7 @@ impl Simulation {
 
     /// The series limit of a phase of `duration_ns` that only time ends (`timed_only`: no
     /// byte or IO count), in intervals of `interval_ns`; refused as `check_series_length` says.
-    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, String> {
+    fn series_limit_of(&self, duration_ns: Option<Ns>, interval_ns: Ns, timed_only: bool) -> Result<SeriesLimit, SimError> {
         self.check_series_length(duration_ns, interval_ns)?;
         Ok(SeriesLimit::new(self.series_limit, duration_ns, interval_ns, timed_only))
     }
@@ -1071,7 +510,7 @@ impl Simulation {
     /// hold ([`Simulation::set_series_limit`]; only time can end a phase there): the phase has
     /// then stopped ([`Simulation::advance`] reports it done) and should be finished; the
     /// error says what to change.
-    pub fn check_series(&self) -> Result<(), String> {
+    pub fn check_series(&self) -> Result<(), SimError> {
         let Some(h) = self.host.as_deref().filter(|h| h.series.overflow) else { return Ok(()) };
         let runs = match &self.source {
             Some(PhaseSource::Jobs(jobs)) => Some(&jobs.runs[..]),
@@ -1084,12 +523,12 @@ impl Simulation {
             return Ok(());
         }
         let s = &h.series;
-        Err(format!(
+        Err(SimError::Series(format!(
             "the run went on past the {} intervals of {} s its series may hold (simulated time {} s): use a longer interval (--interval) or a shorter run",
             s.limit,
             s.interval_ns as f64 / NS_PER_S as f64,
             (h.max_completion.max(h.last_submit) - h.start_ns) as f64 / NS_PER_S as f64,
-        ))
+        )))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -1172,22 +611,20 @@ impl Simulation {
     }
 
     /// Starts a phase at the current time. Errors describe the bad job field.
-    pub fn start_phase(&mut self, job: Job) -> Result<(), String> {
-        if self.phase_running() {
-            return Err("a phase or replay is already running; finish it first".into());
-        }
+    pub fn start_phase(&mut self, job: Job) -> Result<(), SimError> {
+        self.check_idle()?;
         let user = self.geometry().user_units;
         if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
-            return Err("block size, queue depth and interval must be positive".into());
+            return Err(SimError::Invalid("block size, queue depth and interval must be positive".into()));
         }
         if job.qd > MAX_QD {
-            return Err(format!("queue depth {} is more than {MAX_QD}", job.qd));
+            return Err(SimError::Invalid(format!("queue depth {} is more than {MAX_QD}", job.qd)));
         }
         if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
-            return Err(format!(
+            return Err(SimError::Invalid(format!(
                 "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
                 job.span_units, job.start_unit, user
-            ));
+            )));
         }
         let plan = Plan::of_job(&job);
         let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only())?;
@@ -1198,13 +635,11 @@ impl Simulation {
 
     /// Starts a [`Workload`] at the current time; run it with [`Simulation::advance`] and
     /// [`Simulation::finish_phase`] like a job. Errors name the workload field at fault.
-    pub fn start_workload(&mut self, w: &Workload) -> Result<(), WorkloadError> {
-        if self.phase_running() {
-            return Err(WorkloadError { field: String::new(), message: "a phase or replay is already running; finish it first".into() });
-        }
+    pub fn start_workload(&mut self, w: &Workload) -> Result<(), SimError> {
+        self.check_idle()?;
         let geo = self.geometry().clone();
         let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
-        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(interval_error)?;
         self.start_plan(plan, limit);
         Ok(())
     }
@@ -1230,22 +665,20 @@ impl Simulation {
     ///
     /// One job without a start delay runs exactly as [`Simulation::start_workload`] would.
     /// Errors name the field as `jobs[i].field`.
-    pub fn start_jobs(&mut self, jobs: &[WorkloadJob], interval_ns: Ns) -> Result<(), WorkloadError> {
-        let fail = |field: &str, message: &str| Err(WorkloadError { field: field.into(), message: message.into() });
-        if self.phase_running() {
-            return fail("", "a phase or replay is already running; finish it first");
-        }
+    pub fn start_jobs(&mut self, jobs: &[WorkloadJob], interval_ns: Ns) -> Result<(), SimError> {
+        let fail = |field: &str, message: &str| Err(WorkloadError { field: field.into(), message: message.into() }.into());
+        self.check_idle()?;
         if jobs.is_empty() {
             return fail("jobs", "needs at least one job");
         }
         if let Some(i) = jobs.iter().position(|j| j.startdelay_ns > MAX_THINKTIME_NS) {
-            return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i));
+            return Err(WorkloadError { field: "startdelay_ns".into(), message: format!("more than {MAX_THINKTIME_NS} ns (one simulated day)") }.in_job(i).into());
         }
         if jobs.len() > MAX_JOBS {
             return fail("jobs", &format!("{} jobs; at most {MAX_JOBS}", jobs.len()));
         }
         if let Some(i) = jobs.iter().position(|j| j.exit_stops.iter().any(|&k| k >= jobs.len())) {
-            return Err(WorkloadError { field: "exit_stops".into(), message: format!("names a job beyond the phase's {}", jobs.len()) }.in_job(i));
+            return Err(WorkloadError { field: "exit_stops".into(), message: format!("names a job beyond the phase's {}", jobs.len()) }.in_job(i).into());
         }
         let outstanding: u64 = jobs.iter().map(|j| j.workload.qd as u64).sum();
         if outstanding > MAX_OUTSTANDING {
@@ -1255,7 +688,10 @@ impl Simulation {
         if let [one] = jobs {
             // Alone, it has no other job to stop.
             if one.startdelay_ns == 0 {
-                self.start_workload(&with_interval(one)).map_err(|e| e.in_job(0))?;
+                self.start_workload(&with_interval(one)).map_err(|e| match e {
+                    SimError::Workload(e) | SimError::Interval(e) => e.in_job(0).into(),
+                    other => other,
+                })?;
                 self.host.as_mut().expect("started").name = one.name.clone();
                 return Ok(());
             }
@@ -1288,7 +724,7 @@ impl Simulation {
         }
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
-        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(|m| WorkloadError { field: "interval_ns".into(), message: m })?;
+        let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(interval_error)?;
         // The drive makes room for the least compressible job's data.
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
@@ -1732,8 +1168,17 @@ impl Simulation {
     /// Ok while the drive can take data; once a plane has run out of room, the error (it
     /// names the profile key to change). The phase or replay running then should end: the
     /// drive drops data that needs a new block. See [`crate::ftl::Ftl::check_space`].
-    pub fn check_space(&self) -> Result<(), ConfigError> {
-        self.dev.ftl.check_space()
+    pub fn check_space(&self) -> Result<(), SimError> {
+        self.dev.ftl.check_space().map_err(SimError::DriveFull)
+    }
+
+    /// Ok unless a phase, replay or online drive is running (a call that starts one then is
+    /// refused).
+    pub(crate) fn check_idle(&self) -> Result<(), SimError> {
+        if self.phase_running() {
+            return Err(SimError::Invalid("a phase or replay is already running; finish it first".into()));
+        }
+        Ok(())
     }
 
     /// Runs the current phase to its end (or until the drive runs out of room).
@@ -1845,27 +1290,31 @@ impl Simulation {
     }
 
     /// Runs a whole job and returns its report.
-    pub fn run(&mut self, job: Job) -> Result<PhaseReport, String> {
-        self.check_space().map_err(|e| e.to_string())?;
+    pub fn run(&mut self, job: Job) -> Result<PhaseReport, SimError> {
+        self.check_space()?;
         self.start_phase(job)?;
+        self.run_started()
+    }
+
+    /// Runs a whole workload and returns its report.
+    pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, SimError> {
+        self.check_space()?;
+        self.start_workload(w)?;
+        // Its series interval is a workload field.
+        self.run_started().map_err(|e| match e {
+            SimError::Series(_) => interval_error(e),
+            e => e,
+        })
+    }
+
+    /// Runs the phase just started to its end and returns its report; an error if it went
+    /// past the intervals its series may hold or the drive ran out of room.
+    fn run_started(&mut self) -> Result<PhaseReport, SimError> {
         self.run_to_end();
         let series = self.check_series();
         let report = self.finish_phase();
         series?;
-        self.check_space().map_err(|e| e.to_string())?;
-        Ok(report)
-    }
-
-    /// Runs a whole workload and returns its report.
-    pub fn run_workload(&mut self, w: &Workload) -> Result<PhaseReport, WorkloadError> {
-        let space = |e: ConfigError| WorkloadError { field: String::new(), message: e.to_string() };
-        self.check_space().map_err(space)?;
-        self.start_workload(w)?;
-        self.run_to_end();
-        let series = self.check_series().map_err(|message| WorkloadError { field: "interval_ns".into(), message });
-        let report = self.finish_phase();
-        series?;
-        self.check_space().map_err(space)?;
+        self.check_space()?;
         Ok(report)
     }
 }

@@ -1,0 +1,191 @@
+//! The host link and the controller. The link carries each 4 KiB unit between host and
+//! write buffer in turn; idle stretches a transfer booked ahead leaves before it (`Gaps`)
+//! serve transfers of the other direction (see the module doc of [`crate::device`]). The
+//! controller takes one command at a time (`controller_cmd_us`); a TRIM holds it longer.
+
+use std::collections::VecDeque;
+
+use super::Device;
+use crate::time::Ns;
+
+/// The controller's command processing.
+pub(super) struct Controller {
+    /// When the controller takes the next command [ns].
+    pub(super) free_ns: Ns,
+    /// Time to take one command (`controller_cmd_us`) [ns].
+    pub(super) cmd_ns: Ns,
+    /// Time a TRIM command holds the controller (`trim_cmd_us`) [ns].
+    pub(super) trim_cmd_ns: Ns,
+    /// Controller time per 4 KiB unit a TRIM deallocates (`trim_us_per_gib`) [ns per unit].
+    pub(super) trim_ns_per_unit: f64,
+}
+
+/// The host link.
+pub(super) struct Link {
+    /// End of the link's last booking [ns].
+    pub(super) free_ns: Ns,
+    /// Idle stretches of the link before `free_ns`.
+    pub(super) gaps: Gaps,
+    /// Time one 4 KiB unit takes to cross the link [ns].
+    pub(super) unit_ns: Ns,
+}
+
+/// Idle stretches of a transfer resource (the host link, a channel) before its last booking,
+/// left by transfers booked ahead while their data (or a program's die) was not ready:
+/// `(start, end, left by a read)` [ns], disjoint, in time order. Those over by the time of
+/// the command that records or looks for one are dropped, so the list holds about one per
+/// transfer in flight. A transfer placed in a stretch takes part of it; the parts before and
+/// after stay while at least `min` long (on the link, the part before is forgotten).
+#[derive(Clone)]
+pub(super) struct Gaps {
+    pub(super) gaps: VecDeque<(Ns, Ns, bool)>,
+    /// Stretches held that each direction may use: `[left by writes, left by reads]`.
+    held: [u32; 2],
+    /// The shortest stretch worth keeping (one 4 KiB transfer) [ns].
+    min: Ns,
+    /// Whether the part of a stretch before a transfer placed in it stays.
+    keep_before: bool,
+}
+
+impl Gaps {
+    pub(super) fn new(min: Ns, keep_before: bool) -> Self {
+        Gaps { gaps: VecDeque::new(), held: [0; 2], min, keep_before }
+    }
+
+    /// Books `len` [ns] of a transfer of a command accepted at `now`, ready at `ready`, on the
+    /// resource whose bookings end at `free`: in the earliest stretch it may use (`usable`, as
+    /// for [`Gaps::any_for`]) that it fits in, else after the last booking, recording the
+    /// stretch before it (left by a read if `by_read`) when the data is ready only later.
+    /// Returns the end of the transfer.
+    #[inline(always)]
+    pub(super) fn book(&mut self, free: &mut Ns, now: Ns, ready: Ns, len: Ns, usable: [bool; 2], by_read: bool) -> Ns {
+        if ready < *free && self.any_for(usable) {
+            if let Some(done) = self.take(now, ready, len, usable) {
+                return done;
+            }
+        }
+        if ready >= *free + self.min {
+            self.push(now, *free, ready, by_read);
+        }
+        *free = (*free).max(ready) + len;
+        *free
+    }
+
+    /// Drops the stretches over by `now`.
+    #[inline(always)]
+    fn prune(&mut self, now: Ns) {
+        while let Some(&(_, end, r)) = self.gaps.front() {
+            if end > now {
+                break;
+            }
+            self.gaps.pop_front();
+            self.held[r as usize] -= 1;
+        }
+    }
+
+    /// Records the stretch `[start, end)` left by a read (`by_read`) or a write booked ahead
+    /// by a command accepted at `now`; it is later than every one recorded.
+    #[inline(always)]
+    fn push(&mut self, now: Ns, start: Ns, end: Ns, by_read: bool) {
+        self.prune(now);
+        self.gaps.push_back((start, end, by_read));
+        self.held[by_read as usize] += 1;
+    }
+
+    /// The first stretch that ends at or after `t` (they end in time order; a transfer can
+    /// use none before it): a galloping search from the last, near which a program usually
+    /// finds its place (the stretches before are mostly ones only reads could still use).
+    #[inline(always)]
+    fn first_ending_from(&self, t: Ns) -> usize {
+        let g = &self.gaps;
+        // Those before `lo` end before `t`, those from `hi` on at or after it.
+        let (mut lo, mut hi, mut step) = (0, g.len(), 1);
+        while lo < hi {
+            let probe = hi.saturating_sub(step).max(lo);
+            if g[probe].1 < t {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step *= 2;
+        }
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if g[mid].1 < t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Whether a transfer that may use the stretches left by writes (`usable[0]`) and/or by
+    /// reads (`usable[1]`) may find one here.
+    #[inline(always)]
+    fn any_for(&self, usable: [bool; 2]) -> bool {
+        (usable[0] && self.held[0] != 0) || (usable[1] && self.held[1] != 0)
+    }
+
+    /// Books `len` [ns] of time starting no earlier than `ready`, for a transfer of a command
+    /// accepted at `now`, in the earliest stretch it may use (`usable`, as for
+    /// [`Gaps::any_for`]) that it fits in. What is left of the stretch after the transfer
+    /// stays if at least `min` long, and so does the part before it if `keep_before`.
+    /// Returns the end of the transfer, or None if no stretch has room.
+    #[inline(always)]
+    fn take(&mut self, now: Ns, ready: Ns, len: Ns, usable: [bool; 2]) -> Option<Ns> {
+        let (min, keep_before) = (self.min, self.keep_before);
+        self.prune(now);
+        let first = self.first_ending_from(ready + len);
+        let i = first + self.gaps.range(first..).position(|&(start, end, r)| usable[r as usize] && start.max(ready) + len <= end)?;
+        let (start, end, r) = self.gaps[i];
+        let from = start.max(ready);
+        let done = from + len;
+        match (keep_before && from >= start + min, end >= done + min) {
+            (true, true) => {
+                self.gaps[i] = (start, from, r);
+                self.gaps.insert(i + 1, (done, end, r));
+                self.held[r as usize] += 1;
+            }
+            (true, false) => self.gaps[i] = (start, from, r),
+            (false, true) => self.gaps[i] = (done, end, r),
+            (false, false) => {
+                // Too short for another transfer.
+                self.gaps.remove(i);
+                self.held[r as usize] -= 1;
+            }
+        }
+        Some(done)
+    }
+}
+
+impl Device {
+    /// The controller takes a command submitted at `submit` (`controller_cmd_us`, in turn);
+    /// returns when it has.
+    #[inline]
+    pub(super) fn accept_command(&mut self, submit: Ns) -> Ns {
+        self.ctrl.free_ns = self.ctrl.free_ns.max(submit) + self.ctrl.cmd_ns;
+        self.ctrl.free_ns
+    }
+
+    /// Books the link for one unit of write data ready (buffer space held) at `t`, of a
+    /// command accepted at `now`; returns when it has crossed. Until the drive has served a
+    /// read, simply after the last booking; then see [`Device::transfer`].
+    #[inline(always)]
+    pub(super) fn write_transfer(&mut self, now: Ns, t: Ns) -> Ns {
+        if self.calendars {
+            return self.transfer(now, t, false);
+        }
+        self.link.free_ns = self.link.free_ns.max(t) + self.link.unit_ns;
+        self.link.free_ns
+    }
+
+    /// Books the link for one unit of data of a read (`by_read`) or write accepted at `now`,
+    /// ready at `ready`: in the earliest idle stretch that a transfer of the other direction
+    /// left and that it fits in, else after the last booking, leaving the link idle before
+    /// it for the other direction if the data is ready only later. Returns when it has crossed.
+    #[inline(never)]
+    pub(super) fn transfer(&mut self, now: Ns, ready: Ns, by_read: bool) -> Ns {
+        self.link.gaps.book(&mut self.link.free_ns, now, ready, self.link.unit_ns, [by_read, !by_read], by_read)
+    }
+}
