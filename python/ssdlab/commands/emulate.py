@@ -13,7 +13,8 @@ import os
 import sys
 import time
 
-from ..procedures.declare import seed as parse_seed
+from ..params import number
+from ..params import seed as parse_seed
 from ..targets import emu
 from ..units import format_size
 
@@ -62,34 +63,13 @@ def register(subparsers, add_target_args) -> None:
     p.add_argument("--data", default="none", metavar="MODE",
                    help="where written data is kept: none (reads return zeros), memory, file:PATH "
                         "(default: %(default)s)")
-    p.add_argument("--slowdown", type=_slowdown, default=1.0, metavar="K",
+    p.add_argument("--slowdown", type=number(float, 1, emu.MAX_SLOWDOWN), default=1.0, metavar="K",
                    help="wall seconds per simulated second, 1 to 1000: every time of the drive runs K times "
                         "slower (default: %(default)s, real time)")
-    p.add_argument("--status-every", type=_status_every, default=STATUS_EVERY_S, metavar="SECONDS",
-                   help="seconds between two status lines on stderr (IOPS, WA, free blocks, late replies); "
-                        "0: none (default: %(default)s)")
+    p.add_argument("--status-every", type=number(float, 0, 86400), default=STATUS_EVERY_S, metavar="SECONDS",
+                   help="seconds between two status lines on stderr (IOPS, WA, free blocks, late replies; at most "
+                        f"one every {POLL_S:g} s); 0: none (default: %(default)s)")
     p.set_defaults(func=run)
-
-
-def _slowdown(text: str) -> float:
-    try:
-        k = float(text)
-    except ValueError:
-        k = float("nan")
-    if not 1.0 <= k <= emu.MAX_SLOWDOWN:
-        raise argparse.ArgumentTypeError(f"{text!r}: a number from 1 to {emu.MAX_SLOWDOWN:g} (wall seconds per "
-                                         f"simulated second)")
-    return k
-
-
-def _status_every(text: str) -> float:
-    try:
-        s = float(text)
-    except ValueError:
-        s = float("nan")
-    if not (s == 0 or POLL_S <= s <= 86400):
-        raise argparse.ArgumentTypeError(f"{text!r}: 0 (no status lines) or seconds from {POLL_S} to 86400")
-    return s
 
 
 # -- running ---------------------------------------------------------------------------
