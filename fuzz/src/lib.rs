@@ -242,7 +242,8 @@ pub fn fuzz_workload(lines: &[(String, String)]) -> ssdsim::Workload {
 
 /// Runs `w` on `sim` (at most FUZZ_COMMANDS commands) and checks its series and clock.
 fn check_workload(sim: &mut ssdsim::Simulation, w: &ssdsim::Workload, ctrl_ns: u64) {
-    if let Err(e) = sim.start_workload(w) {
+    if let Err(err) = sim.start_workload(w) {
+        let e = err.workload().unwrap_or_else(|| panic!("a workload refused without naming a field: {err:?}"));
         assert!(!e.field.is_empty() && !e.message.is_empty(), "a workload refused without naming a field: {e:?}");
         if e.field == "interval_ns" && e.message.contains("a series may hold") {
             let d = w.duration_ns.expect("only a timed workload is refused for its series' length");
