@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from pathlib import Path
 
 from .. import stop
 from ..errors import UserError
+from ..fio_logs import bins_percentiles_us
 from ..units import format_size
 from .loop import LoopDevice, LoopError, _loop_backing_files, _sysfs
 
@@ -66,12 +68,10 @@ LATE_NS = 50_000
 def counters_file(device: str) -> Path | None:
     """The counters file of the emulated drive under loop device ``device`` (/dev/loopN), or
     None when ``device`` is not over an emulated drive."""
-    try:
-        backing = (Path("/sys/class/block") / os.path.basename(os.path.realpath(device)) / "loop"
-                   / "backing_file").read_text().strip().removesuffix(" (deleted)")
-    except OSError:
+    backing = _sysfs(os.path.realpath(device), "backing_file")
+    if backing is None:
         return None
-    image = Path(backing)
+    image = Path(backing.removesuffix(" (deleted)"))
     if image.name != IMAGE_NAME:
         return None
     path = image.with_name(COUNTERS_NAME)
@@ -99,20 +99,12 @@ def lateness(after: dict, before: dict | None = None) -> dict:
     counts = [a - (before["late"][i] if before else 0) for i, a in enumerate(after["late"])]
     replies = sum(counts)
     late_ns = after["late_ns"] - (before["late_ns"] if before else 0)
-
-    def percentile(q: float) -> float | None:
-        if not replies:
-            return None
-        seen = 0
-        for bound, n in zip(bounds + [float("inf")], counts):
-            seen += n
-            if seen >= q * replies:
-                return bound / 1e9
-        return float("inf")
-
+    # Nearest rank over the buckets' upper bounds; a percentile in the last bucket is inf.
+    pct_us = bins_percentiles_us(dict(zip(bounds + [math.inf], counts)))
+    p50_s, p99_s = ((pct_us.get(k, math.inf) / 1e6 if replies else None) for k in ("p50", "p99"))
     on_time = sum(n for bound, n in zip(bounds, counts) if bound <= LATE_NS)
     return {"replies": replies, "late_share": (replies - on_time) / replies if replies else None,
-            "p50_late_s": percentile(0.5), "p99_late_s": percentile(0.99),
+            "p50_late_s": p50_s, "p99_late_s": p99_s,
             "mean_late_s": late_ns / replies / 1e9 if replies else None,
             "max_late_s": after["max_late_ns"] / 1e9}
 

@@ -10,9 +10,11 @@ a test lasts its drive time; how late the emulator answered is in ``describe()["
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 from ..errors import UserError
+from ..params import number
 from .emu import MAX_SLOWDOWN, EmulatedDrive, lateness
 from .fio import FioError, FioTarget
 from .loop import LoopError
@@ -20,6 +22,8 @@ from .safety import UnsafeTargetError
 
 #: The ``--set`` key of the emulator itself (the others are the drive's profile keys).
 SLOWDOWN_KEY = "slowdown"
+#: ``--set slowdown=K``: as ``ssdlab emulate --slowdown``.
+parse_slowdown = number(float, 1, MAX_SLOWDOWN)
 
 
 def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> "EmuTarget":
@@ -37,12 +41,9 @@ def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> 
             profile_sets.append(kv)
             continue
         try:
-            slowdown = float(value)
-        except ValueError:
-            slowdown = float("nan")
-        if not 1.0 <= slowdown <= MAX_SLOWDOWN:
-            raise UserError(f"--set {kv}: slowdown is wall seconds per simulated second, a number from 1 to "
-                            f"{MAX_SLOWDOWN:g}")
+            slowdown = parse_slowdown(value)
+        except argparse.ArgumentTypeError as e:
+            raise UserError(f"--set {kv}: {e} (slowdown is wall seconds per simulated second)") from None
     kw = {k: v for k, v in kw.items() if k in ("workdir", "dry_run", "purge_method", "fio")}
     profile = load_profile(spec[4:] or "default", profile_sets)
     try:
