@@ -1,10 +1,10 @@
 """The ``ssdlab`` command's entry point (the console script, and ``python -m ssdlab.cli``).
 
-Importing and reading the command line (:mod:`ssdlab.cli`: the tests, numpy, matplotlib, the
-simulator) takes about a second. This module imports nothing heavy, so Ctrl-C, SIGTERM and
-SIGHUP are handled (:mod:`ssdlab.stop`) from the first milliseconds: a stop request during
-that second ends the command quietly with exit status 130 once the command line is read,
-like one during a run.
+Importing and reading the command line (:mod:`ssdlab.cli`: the tests, numpy, pyarrow, the
+simulator; matplotlib only when a command draws) takes a tenth of a second or more. This
+module imports nothing heavy, so Ctrl-C, SIGTERM and SIGHUP are handled (:mod:`ssdlab.stop`)
+from the first milliseconds: a stop request during the imports ends the command quietly with
+exit status 130 once the command line is read, like one during a run.
 """
 from __future__ import annotations
 

@@ -31,19 +31,41 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import functools
+import types
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.container import BarContainer
-from matplotlib.lines import Line2D
-from matplotlib.markers import MarkerStyle
-from matplotlib.path import Path as MplPath
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from .charts import Chart
 from .columns import latency_columns
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+@functools.cache
+def _mpl() -> types.SimpleNamespace:
+    """matplotlib's parts this module draws with, imported at the first drawing: the import
+    takes ~0.4 s, which a command that draws nothing (``--help``, a ``run`` without
+    ``--plots``, a grid point) should not pay."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import LogNorm
+    from matplotlib.container import BarContainer
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.markers import MarkerStyle
+    from matplotlib.path import Path as MplPath
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    stall = MarkerStyle(MplPath([(0.0, 0.0), (-0.5, 1.0), (0.5, 1.0), (0.0, 0.0)], closed=True))
+    return types.SimpleNamespace(
+        rc_context=matplotlib.rc_context, colormaps=matplotlib.colormaps, FigureCanvasAgg=FigureCanvasAgg,
+        Figure=Figure, BarContainer=BarContainer, Line2D=Line2D, LogNorm=LogNorm, stall_marker=stall,
+        FixedLocator=FixedLocator, FuncFormatter=FuncFormatter, LogLocator=LogLocator, MaxNLocator=MaxNLocator,
+        NullFormatter=NullFormatter)
 
 __all__ = [
     "REVIEW_ZOOM_START_S",
@@ -86,7 +108,6 @@ _DOT_AREA = 4.0  # marker area (pt^2): small dots like the reviews
 #: A downward triangle whose tip is the point (it stands on a floor at the axis' bottom, inside
 #: the axes); a marker path is scaled to half its size from the point, hence the area (pt^2).
 _STALL_AREA = 88.0
-_STALL_MARKER = MarkerStyle(MplPath([(0.0, 0.0), (-0.5, 1.0), (0.5, 1.0), (0.0, 0.0)], closed=True))
 _SINGLE_COLOR = "#1f5fa8"
 #: Mantissas of the "nice" axis tops chosen by :func:`nice_ceil`.
 NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
@@ -143,11 +164,11 @@ def _decades(lo: float, hi: float) -> tuple[float, float]:
 def _label_ends(axis: Any, lo: float, hi: float) -> None:
     """Linear ``axis`` (ax.xaxis / ax.yaxis) from ``lo`` to ``hi`` with ticks at "nice" steps and
     at both ends (a step tick closer than 40 % of a step to an end gives way to it)."""
-    steps = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    steps = _mpl().MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
     step = float(steps[1] - steps[0]) if len(steps) > 1 else hi - lo
     inner = [float(v) for v in steps if v - lo > 0.4 * step and hi - v > 0.4 * step]
-    axis.set_major_locator(FixedLocator([lo, *inner, hi]))
-    axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_major_locator(_mpl().FixedLocator([lo, *inner, hi]))
+    axis.set_major_formatter(_mpl().FuncFormatter(_plain))
 
 
 def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool, zeros_at: float | None = None) -> None:
@@ -241,8 +262,8 @@ def _interval_text(interval: float) -> str:
 
 
 def _new_figure(figsize: tuple[float, float] = FIGSIZE_IN) -> tuple[Figure, Axes]:
-    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _mpl().Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    _mpl().FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     return fig, ax
 
@@ -262,7 +283,7 @@ def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
         raise ValueError(f"{path}: the plot does not show its data in the labelled range: " + "; ".join(problems))
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context(_RC):
+    with _mpl().rc_context(_RC):
         atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=DPI, metadata=metadata))
     # Constrained layout re-solves (and nudges positions) at every draw; freeze the layout of
     # the first save so that the PNG and SVG of a figure, and any later save, match exactly.
@@ -287,7 +308,7 @@ def _drawn_points(ax: Axes) -> tuple[dict[str, int], list[np.ndarray], list[np.n
             counts[gid] = counts.get(gid, 0) + len(xy)
         xs.append(xy[:, 0])
         ys.append(xy[:, 1])
-    for bars in (c for c in ax.containers if isinstance(c, BarContainer)):
+    for bars in (c for c in ax.containers if isinstance(c, _mpl().BarContainer)):
         for r in bars.patches:
             if bars.orientation == "horizontal":
                 xs.append(np.array([r.get_x(), r.get_x() + r.get_width()], dtype=float))
@@ -388,7 +409,7 @@ def _scatter_run(
     n_zero = int(zero.sum())
     if n_zero:
         ax.scatter(
-            t[zero], np.full(n_zero, floor if logy else 0.0), s=_STALL_AREA, marker=_STALL_MARKER,
+            t[zero], np.full(n_zero, floor if logy else 0.0), s=_STALL_AREA, marker=_mpl().stall_marker,
             color=stall_color, edgecolors="black", linewidths=0.4, gid=f"stalls:{label}",
             label=f"_stalls:{label}",  # legend gets one shared entry, see _legend
             clip_on=False, zorder=3, rasterized=n_zero > _RASTERIZE_ABOVE,
@@ -400,8 +421,8 @@ def _legend(ax: Axes, n_stalls: int, *, logy: bool, floor: float, multi: bool, s
     handles, labels = ax.get_legend_handles_labels()
     if n_stalls:
         where = f"drawn at {_si(floor)}" if logy else "drawn at 0"
-        handles.append(Line2D(
-            [], [], linestyle="none", marker=_STALL_MARKER, markersize=6,
+        handles.append(_mpl().Line2D(
+            [], [], linestyle="none", marker=_mpl().stall_marker, markersize=6,
             markerfacecolor="0.6" if multi else stall_color, markeredgecolor="black", markeredgewidth=0.4,
         ))
         labels.append(f"0 IOPS (stall), {where}: {n_stalls} intervals")
@@ -469,7 +490,7 @@ def consistency_figures(
                 p995 = max(p995, float(np.percentile(z, 99.5)))
         linear_top_iops = REVIEW_LINEAR_TOP_IOPS if p995 <= REVIEW_LINEAR_TOP_IOPS else nice_ceil(p995)
 
-    colors = matplotlib.colormaps["tab10"].colors
+    colors = _mpl().colormaps["tab10"].colors
     figs: dict[str, Figure] = {}
     views = {
         "log": ((0.0, run_end), True, "whole run, log scale"),
@@ -477,7 +498,7 @@ def consistency_figures(
         "steady_linear": ((zoom_start_s, run_end), False,
                           f"from t={zoom_start_s:g} s (the reviews' zoom), linear scale"),
     }
-    with matplotlib.rc_context(_RC):
+    with _mpl().rc_context(_RC):
         for view, (window, logy, subtitle) in views.items():
             fig, ax = _new_figure()
             n_stalls = 0
@@ -493,9 +514,9 @@ def consistency_figures(
             if logy:
                 ax.set_yscale("log")
                 ax.set_ylim(floor, log_top_iops)
-                ax.yaxis.set_major_locator(LogLocator(base=10))
-                ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
-                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.yaxis.set_major_locator(_mpl().LogLocator(base=10))
+                ax.yaxis.set_minor_locator(_mpl().LogLocator(base=10, subs=np.arange(2, 10)))
+                ax.yaxis.set_minor_formatter(_mpl().NullFormatter())
             else:
                 ax.set_ylim(0.0, linear_top_iops)
                 _label_ends(ax.yaxis, 0.0, linear_top_iops)
@@ -507,7 +528,7 @@ def consistency_figures(
                     ax.text(0.005, 0.985, f"{above} intervals above {_si(linear_top_iops)} not shown",
                             transform=ax.transAxes, ha="left", va="top", fontsize=8, color="0.35",
                             gid="above_top")
-            ax.yaxis.set_major_formatter(FuncFormatter(_si))
+            ax.yaxis.set_major_formatter(_mpl().FuncFormatter(_si))
             ax.grid(True, which="major", color="0.85", linewidth=0.7)
             if logy:
                 ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.5)
@@ -601,10 +622,10 @@ def line_figure(
         if y.shape != xy.shape:
             raise ValueError(f"line plot {title!r}: {label!r} has shape {y.shape}, x has {xy.shape}")
         cols[str(label)] = (xy, y)
-    colors = matplotlib.colormaps["tab10"].colors
+    colors = _mpl().colormaps["tab10"].colors
     every_y = np.concatenate([y[np.isfinite(y) & np.isfinite(xy)] for xy, y in cols.values()])
     every_x = np.concatenate([xy[np.isfinite(xy)] for xy, _ in cols.values()])
-    with matplotlib.rc_context(_RC):
+    with _mpl().rc_context(_RC):
         fig, ax = _new_figure()
         n_nonpos = 0
         floor = ZERO_FLOOR_IOPS
@@ -620,14 +641,14 @@ def line_figure(
                 bad = np.isfinite(y) & (y <= 0)
                 if bad.any():
                     n_nonpos += int(bad.sum())
-                    ax.scatter(xy[bad], np.full(int(bad.sum()), floor), marker=_STALL_MARKER, s=_STALL_AREA,
+                    ax.scatter(xy[bad], np.full(int(bad.sum()), floor), marker=_mpl().stall_marker, s=_STALL_AREA,
                                color=color, edgecolors="black", linewidths=0.4, clip_on=False, zorder=3,
                                gid=f"zeros:{label}")
         if logy:
             ax.set_yscale("log")
         # zeros are drawn at the floor, the lowest decade of the positive values
         label_range(ax, every_x, every_y, logy=logy)
-        ax.yaxis.set_major_formatter(FuncFormatter(_si))
+        ax.yaxis.set_major_formatter(_mpl().FuncFormatter(_si))
         ax.grid(True, which="major", color="0.85", linewidth=0.7)
         ax.set_axisbelow(True)
         ax.set_xlabel(xlabel)
@@ -635,8 +656,8 @@ def line_figure(
         ax.set_title(title, loc="left")
         handles, labels = ax.get_legend_handles_labels()
         if n_nonpos:
-            handles.append(Line2D([], [], linestyle="none", marker=_STALL_MARKER, markersize=12, markerfacecolor="0.6",
-                                  markeredgecolor="black", markeredgewidth=0.4))
+            handles.append(_mpl().Line2D([], [], linestyle="none", marker=_mpl().stall_marker, markersize=12,
+                                         markerfacecolor="0.6", markeredgecolor="black", markeredgewidth=0.4))
             labels.append(f"0 or less, drawn at {_si(floor)}: {n_nonpos} points")
         if len(cols) > 1 or n_nonpos:
             ax.legend(handles, labels, loc="best", fontsize=8, framealpha=0.85)
@@ -711,7 +732,7 @@ def bar_table_figure(
     labels = [str(k) for k in rows]
     values = np.array([np.nan if v is None else float(v) for v in rows.values()], dtype=float)
     marked = {highlight} if isinstance(highlight, str) else set(highlight or ())
-    with matplotlib.rc_context(_RC):
+    with _mpl().rc_context(_RC):
         fig, ax = _new_figure((FIGSIZE_IN[0], max(2.0, 0.42 * len(labels) + 1.2)))
         ypos = np.arange(len(labels))
         colors = ["#d9822b" if lab in marked else _SINGLE_COLOR for lab in labels]
@@ -731,7 +752,7 @@ def bar_table_figure(
         hi = nice_ceil(vmax * 1.15) if (len(finite) and finite.max() > 0) else 1.0
         ax.set_xlim(lo, hi)
         _label_ends(ax.xaxis, lo, hi)
-        ax.xaxis.set_major_formatter(FuncFormatter(_si))
+        ax.xaxis.set_major_formatter(_mpl().FuncFormatter(_si))
         ax.grid(True, axis="x", color="0.85", linewidth=0.7)
         ax.set_axisbelow(True)
         ax.set_xlabel(ylabel)
@@ -788,7 +809,7 @@ def latency_figure(series: Any, *, title: str) -> Figure:
     interval = float(np.median(d)) if len(d) else 1.0
     several = len({d for _, d, _ in cols}) > 1
     drawn, lo, hi = [], math.inf, 0.0
-    with matplotlib.rc_context(_RC):
+    with _mpl().rc_context(_RC):
         fig, ax = _new_figure()
         for col, direction, stat in cols:
             y = np.asarray(series[col], dtype=float)
@@ -809,10 +830,10 @@ def latency_figure(series: Any, *, title: str) -> Figure:
         ax.set_yscale("log")
         if drawn:
             ax.set_ylim(*_decades(lo, hi))
-        ax.yaxis.set_major_locator(LogLocator(base=10))
-        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
-        ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_major_formatter(FuncFormatter(_us_text))
+        ax.yaxis.set_major_locator(_mpl().LogLocator(base=10))
+        ax.yaxis.set_minor_locator(_mpl().LogLocator(base=10, subs=np.arange(2, 10)))
+        ax.yaxis.set_minor_formatter(_mpl().NullFormatter())
+        ax.yaxis.set_major_formatter(_mpl().FuncFormatter(_us_text))
         ax.grid(True, which="major", color="0.85", linewidth=0.7)
         ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.5)
         ax.set_axisbelow(True)
@@ -848,12 +869,10 @@ def heatmap_plot(
 ) -> list[Path]:
     """A matrix of values (rows x columns, e.g. block sizes x R/W mixes) as coloured cells on a
     log colour scale, each cell labelled with its value; NaN cells stay blank. Returns the paths."""
-    from matplotlib.colors import LogNorm
-
     v = np.asarray(values, dtype=float)
     fig, ax = _new_figure((1.1 * len(col_labels) + 2.5, 0.55 * len(row_labels) + 1.8))
     pos = v[np.isfinite(v) & (v > 0)]
-    norm = LogNorm(vmin=float(pos.min()), vmax=float(pos.max())) if pos.size and pos.min() < pos.max() else None
+    norm = _mpl().LogNorm(vmin=float(pos.min()), vmax=float(pos.max())) if pos.size and pos.min() < pos.max() else None
     im = ax.imshow(np.where(v > 0, v, np.nan), aspect="auto", cmap="viridis", norm=norm)
     ax.set_xticks(range(len(col_labels)), labels=list(col_labels))
     ax.set_yticks(range(len(row_labels)), labels=list(row_labels))

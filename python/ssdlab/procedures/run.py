@@ -14,7 +14,8 @@ Results: ``series`` (every group back to back: ``t_s`` from the start of the run
 per direction ``{dir}_iops``, ``{dir}_mbps`` and the latency columns), ``job.fio`` (the
 workload as ssdlab understood it), the summary with per-group and per-direction figures
 (IOPS, MB/s, latency percentiles; on the simulator write amplification and GC work; no
-endurance projection: a run judges no steady state), plots and report.html.
+endurance projection: a run judges no steady state) and report.html; PNG and SVG charts with
+``--plots``.
 """
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ class RunParams:
     fill: bool = param(False, "--fill", "first fill the whole drive sequentially (128 KiB writes at QD32) so the "
                        "workload meets a full drive, as after the other tests' preconditioning", switch=True)
     interval_s: float = param(1.0, "--interval", "series interval", unit="s", low=0.001, high=3600)
+    plot_files: bool = param(False, "--plots", "also draw the charts as PNG and SVG files (IOPS, MB/s, latency); "
+                        "report.html has them either way, and a run without them starts and ends at once",
+                        switch=True)
     seed: int = param(1, None, "random seed")
     #: fio's options given on the command line (``--rw=randrw``...), in order.
     fio_args: tuple = ()
@@ -285,7 +289,8 @@ def _run_generated(target: Target, loaded: Loaded, summary: dict, rd: results.Re
         chart = Chart("series", "t_s", (Line("mbps", "MB/s", "MB/s"),),
                       f"{target.name} — {loaded.source}: MB/s per window of {job.window_commands} commands",
                       "time (s)", "MB/s", label="MB/s", file="mbps")
-        summary["plots"] = [x.name for x in plots.chart_files(rd.path, [chart], {"series": r.series})]
+        if params.plot_files:
+            summary["plots"] = [x.name for x in plots.chart_files(rd.path, [chart], {"series": r.series})]
         summary["plot"] = [chart.hint()]
     end_run(rd, summary, complete, error)
     return summary
@@ -330,10 +335,11 @@ def _finish(rd: results.ResultsDir, target: Target, summary: dict, done: list, p
         add_endurance(summary, target.capacity_bytes, test="run")
     title = f"{target.name} — {summary['workload_source']}"
     charts = _charts(series, title, params.interval_s)
-    summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, {"series": series})]
-    if len(series["t_s"]) and report.latency_columns(series):
-        summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
-                                                                formats=("png", "svg"))]
+    if params.plot_files:
+        summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, {"series": series})]
+        if len(series["t_s"]) and report.latency_columns(series):
+            summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series,
+                                                                    title=f"{title}: latency", formats=("png", "svg"))]
     rest = report.time_series_hints([("series", "run", series)], title) if len(series["t_s"]) else []
     summary["plot"] = [c.hint() for c in charts] + [h for h in rest if h.get("label") != "IOPS"]
     rd.write_summary(summary)
@@ -419,7 +425,8 @@ TEST = Test(
         "the job goes to fio as written, after the safety gate, writing to the target. The drive is not purged: the "
         "workload meets it as it is (--fill fills it first; the simulator starts fresh). Writes series (per "
         "direction IOPS, MB/s, latency per interval), job.fio (the workload as understood), summary.json (per "
-        "group and direction; on the simulator write amplification), plots and report.html. "
+        "group and direction; on the simulator write amplification) and report.html with its charts "
+        "(--plots: also as PNG and SVG files). "
         "Sizes and times in fio's units (4k = 4096 bytes; runtime in s)."),
     params=RunParams, plan=plan, run=run, show=show, headline=headline, passthrough="fio_args", early=early,
     print_plan=print_plan, purges=False)
