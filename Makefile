@@ -60,6 +60,7 @@ bench: setup
 	$(PY) benches/bench_profile_rows.py
 	$(PY) benches/bench_fit_coverage.py
 	$(PY) benches/bench_emulate.py
+	$(PY) benches/bench_startup.py
 	$(PY) benches/records.py render
 
 # A quick subset (~10 min on 2 cores), each compared with its last record at the same
