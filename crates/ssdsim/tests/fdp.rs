@@ -55,7 +55,7 @@ fn run(cfg: &Config, lba_share: f64, write_share: f64, seed: u64) -> Run {
     let split = (user as f64 * lba_share) as u64;
     let mut ftl = Ftl::new(&geo, false);
     let mut rng = Rng::new(seed);
-    let mut write = |ftl: &mut Ftl, rng: &mut Rng| {
+    let write = |ftl: &mut Ftl, rng: &mut Rng| {
         let s = usize::from(rng.unit_f64() >= write_share);
         let lpn = if s == 0 { rng.below(split) } else { split + rng.below(user - split) };
         ftl.set_handle(s);
@@ -142,3 +142,44 @@ fn handle_counters_add_up_to_the_drive_totals() {
     }
 }
 
+
+
+/// Two jobs of a phase, one through placement ids drawn at random, the other by a scheme;
+/// their handle counters after `seed`'s run.
+fn placed_jobs(seed: u64) -> Vec<ssdsim::ftl::HandleCounters> {
+    use ssdsim::workload::{Placement, PlacementSelect, SchemeEntry};
+    use ssdsim::{Simulation, Workload, WorkloadJob};
+    let mut cfg = drive(1.2, Some("initially-isolated"));
+    cfg.set("blocks_per_plane", "256").unwrap();
+    cfg.set("fdp_reclaim_unit_handles", "4").unwrap();
+    cfg.set("user_capacity_bytes", &(256 * 64 * 4096 * 5 / 6).to_string()).unwrap();
+    let mut sim = Simulation::new(&cfg, seed).unwrap();
+    let half = sim.geometry().user_units / 2 * 4096;
+    let job = |name: &str, offset_bytes: u64, placement: Placement| WorkloadJob {
+        name: name.into(),
+        startdelay_ns: 0,
+        exit_stops: vec![],
+        workload: Workload { offset_bytes, span_bytes: Some(half), io_bytes: Some(3 * half), qd: 4, placement: Some(placement), ..Workload::default() },
+    };
+    let random = Placement { ids: vec![0, 1], select: PlacementSelect::Random };
+    let scheme = Placement { ids: vec![], select: PlacementSelect::Scheme(vec![SchemeEntry { start_bytes: half, end_bytes: half + half / 2, id: 3 }]) };
+    sim.start_jobs(&[job("random", 0, random), job("scheme", half, scheme)], 1_000_000_000).unwrap();
+    sim.run_to_end();
+    sim.finish_phase();
+    sim.handle_counters().to_vec()
+}
+
+#[test]
+fn placement_is_deterministic_for_a_seed_and_follows_each_jobs_choice() {
+    let a = placed_jobs(5);
+    assert_eq!(a, placed_jobs(5));
+    let host: Vec<u64> = a.iter().map(|h| h.host_units).collect();
+    let job_units = host.iter().sum::<u64>() / 2;
+    // The random job's writes split about evenly over ids 0 and 1; the scheme puts the first
+    // half of the other job's range on id 3, the rest on the default handle 0.
+    let (zero_from_scheme, three) = (job_units / 2, host[3]);
+    assert!((three as f64 / (job_units / 2) as f64 - 1.0).abs() < 0.02, "{host:?}");
+    let random_on_0 = host[0] - zero_from_scheme.min(host[0]);
+    assert!(host[2] == 0 && ((random_on_0 as f64) / host[1] as f64 - 1.0).abs() < 0.05, "{host:?}");
+    assert_ne!(host, placed_jobs(6).iter().map(|h| h.host_units).collect::<Vec<_>>());
+}
