@@ -16,9 +16,9 @@ from conftest import SMALL_DRIVE
 
 @pytest.fixture(scope="module")
 def cached_dramless_runs():
-    """A filled small drive with a pseudo-SLC cache and a map cache: a job phase and a
+    """A filled small drive with a pseudo-SLC cache, a map cache and FDP: a job phase and a
     read/write/TRIM workload of several jobs."""
-    t = SimTarget(load_profile("dramless-hmb", SMALL_DRIVE), seed=3)
+    t = SimTarget(load_profile("dramless-hmb", SMALL_DRIVE + ["fdp=1", "fdp_reclaim_unit_handles=2"]), seed=3)
     fill = t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
     job = t.run_phase(JobSpec("rand", "randwrite", duration_s=3.0, interval_s=0.5))
     mix = t.run_workload({"name": "mix", "interval_s": 0.5, "jobs": [
@@ -32,7 +32,7 @@ def test_every_column_a_simulated_run_emits_is_declared(cached_dramless_runs):
         assert r.series and not columns.undeclared(r.series), r.job.name
     names = set().union(*(r.series for r in cached_dramless_runs))
     # The runs reach the columns that need a feature, and every direction.
-    assert {"slc_cache_bytes", "fold_bytes", "map_misses", "trim_iops", "read_lat_p99_us"} <= names
+    assert {"slc_cache_bytes", "fold_bytes", "map_misses", "fdp_mbe_bytes", "trim_iops", "read_lat_p99_us"} <= names
 
 
 def test_the_check_catches_an_undeclared_column(cached_dramless_runs):
@@ -60,6 +60,12 @@ def test_drive_columns_are_their_counters_per_interval(cached_dramless_runs):
     assert (s["free_blocks"] == np.round(s["free_blocks"])).all() and s["free_blocks"].min() >= 0
     by_name = columns.declared()
     assert by_name["free_blocks"].reading == "level" and by_name["erases"].reading == "change"
+    # nvme fdp stats' counters are the drive's own: host bytes, NAND bytes, erased blocks' bytes
+    # (test_sim_workload checks them on a drive that erases).
+    np.testing.assert_array_equal(s["fdp_hbmw_bytes"], s["host_write_bytes"])
+    np.testing.assert_array_equal(s["fdp_mbmw_bytes"], s["nand_write_bytes"])
+    v = load_profile("dramless-hmb").values
+    np.testing.assert_allclose(s["fdp_mbe_bytes"], s["erases"] * v["pages_per_block"] * v["page_size_bytes"])
 
 
 def test_declarations_are_complete():

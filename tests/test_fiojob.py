@@ -844,7 +844,7 @@ def test_options_not_modelled_are_refused_with_file_line_and_option(option, valu
     assert "not" in msg and (option in msg.split(": ", 2)[2] or "engine" in msg or "files" in msg), msg
 
 
-@pytest.mark.parametrize("option, version", [("num_range", "3.37"), ("fdp", "3.34"), ("verify_write_sequence", "3.38")])
+@pytest.mark.parametrize("option, version", [("num_range", "3.37"), ("priohint", "3.36"), ("verify_write_sequence", "3.38")])
 def test_options_of_later_fio_releases_are_refused_naming_the_release(need_fio, option, version):
     msg = _error(f"[a]\nrw=randtrim\n{option}=1\n")
     assert msg.startswith(f"job.fio:3: {option}=1: {option} (") and f"fio {version} and later" in msg, msg
@@ -998,3 +998,43 @@ def test_values_beyond_ssdlabs_limits_are_refused_at_their_line(line):
     assert message.startswith(f"job.fio:3: {line}: "), message
     assert ("at most 65535" if key == "iodepth" else "block sizes are at most 256m (268435456 bytes)") in message
     parse_job_text("[j]\nrw=randwrite\nbs=256m\niodepth=65535\n")  # the limits themselves are taken
+
+
+def test_data_placement_options_as_fio_reads_them(tmp_path):
+    """fio >= 3.34's fdp/fdp_pli and 3.38's names: ids as lists and ranges, the selection, a
+    scheme file; the canonical text keeps the release's names and parses back the same."""
+    j = parse_job_text("[a]\nrw=randwrite\nfdp=1\nfdp_pli=0,2-4,7\n").jobs[0]
+    assert (j.dataplacement, j.plids, j.plid_select, j.dp_fio_version) == ("fdp", (0, 2, 3, 4, 7), "roundrobin", "3.34")
+    j = parse_job_text("[a]\nrw=randwrite\nfdp=1\nfdp_pli_select=random\n").jobs[0]
+    assert (j.plids, j.plid_select, j.dp_fio_version) == ((), "random", "3.36")
+    scheme = tmp_path / "scheme"
+    scheme.write_text("0, 1048576, 1\n1048576, 4194304, 3\n")
+    w = parse_job_text(f"[a]\nrw=randwrite\ndataplacement=fdp\nplid_select=scheme\ndp_scheme={scheme}\n")
+    j = w.jobs[0]
+    assert j.dp_scheme == ((0, 1048576, 1), (1048576, 4194304, 3)) and j.dp_fio_version == "3.38"
+    for text in ("[a]\nrw=randwrite\nfdp=1\nfdp_pli=0,2-4,7\nfdp_pli_select=random\n",
+                 f"[a]\nrw=randwrite\ndataplacement=fdp\nplid_select=scheme\ndp_scheme={scheme}\n",
+                 "[a]\nrw=randwrite\ndataplacement=fdp\nplids=5\n"):
+        w = parse_job_text(text)
+        assert parse_job_text(format_job_file(w)) == w, text
+    assert "fdp_pli=0,2,3,4,7" in format_job_file(parse_job_text("[a]\nrw=write\nfdp=1\nfdp_pli=0,2-4,7\n"))
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[a]\nrw=randwrite\nfdp_pli=1\n", "apply only with fdp=1"),
+    ("[a]\nrw=randwrite\ndataplacement=streams\nplids=1\n", "streams) is not modelled"),
+    ("[a]\nrw=randwrite\nfdp=1\nplid_select=scheme\n", "needs a dp_scheme file"),
+    ("[a]\nrw=randwrite\nfdp=1\ndp_scheme=/nonexistent\n", "applies only with plid_select=scheme"),
+    ("[a]\nrw=randwrite\nfdp=1\nplid_select=scheme\ndp_scheme=/nonexistent/s\n", "no such file"),
+    ("[a]\nrw=randwrite\nfdp=1\nfdp_pli=4-2\n", "from low to high"),
+    ("[a]\nrw=randwrite\nfdp=1\nfdp_pli=0-200\n", "at most 128"),
+])
+def test_data_placement_refusals_name_the_option(text, needle):
+    assert needle in _error(text)
+
+
+def test_a_bad_scheme_line_is_named_by_file_and_line(tmp_path):
+    scheme = tmp_path / "scheme"
+    scheme.write_text("0, 4096, 1\n8192, 4096, 2\n")
+    msg = _error(f"[a]\nrw=randwrite\nfdp=1\nplid_select=scheme\ndp_scheme={scheme}\n")
+    assert f"{scheme}:2:" in msg and "start < end" in msg

@@ -279,3 +279,35 @@ def test_a_full_drive_is_raised_as_ssdlabs_drive_full_error():
         _Drive(Full()).advance(10)
     assert isinstance(e.value, errors.ProfileError) and e.value.key == "user_capacity_bytes"
     assert str(e.value) == "profile key `user_capacity_bytes`: ran out of space"
+
+
+def test_fdp_jobs_write_through_their_placement_ids_and_fdp_stats_are_the_drives_own():
+    """Two jobs on disjoint halves, one through handle 1, the other round robin over 2 and 3;
+    the per-handle counters add up to the drive's, and nvme fdp stats' HBMW, MBMW and MBE are
+    its host bytes, NAND bytes and erased blocks' bytes."""
+    profile = load_profile("default", SMALL_DRIVE + ["user_capacity_bytes=6GiB", "fdp=1", "fdp_reclaim_unit_handles=4",
+                                                     "fdp_ruh_type=persistently-isolated"])
+    t = SimTarget(profile, seed=2)
+    t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
+    half = profile.user_bytes // 2 // 4096 * 4096
+    r = t.run_workload({"interval_s": 0.5, "jobs": [
+        {"name": "hot", "span_bytes": half, "placement_ids": [1], "io_bytes": half, "qd": 8},
+        {"name": "cold", "offset_bytes": half, "span_bytes": half, "placement_ids": [2, 3],
+         "io_bytes": half // 2, "qd": 8}]})
+    h = r.totals["fdp_handles"]
+    assert [x["host_write_bytes"] for x in h] == pytest.approx([0, half, half / 4, half / 4], abs=64 * 1024)
+    for key in ("host_write_bytes", "nand_write_bytes", "gc_copied_bytes"):
+        assert sum(x[key] for x in h) == r.totals[key], key
+    assert r.totals["erases"] > 0 and all(x["ru_filled"] > 0 for x in h[1:])
+    assert sum(x["ru_reclaimed"] for x in h) == r.totals["erases"]
+    s = r.series
+    np.testing.assert_array_equal(s["fdp_hbmw_bytes"], s["host_write_bytes"])
+    np.testing.assert_array_equal(s["fdp_mbmw_bytes"], s["nand_write_bytes"])
+    block_bytes = profile.values["pages_per_block"] * profile.values["page_size_bytes"]
+    np.testing.assert_array_equal(s["fdp_mbe_bytes"], s["erases"] * block_bytes)
+    # A placement id the drive lacks, and placement on a drive without FDP, are refused by key.
+    with pytest.raises(ValueError, match="placement_ids.*not below the drive's 4"):
+        t.run_workload({"number_ios": 10, "placement_ids": [4]})
+    with pytest.raises(ValueError, match="placement_scheme.*fdp = 1"):
+        SimTarget(load_profile("default", SMALL_DRIVE), seed=2).run_workload(
+            {"number_ios": 10, "placement_scheme": [(0, 4096, 0)]})

@@ -205,3 +205,15 @@ def test_exitall_stops_what_exit_what_says():
     assert msg.startswith("s.fio:4: job 'j', option exit_what:") and "later group(s) would run" in msg, msg
     msg = _refusal("rw=randread\nexitall\nexit_what=stonewall\n[k]\nstartdelay=1\nrw=read")
     assert "option exit_what:" in msg and "startdelay" in msg, msg
+
+
+def test_data_placement_becomes_the_simulators_placement_keys(tmp_path):
+    keys, _ = tosim.sim_job(_job("rw=randwrite\nfdp=1\nfdp_pli=1-3"), 1 << 30)
+    assert (keys["placement_select"], keys["placement_ids"]) == ("roundrobin", [1, 2, 3])
+    scheme = tmp_path / "s"
+    scheme.write_text("0,4096,2\n")
+    keys, _ = tosim.sim_job(_job(f"rw=randwrite\ndataplacement=fdp\nplid_select=scheme\ndp_scheme={scheme}"), 1 << 30)
+    assert keys["placement_scheme"] == [[0, 4096, 2]] and "placement_ids" not in keys
+    # Without fdp, and for a job that only reads, no placement.
+    assert not any(k.startswith("placement") for k in tosim.sim_job(_job("rw=randwrite"), 1 << 30)[0])
+    assert not any(k.startswith("placement") for k in tosim.sim_job(_job("rw=randread\nfdp=1"), 1 << 30)[0])

@@ -326,6 +326,7 @@ impl Simulator {
         d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
         d.set_item("slc_cache", self.sim.device().slc().is_some())?;
         d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
+        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)?;
         Ok(d)
     }
 
@@ -360,6 +361,7 @@ impl Simulator {
         d.set_item("start_counters", snapshot_dict(py, &r.start)?)?;
         d.set_item("slc_cache", self.sim.device().slc().is_some())?;
         d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
+        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)?;
         d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
         let dirs = d.get_item("directions")?.expect("set by intervals_dict");
         for dir in Direction::ALL {
@@ -476,6 +478,25 @@ impl Simulator {
         d.set_item("latency_ns", lat)?;
         d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
         Ok(d)
+    }
+
+    /// Flexible Data Placement: per reclaim unit handle, in handle order, its cumulative
+    /// counters: `host_write_bytes` (written through it), `gc_copied_bytes` (its data
+    /// relocated by GC), `nand_write_bytes` (the two together), `ru_filled` (reclaim units
+    /// its host writes filled), `ru_reclaimed` (reclaim units of its data only that were
+    /// erased). Empty without FDP.
+    fn fdp_handles<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        let out = pyo3::types::PyList::empty(py);
+        for h in self.sim.handle_counters() {
+            let d = PyDict::new(py);
+            d.set_item("host_write_bytes", h.host_units * UNIT_BYTES)?;
+            d.set_item("gc_copied_bytes", h.gc_units * UNIT_BYTES)?;
+            d.set_item("nand_write_bytes", h.nand_units() * UNIT_BYTES)?;
+            d.set_item("ru_filled", h.ru_filled)?;
+            d.set_item("ru_reclaimed", h.ru_reclaimed)?;
+            out.append(d)?;
+        }
+        Ok(out)
     }
 
     /// Cumulative counters now: host/nand/gc units (host writes completed, NAND work the dies

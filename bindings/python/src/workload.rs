@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdsim::time::{s_to_ns, NS_PER_S};
 use ssdsim::workload::keys::key_message;
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, KeyScope, Workload, WorkloadJob, Zone};
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, KeyScope, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zone};
 
 pub(crate) fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(key_message(key, msg))
@@ -166,5 +166,26 @@ pub(crate) fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
     out.thinktime_iotime_ns = w.seconds("thinktime_iotime_s")?.unwrap_or(0);
     out.rate_iops_total = w.f64("rate_iops_total")?.unwrap_or(0.0);
     out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?;
+    out.placement = placement(&w)?;
     Ok(out)
+}
+
+/// The placement keys (`placement_ids`, `placement_select`, `placement_scheme`): None when
+/// none is given.
+fn placement(w: &WorkloadDict<'_, '_>) -> PyResult<Option<Placement>> {
+    let ids = w.get::<Vec<u32>>("placement_ids", "a list of placement ids (whole numbers >= 0)")?;
+    let select = w.get::<String>("placement_select", "a name")?;
+    let scheme = w.get::<Vec<(u64, u64, u32)>>("placement_scheme", "a list of (start_bytes, end_bytes, placement id) triples")?;
+    if ids.is_none() && select.is_none() && scheme.is_none() {
+        return Ok(None);
+    }
+    let select = match (select.as_deref().unwrap_or(if scheme.is_some() { "scheme" } else { "roundrobin" }), scheme) {
+        ("roundrobin", None) => PlacementSelect::RoundRobin,
+        ("random", None) => PlacementSelect::Random,
+        ("scheme", Some(entries)) => PlacementSelect::Scheme(entries.into_iter().map(|(start_bytes, end_bytes, id)| SchemeEntry { start_bytes, end_bytes, id }).collect()),
+        ("scheme", None) => return Err(key_err("placement_scheme", "needed by placement_select \"scheme\"")),
+        ("roundrobin" | "random", Some(_)) => return Err(key_err("placement_scheme", "applies only to placement_select \"scheme\"")),
+        (other, _) => return Err(key_err("placement_select", format!("{other:?} is not one of roundrobin, random, scheme"))),
+    };
+    Ok(Some(Placement { ids: ids.unwrap_or_default(), select }))
 }

@@ -11,7 +11,7 @@ pub type Counter = (&'static str, fn(&Snapshot) -> u64);
 
 /// Every counter of a [`Snapshot`], by name (cumulative since the drive was created, but
 /// `free_blocks` and `slc_units`, which are levels).
-pub const COUNTERS: [Counter; 13] = [
+pub const COUNTERS: [Counter; 15] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -25,6 +25,8 @@ pub const COUNTERS: [Counter; 13] = [
     ("map_misses", |s| s.map_misses),
     ("map_bypassed", |s| s.map_bypassed),
     ("map_writeback_units", |s| s.map_writeback_units),
+    ("erased_units", |s| s.erased_units),
+    ("ru_filled", |s| s.ru_filled),
 ];
 
 /// How a series column reads its counter at the snapshots bounding an interval.
@@ -67,6 +69,8 @@ pub enum Needs {
     SlcCache,
     /// A map cache (a DRAM-less drive, `map_cache_bytes` > 0).
     MapCache,
+    /// Flexible Data Placement (`fdp` = 1).
+    Fdp,
 }
 
 /// One per-interval series column made of a counter.
@@ -116,7 +120,7 @@ use Reading::*;
 use Scale::*;
 
 /// The drive's per-interval series columns, in series order.
-pub const COLUMNS: [Column; 11] = [
+pub const COLUMNS: [Column; 15] = [
     column("host_write_bytes", "host_bytes", Change, One, "bytes", "host writes",
         "Host data written in the interval, by the completion of its writes.", Neither, "", Needs::Nothing),
     column("nand_write_bytes", "nand_units", Change, NandUnitBytes, "bytes", "NAND writes",
@@ -145,10 +149,22 @@ pub const COLUMNS: [Column; 11] = [
     column("map_write_bytes", "map_writeback_units", Change, UnitBytes, "bytes", "map pages written back",
         "Dirty map pages written back to NAND in the interval to make room in the map cache, as decided.", Lower,
         "map_write", Needs::MapCache),
+    column("fdp_hbmw_bytes", "host_bytes", Change, One, "bytes", "host bytes with metadata written (HBMW)",
+        "nvme fdp stats' host bytes with metadata written (HBMW) in the interval: the host data written, as host_write_bytes.",
+        Neither, "", Needs::Fdp),
+    column("fdp_mbmw_bytes", "nand_units", Change, NandUnitBytes, "bytes", "media bytes with metadata written (MBMW)",
+        "nvme fdp stats' media bytes with metadata written (MBMW) in the interval: the bytes programmed to NAND, as nand_write_bytes.",
+        Lower, "fdp", Needs::Fdp),
+    column("fdp_mbe_bytes", "erased_units", Change, NandUnitBytes, "bytes", "media bytes erased (MBE)",
+        "nvme fdp stats' media bytes erased (MBE) in the interval: the erased blocks' bytes, as the dies carry out the erases.",
+        Lower, "fdp", Needs::Fdp),
+    column("fdp_ru_filled", "ru_filled", Change, One, "RUs", "reclaim units filled",
+        "FDP reclaim units (erase blocks) filled by host writes in the interval, every handle, as decided.", Neither, "",
+        Needs::Fdp),
 ];
 
 /// The charts of the drive's columns, in page order.
-pub const CHARTS: [Chart; 6] = [
+pub const CHARTS: [Chart; 7] = [
     Chart { id: "free_blocks", title: "Free blocks", ylabel: "free blocks", button: "free blocks", with: &[] },
     Chart {
         id: "gc",
@@ -185,6 +201,13 @@ pub const CHARTS: [Chart; 6] = [
         button: "map write-back",
         with: &["host_write_bytes"],
     },
+    Chart {
+        id: "fdp",
+        title: "Flexible Data Placement: media bytes written and erased vs host bytes written (nvme fdp stats)",
+        ylabel: "MB/s",
+        button: "FDP stats",
+        with: &["fdp_hbmw_bytes"],
+    },
 ];
 
 /// The [`COUNTERS`] entry named `name`.
@@ -217,6 +240,7 @@ mod tests {
         let s = Snapshot {
             host_units: 1, host_bytes: 2, nand_units: 3, gc_units: 4, erases: 5, free_blocks: 6, gc_die_ns: 7,
             gc_die_done_ns: 8, slc_units: 9, fold_units: 10, map_misses: 11, map_bypassed: 12, map_writeback_units: 13,
+            erased_units: 14, ru_filled: 15,
         };
         let mut seen: Vec<u64> = COUNTERS.iter().map(|(_, f)| f(&s)).collect();
         seen.sort_unstable();

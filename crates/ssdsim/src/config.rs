@@ -513,6 +513,16 @@ config_keys! {
     gc_idle_free_blocks: u64 = 0, int(1, 1 << 20, "blocks").or_zero().note("at most blocks_per_plane - 3");
     /// Idle GC sorts by LBA: it copies each unit into the open block of its LBA region (the user span cut into this many equal regions, each spread over all planes), so that after idle time no block mixes distant LBAs and a later sequential overwrite empties whole blocks; it also moves fully valid blocks that mix regions. 0 = idle GC copies within the plane like foreground GC; no effect without idle GC (gc_idle_free_blocks = 0) [regions].
     gc_idle_sort_regions: u64 = 0, int(1, 1 << 20, "regions").or_zero().note("at most 1/8 of the blocks and the user units");
+    /// Flexible Data Placement (NVMe TP4146): 1 = writes carry a placement handle (the workload's placement ids) and the drive keeps the data of each reclaim unit handle in reclaim units of its own; 0 = off, every write goes to one stream as on a conventional drive [flag].
+    fdp: u64 = 0, int(0, 1, "");
+    /// FDP reclaim unit size (the spec's RUNS, reclaim unit nominal size): the unit the drive fills for one handle and erases as a whole; here one erase block of a plane (pages_per_block × page_size_bytes), the FTL's erase and GC unit; 0 = that size [bytes].
+    fdp_reclaim_unit_bytes: u64 = 0, int(UNIT_BYTES, 16 * GIB, "bytes").or_zero().note("the erase block size, pages_per_block × page_size_bytes");
+    /// FDP reclaim unit handles (the spec's NRUH): write streams the drive keeps apart, each with an open reclaim unit in every plane; placement id i of a write (fio's plids index) is handle i [handles].
+    fdp_reclaim_unit_handles: u64 = 8, int(1, 128, "handles").note("with fdp = 1, the open reclaim units (handles, and GC's per handle when persistently isolated) leave each plane at least gc_fg_free_blocks + 3 blocks for data");
+    /// FDP reclaim groups (the spec's NRG): sets of dies a placement handle can name; the simulated drive has one, spanning every die (writes go to the die the die_allocation picks) [groups].
+    fdp_reclaim_groups: u64 = 1, int(1, 1, "groups");
+    /// FDP reclaim unit handle type (the spec's RUHT): `initially-isolated` (GC may copy data of every handle into one shared GC reclaim unit: handles stay apart only until GC moves their data) or `persistently-isolated` (GC copies each handle's valid data only into that handle's own GC reclaim unit: handles never share a reclaim unit).
+    fdp_ruh_type: String = s("initially-isolated"), choice(RUH_TYPE_NAMES);
     /// Controller time per TRIM command [µs].
     trim_cmd_us: f64 = 0.0, float(0.0, MAX_TIME_US, "µs");
     /// Controller time per GiB deallocated by TRIM (mapping-table updates) [µs/GiB].
@@ -607,6 +617,8 @@ impl GcPolicy {
 /// The values of `gc_fg_stall` ([`StallScope`]) and `die_allocation`.
 const STALL_NAMES: &[&str] = &["die", "drive"];
 const ALLOCATION_NAMES: &[&str] = &["earliest", "striped"];
+/// The values of `fdp_ruh_type`.
+const RUH_TYPE_NAMES: &[&str] = &["initially-isolated", "persistently-isolated"];
 
 /// What a foreground GC stalls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -652,6 +664,10 @@ pub struct Geometry {
     pub gc_bg_reclaim_ratio: f64,
     /// Idle GC sorts data into this many LBA regions (0 = off).
     pub gc_idle_sort_regions: usize,
+    /// Flexible Data Placement: reclaim unit handles (0 = FDP off) [handles].
+    pub fdp_handles: usize,
+    /// FDP handles are persistently isolated: GC keeps each handle's data in its own blocks.
+    pub fdp_persistent: bool,
     /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
     pub nand_bytes_per_unit: f64,
     /// The most NAND slots the drive can keep mapped: the user capacity may not exceed it,
@@ -937,6 +953,33 @@ impl Config {
     /// Checks the profile and derives its geometry. Errors name the key at fault: first a
     /// value outside its key's [`Range`], then limits that depend on other keys. With
     /// `capacity` set, the geometry is that of the scaled drive ([`Config::resolved`]).
+    /// The FDP keys: (handles, persistently isolated), (0, false) with FDP off. The reclaim
+    /// unit is one erase block of `slots_per_block` units; idle sorting, which moves data by
+    /// LBA region whatever its handle, is refused beside FDP.
+    fn check_fdp(&self, sort_regions: usize, slots_per_block: usize) -> Result<(usize, bool), ConfigError> {
+        if self.fdp == 0 {
+            return Ok((0, false));
+        }
+        let block_bytes = self.pages_per_block * self.page_size_bytes;
+        if self.fdp_reclaim_unit_bytes != 0 && self.fdp_reclaim_unit_bytes != block_bytes {
+            return Err(ConfigError::new(
+                "fdp_reclaim_unit_bytes",
+                format!(
+                    "{} is not the erase block size, {} (pages_per_block × page_size_bytes): the simulated drive's reclaim unit is one erase block of a plane ({slots_per_block} 4 KiB units); set it to {block_bytes} or 0",
+                    bytes_text(self.fdp_reclaim_unit_bytes),
+                    bytes_text(block_bytes)
+                ),
+            ));
+        }
+        if sort_regions != 0 {
+            return Err(ConfigError::new(
+                "gc_idle_sort_regions",
+                "idle sorting by LBA region mixes the data of every FDP handle; set it to 0 with fdp = 1",
+            ));
+        }
+        Ok((self.fdp_reclaim_unit_handles as usize, self.fdp_ruh_type == "persistently-isolated"))
+    }
+
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
         if self.scales() {
             return self.resolved()?.validate();
@@ -1001,9 +1044,22 @@ impl Config {
         };
         let blocks = pools * blocks_per_pool;
         let physical_units = blocks as u64 * slots_per_block as u64;
+        let (fdp_handles, fdp_persistent) = self.check_fdp(self.gc_idle_sort_regions as usize, slots_per_block)?;
+        // Open blocks of each plane beyond its host and GC block: one host block per further
+        // FDP handle, and as many GC blocks when handles are persistently isolated.
+        let fdp_open = fdp_handles.saturating_sub(1) * (1 + fdp_persistent as usize);
         // Each plane keeps two open blocks (host, GC) plus the foreground-GC reserve, and at
         // least one block for data (see the reserve below).
-        let reserved_blocks = (self.gc_fg_free_blocks as usize + 2) * pools;
+        let reserved_blocks = (self.gc_fg_free_blocks as usize + 2 + fdp_open) * pools;
+        if fdp_open > 0 && self.gc_fg_free_blocks as usize + 3 + fdp_open > blocks_per_pool {
+            return Err(ConfigError::new(
+                "fdp_reclaim_unit_handles",
+                format!(
+                    "{fdp_handles} handles keep {} open reclaim units in each plane, which leaves no room: each plane has only {plane_blocks}; use fewer handles",
+                    fdp_open + 2
+                ),
+            ));
+        }
         if self.gc_fg_free_blocks as usize + 3 > blocks_per_pool {
             return Err(ConfigError::new(
                 "gc_fg_free_blocks",
@@ -1053,7 +1109,7 @@ impl Config {
                     self.user_capacity_bytes,
                     nand_units * UNIT_BYTES,
                     max_user * UNIT_BYTES,
-                    self.gc_fg_free_blocks + 3
+                    self.gc_fg_free_blocks as usize + 3 + fdp_open
                 ),
             ));
         }
@@ -1092,6 +1148,8 @@ impl Config {
             gc_bg_copies_per_write: self.gc_bg_copies_per_write,
             gc_bg_reclaim_ratio: self.gc_bg_reclaim_ratio,
             gc_idle_sort_regions: sort_regions,
+            fdp_handles,
+            fdp_persistent,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
             max_user_units: max_user,
             slc_static_blocks_per_pool: slc_static_blocks,
@@ -1273,6 +1331,39 @@ mod tests {
         assert_eq!(bad(&[("gc_idle_delay_ms", "-1")]), "gc_idle_delay_ms");
         // Idle sorting keeps one open block per region.
         assert_eq!(bad(&[("gc_idle_free_blocks", "32"), ("gc_idle_sort_regions", "9000")]), "gc_idle_sort_regions");
+    }
+
+    #[test]
+    fn fdp_keys_change_nothing_while_fdp_is_off_and_are_checked_when_on() {
+        let off = Config::default().validate().unwrap();
+        let mut c = Config::default();
+        c.set("fdp_reclaim_unit_handles", "8").unwrap();
+        c.set("fdp_ruh_type", "persistently-isolated").unwrap();
+        assert_eq!(c.validate().unwrap(), off);
+        c.set("fdp", "1").unwrap();
+        let g = c.validate().unwrap();
+        assert_eq!((g.fdp_handles, g.fdp_persistent), (8, true));
+        // 7 more host and 7 more GC open blocks per plane come out of the user capacity.
+        assert!(g.max_user_units < off.max_user_units);
+        let bad = |pairs: &[(&str, &str)]| {
+            let mut c = Config::default();
+            c.set("fdp", "1").unwrap();
+            c.set("user_capacity_bytes", "4096").unwrap();
+            for (k, v) in pairs {
+                c.set(k, v).unwrap();
+            }
+            c.validate().unwrap_err().key
+        };
+        // The reclaim unit is one erase block (256 pages of 16 KiB = 4 MiB).
+        assert_eq!(bad(&[("fdp_reclaim_unit_bytes", "8MiB")]), "fdp_reclaim_unit_bytes");
+        assert_eq!(bad(&[("fdp_reclaim_unit_handles", "129")]), "fdp_reclaim_unit_handles");
+        assert_eq!(bad(&[("blocks_per_plane", "64"), ("fdp_reclaim_unit_handles", "40"), ("fdp_ruh_type", "persistently-isolated")]), "fdp_reclaim_unit_handles");
+        assert_eq!(bad(&[("fdp_reclaim_groups", "2")]), "fdp_reclaim_groups");
+        assert_eq!(bad(&[("gc_idle_free_blocks", "32"), ("gc_idle_sort_regions", "8")]), "gc_idle_sort_regions");
+        let mut ok = Config::default();
+        ok.set("fdp", "1").unwrap();
+        ok.set("fdp_reclaim_unit_bytes", "4MiB").unwrap();
+        assert!(ok.validate().is_ok());
     }
 
     #[test]

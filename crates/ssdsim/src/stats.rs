@@ -195,6 +195,12 @@ pub struct Snapshot {
     /// 4 KiB units of dirty map pages written back to NAND on map-cache misses, as decided
     /// (0 with the whole map in DRAM); the dies program them as part of `nand_units`.
     pub map_writeback_units: u64,
+    /// 4 KiB units of the blocks erased, as the dies carry out the GC work (`erases` ×
+    /// slots per block): `nvme fdp stats`' media bytes erased (MBE) in NAND units.
+    pub erased_units: u64,
+    /// FDP reclaim units (erase blocks) filled by host writes, every handle, as decided (0
+    /// without FDP).
+    pub ru_filled: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.

@@ -79,7 +79,10 @@ use crate::rng::Rng;
 use crate::time::{Ns, NS_PER_S};
 
 pub mod keys;
+pub mod placement;
 pub use keys::{field_key, KeyScope, WORKLOAD_KEYS};
+pub use placement::{Placement, PlacementSelect, SchemeEntry};
+use placement::Placer;
 
 /// A data direction, in fio's order (its logs code them 0, 1, 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -238,6 +241,10 @@ pub struct Workload {
     /// compressing better than r is stored at r); without compression it changes nothing.
     /// None: the profile's ratio holds for every unit (one slot each), as for jobs.
     pub buffer_compress_pct: Option<u32>,
+    /// The placement ids its writes carry on a drive with Flexible Data Placement (fio's
+    /// `plids`, `plid_select`, `dp_scheme`; see [`placement`]); None: every write goes
+    /// through handle 0, as fio's writes without `fdp=1`. A drive without FDP refuses it.
+    pub placement: Option<Placement>,
 }
 
 impl Default for Workload {
@@ -267,6 +274,7 @@ impl Default for Workload {
             rate_iops_total: 0.0,
             rate_poisson: false,
             buffer_compress_pct: None,
+            placement: None,
         }
     }
 }
@@ -337,6 +345,8 @@ pub(crate) struct Plan {
     pub pacing: Option<Pacing>,
     /// NAND slots a written unit fills on average (1: the profile's compression ratio).
     pub slots_per_unit: f64,
+    /// The placement id of each write, on a drive with FDP (None: handle 0).
+    pub placer: Option<Placer>,
 }
 
 impl Plan {
@@ -378,6 +388,7 @@ impl Plan {
             gen: Generator::new(job.start_unit, job.span_units, Some(dir.index() as u8), [0.0; 2], dirs, false, Sequence::default()),
             pacing: None,
             slots_per_unit: 1.0,
+            placer: None,
         }
     }
 
@@ -525,6 +536,14 @@ impl Plan {
         let seq = Sequence { random_every_ios: w.random_every_ios.max(1), stride_units, ios: 0 };
         let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors, seq);
         let pacing = Pacing::new(w, rng)?;
+        // Only a random choice draws its seed (the others leave the job's numbers alone).
+        let placer = match &w.placement {
+            None => None,
+            Some(p) => {
+                let seed = if p.select == PlacementSelect::Random { rng.next_u64() } else { 0 };
+                Some(Placer::new(p, geo.fdp_handles, grain, seed)?)
+            }
+        };
         Ok(Plan {
             sectors,
             qd: w.qd,
@@ -535,6 +554,7 @@ impl Plan {
             gen,
             pacing,
             slots_per_unit,
+            placer,
         })
     }
 }

@@ -204,6 +204,7 @@ class SimTarget(TargetDefaults):
         span = job.span_bytes if job.span_bytes is not None else self.capacity_bytes - job.offset_bytes
         if job.pattern == "idle":
             return self._idle(job)
+        handles_before = self._sim.fdp_handles()
         self._sim.start_phase(
             job.pattern, job.bs_bytes, job.qd, job.offset_bytes, span,
             duration_s=job.duration_s, io_bytes=job.io_bytes, interval_s=job.interval_s,
@@ -212,6 +213,7 @@ class SimTarget(TargetDefaults):
         raw, series, complete, journal = self._run_started(progress, job.name,
                                                            lambda r: _interval_series(r, (direction,)))
         totals, latency_us = _counter_totals(raw)
+        _add_handle_totals(totals, handles_before, self._sim.fdp_handles())
         result = PhaseResult(job=job, series=series, totals=totals, latency_us=latency_us)
         return _mark_complete(result, raw, complete, journal)
 
@@ -269,12 +271,14 @@ class SimTarget(TargetDefaults):
                                        interval_s=spec.keys["interval_s"]))
             spec = {**spec.keys, "name": spec.name}
         phase = WorkloadPhase.of(spec)
+        handles_before = self._sim.fdp_handles()
         self._sim.start_workload({**phase.params, "name": phase.name})
         shares = phase.shares()
         directions = tuple(d for d in DIRECTIONS if shares[d])
         raw, series, complete, journal = self._run_started(
             progress, phase.name, lambda r: _interval_series(r, directions, per_direction=True))
         result = self._workload_result(phase, raw, series)
+        _add_handle_totals(result.totals, handles_before, self._sim.fdp_handles())
         return _mark_complete(result, raw, complete, journal)
 
     def replay(self, job: ReplayJob, chunks, progress: Progress | None = None,
@@ -464,6 +468,22 @@ def _drive_series(raw: dict) -> dict[str, np.ndarray]:
         v = (np.diff(counts.astype(np.int64)) if c.reading == "change" else counts[1:]).astype(np.float64)
         out[c.name] = v / 1e9 if c.scale == "ns_to_s" else v * factor[c.scale]
     return out
+
+
+def _add_handle_totals(totals: dict, before: list[dict], after: list[dict]) -> None:
+    """On a drive with Flexible Data Placement, adds ``fdp_handles`` to a phase's totals:
+    per reclaim unit handle, what the phase did through it (``host_write_bytes``,
+    ``gc_copied_bytes``, ``nand_write_bytes`` [bytes], ``write_amplification``,
+    ``ru_filled``, ``ru_reclaimed`` [reclaim units]), from the drive's counters before and
+    after it. Nothing without FDP."""
+    if not after:
+        return
+    handles = []
+    for b, a in zip(before, after):
+        d = {k: a[k] - b[k] for k in a}
+        d["write_amplification"] = d["nand_write_bytes"] / d["host_write_bytes"] if d["host_write_bytes"] else None
+        handles.append(d)
+    totals["fdp_handles"] = handles
 
 
 def _counter_totals(raw: dict) -> tuple[dict, dict]:

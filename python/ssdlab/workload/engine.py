@@ -69,14 +69,15 @@ def direction_figures(totals: dict, duration_s: float) -> dict:
 
 def group_summary(step, r: PhaseResult) -> dict:
     """A group's figures for a summary: duration, per-direction figures, per-job totals and,
-    on the simulator, write amplification, GC work and idle time."""
+    on the simulator, write amplification, GC work, idle time and, on a drive with flexible
+    data placement, each reclaim unit handle's (``fdp_handles``)."""
     t = r.totals
     duration = float(t.get("duration_s") or 0.0)
     g = {"name": step.name, "complete": r.complete, "duration_s": duration,
          "directions": direction_figures(t, duration), "latency_us": r.latency_us,
          "jobs": t.get("jobs"), "notes": r.notes}
     for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification", "erases",
-              "gc_copied_bytes", "idle_gaps", "idle_s"):
+              "gc_copied_bytes", "idle_gaps", "idle_s", "fdp_handles"):
         if t.get(k) is not None:
             g[k] = t[k]
     return g

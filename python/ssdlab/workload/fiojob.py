@@ -69,7 +69,13 @@ runs every job as with ``direct=1`` (there is no host page cache).
 Every error is a :class:`~ssdlab.errors.UserError` whose message names the file and line
 (or the command-line argument), the option, and says what to do. An unknown option is named
 with the closest option fio has (difflib); an option of a later fio release (``num_range``,
-``fdp``...) is named with the release that brought it.
+``priohint``...) is named with the release that brought it.
+
+NVMe flexible data placement, fio 3.34's ``fdp=1`` and ``fdp_pli=``, 3.36's
+``fdp_pli_select=``, 3.38's ``dataplacement=fdp``, ``plids=``, ``plid_select=`` and
+``dp_scheme=``, is read as fio reads it (:attr:`Job.dataplacement`); the simulator runs it
+on a profile with ``fdp = 1``, and a fio target needs the fio release that brought the
+options as written (:func:`ssdlab.workload.tofio.check_placement`).
 """
 from __future__ import annotations
 
@@ -331,6 +337,19 @@ class Job:
     #: what reaches the drive: see :attr:`queue_depth` and :attr:`host_notes`.
     ioengine: str = "psync"
     direct: bool = False
+    #: NVMe flexible data placement (fio's ``fdp=1`` / ``dataplacement=fdp``): "fdp" or
+    #: "none". With it, writes carry a placement id: one of ``plids`` (indices of the
+    #: drive's placement handles; empty: every one) chosen by ``plid_select`` (roundrobin,
+    #: random, scheme), or with ``scheme`` the id of the first ``dp_scheme`` entry (start
+    #: byte, end byte, id) holding the write's offset, 0 if none (``dp_scheme_file``: the
+    #: file it was read from).
+    dataplacement: str = "none"
+    plids: tuple[int, ...] = ()
+    plid_select: str = "roundrobin"
+    dp_scheme: tuple[tuple[int, int, int], ...] = ()
+    dp_scheme_file: str | None = None
+    #: The oldest fio that reads the data placement options as written ("" if none given).
+    dp_fio_version: str = ""
 
     #: Where each option the job was given was last written, by fio's name of the option
     #: (``bs``, ``size``...), for messages about its value.
@@ -919,6 +938,11 @@ flow_id                     int      refuse:flow  0
 flow                        int      refuse:flow  0
 flow_watermark              text     soft
 flow_sleep                  int      refuse:flow  0
+fdp                         special  pattern
+dataplacement               special  pattern
+plids,fdp_pli               special  pattern
+plid_select,fdp_pli_select  special  pattern
+dp_scheme                   special  pattern
 steadystate,ss              text     needs:steadystate_duration
 steadystate_duration,ss_dur time_s   refuse:endcond  0
 steadystate_ramp_time,ss_ramp time_s needs:steadystate_duration
@@ -1046,6 +1070,8 @@ def _defaults() -> dict:
         "refill_buffers": False, "fsync": 0, "fdatasync": 0, "end_fsync": False, "fsync_on_close": False,
         "exitall": False, "exit_what": "group", "stonewall": False, "new_group": False, "kb_base": 1024,
         "ioengine": "psync", "direct": False,
+        "dataplacement": "none", "plids": (), "plid_select": "roundrobin", "dp_scheme": None,
+        "dp_names": frozenset(),
     }
 
 
@@ -1402,6 +1428,79 @@ def _h_kb_base(st: _State, val: str | None, kb: int) -> None:
     st.v["kb_base"] = int(_c_enum(("1024", "1000"))(val, kb))
 
 
+#: The fio release that brought each data placement option (by the name written) [version].
+DP_OPTION_FIO = {"fdp": "3.34", "fdp_pli": "3.34", "fdp_pli_select": "3.36", "dataplacement": "3.38",
+                 "plids": "3.38", "plid_select": "3.38", "dp_scheme": "3.38"}
+#: fio's limits: placement ids a job may list (FIO_MAX_DP_IDS), scheme entries it reads
+#: (DP_MAX_SCHEME_ENTRIES; later lines are ignored), the largest id (a 16-bit dspec).
+_DP_MAX_IDS = 128
+_DP_MAX_SCHEME_ENTRIES = 32
+_DP_MAX_ID = 0xFFFF
+
+
+def _h_fdp(st: _State, val: str | None, kb: int) -> None:
+    st.v["dataplacement"] = "fdp" if _c_bool(False)(val, kb) else "none"
+
+
+def _h_dataplacement(st: _State, val: str | None, kb: int) -> None:
+    v = _c_enum(("none", "fdp", "streams"))(val, kb)
+    if v == "streams":
+        raise _Bad("dataplacement=streams (NVMe write streams) is not modelled; the simulator models flexible "
+                   "data placement: use dataplacement=fdp (or fdp=1)")
+    st.v["dataplacement"] = v
+
+
+def _h_plids(st: _State, val: str | None, kb: int) -> None:
+    """fio's list of placement id indices: values and ranges, ``0,2-4,7``."""
+    ids: list[int] = []
+    for part in _need(val).split(","):
+        lo, dash, hi = part.partition("-")
+        a = _int(lo.strip(), kb, 0, _DP_MAX_ID)
+        b = _int(hi.strip(), kb, 0, _DP_MAX_ID) if dash else a
+        if b < a:
+            raise _Bad(f"{part!r}: a range runs from low to high (fio would list no id)")
+        ids += range(a, b + 1)
+    if len(ids) > _DP_MAX_IDS:
+        raise _Bad(f"{len(ids)} placement ids; fio takes at most {_DP_MAX_IDS}")
+    st.v["plids"] = tuple(ids)
+
+
+def _h_plid_select(st: _State, val: str | None, kb: int) -> None:
+    st.v["plid_select"] = _c_enum(("random", "roundrobin", "scheme"))(val, kb)
+
+
+def _h_dp_scheme(st: _State, val: str | None, kb: int) -> None:
+    st.v["dp_scheme"] = _need(val)
+
+
+def _read_dp_scheme(path: str, where: Where) -> tuple[tuple[int, int, int], ...]:
+    """fio's ``dp_scheme`` file: lines ``start, end, id`` (byte offsets, a placement id
+    index), at most 32 (fio ignores the rest: refused here); relative to the current
+    directory as fio opens it, else to the job file's."""
+    candidates = [Path(path)] + ([Path(where.file).parent / path] if not Path(path).is_absolute() else [])
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise WorkloadError(f"{where}: dp_scheme={path}: no such file (looked in the current directory and beside "
+                            "the job file); write it as lines 'start_offset, end_offset, placement_id'")
+    entries = []
+    for n, line in enumerate(found.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = [x.strip() for x in line.split(",")]
+        if len(parts) != 3 or not all(x.isdigit() for x in parts):
+            raise WorkloadError(f"{found}:{n}: {line.strip()!r} is not 'start_offset, end_offset, placement_id' "
+                                "(whole numbers; fio stops reading the scheme at such a line)")
+        start, end, pid = map(int, parts)
+        if start >= end or pid > _DP_MAX_ID:
+            raise WorkloadError(f"{found}:{n}: {line.strip()!r}: the range must be start < end and the id at most "
+                                f"{_DP_MAX_ID}")
+        entries.append((start, end, pid))
+    if not entries or len(entries) > _DP_MAX_SCHEME_ENTRIES:
+        raise WorkloadError(f"{found}: {len(entries)} scheme entries; fio applies 1 to {_DP_MAX_SCHEME_ENTRIES} "
+                            "(it ignores the lines after the 32nd)")
+    return tuple(entries)
+
+
 _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "name": _simple("name", _c_name),
     "wait_for": _simple("wait_for", _c_name),
@@ -1456,6 +1555,11 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "buffer_compress_percentage": _simple("buffer_compress_percentage", _c_int(0, 100)),
     "buffer_compress_chunk": _simple("buffer_compress_chunk", _c_int()),
     "kb_base": _h_kb_base,
+    "fdp": _h_fdp,
+    "dataplacement": _h_dataplacement,
+    "plids": _h_plids,
+    "plid_select": _h_plid_select,
+    "dp_scheme": _h_dp_scheme,
 }
 
 
@@ -1560,6 +1664,8 @@ def _apply(st: _State, item: _Item) -> None:
         if opt.cls == "pattern":
             _PATTERN[canon](st, val, kb)
             st.given.add(canon)
+            if key in DP_OPTION_FIO:
+                st.v["dp_names"] = st.v["dp_names"] | {key}
             return
         if canon == "filename":
             _check_filename(val)
@@ -1588,7 +1694,6 @@ def _apply(st: _State, item: _Item) -> None:
 
 #: Options of fio releases after 3.33 (which refuses them): the release and what they do.
 _NEWER_FIO = {
-    "fdp": ("3.34", "NVMe flexible data placement"),
     "steadystate_check_interval": ("3.35", "how often a steady-state end condition is checked"),
     "priohint": ("3.36", "I/O priority hints"),
     "job_start_clock_id": ("3.36", "the clock of the job start time"),
@@ -1596,10 +1701,6 @@ _NEWER_FIO = {
     "thinkcycles": ("3.37", "CPU cycles spent between IOs"),
     "log_window_value": ("3.37", "what a log window records"),
     "verify_write_sequence": ("3.38", "the write sequence check of verify"),
-    "dataplacement": ("3.38", "NVMe data placement"),
-    "plid_select": ("3.38", "NVMe placement ID selection"),
-    "plids": ("3.38", "NVMe placement IDs"),
-    "dp_scheme": ("3.38", "an NVMe data placement scheme file"),
     "log_issue_time": ("3.38", "issue times in the latency logs"),
 }
 
@@ -1898,6 +1999,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
     if any(v["rate"]) and any(v["rate_iops"]):
         raise WorkloadError(f"{st.at('rate', 'rate_iops', default=where)}: job {name!r}: rate and rate_iops are "
                             "mutually exclusive in fio; keep one")
+    dp = _data_placement(st, name, where)
     min_bs = min(lo)                                 # fio's td_min_bs
     if v["size"] and v["size"] < min_bs:
         raise WorkloadError(f"{st.at('size', default=where)}: job {name!r}: size={v['size']} is below the "
@@ -1926,8 +2028,38 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         fsync_every_writes=v["fsync"], fdatasync_every_writes=v["fdatasync"], end_fsync=v["end_fsync"],
         fsync_on_close=v["fsync_on_close"], where=where, option_where=dict(st.lines),
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
-        ioengine=v["ioengine"], direct=v["direct"],
+        ioengine=v["ioengine"], direct=v["direct"], **dp,
     )
+
+
+def _data_placement(st: _State, name: str, where: Where) -> dict:
+    """The job's data placement fields (:attr:`Job.dataplacement`...), as fio applies them:
+    the id options need ``fdp=1`` or ``dataplacement=fdp`` (fio ignores them otherwise: refused
+    here), and ``plid_select=scheme`` a ``dp_scheme`` file (fio then ignores ``plids``)."""
+    v = st.v
+    ids_given = [n for n in ("plids", "plid_select", "dp_scheme") if n in st.given]
+    if v["dataplacement"] == "none":
+        if ids_given:
+            raise WorkloadError(f"{st.at(*ids_given, default=where)}: job {name!r}: {', '.join(ids_given)} "
+                                "apply only with fdp=1 or dataplacement=fdp (fio ignores them otherwise); add fdp=1 "
+                                "or remove them")
+        return {}
+    scheme: tuple[tuple[int, int, int], ...] = ()
+    scheme_file = None
+    if v["plid_select"] == "scheme":
+        if v["dp_scheme"] is None:
+            raise WorkloadError(f"{st.at('plid_select', default=where)}: job {name!r}: plid_select=scheme needs a "
+                                "dp_scheme file (fio would fail to open it); add dp_scheme=FILE")
+        at = st.at("dp_scheme", default=where)
+        scheme = _read_dp_scheme(v["dp_scheme"], at)
+        scheme_file = v["dp_scheme"]
+    elif v["dp_scheme"] is not None:
+        raise WorkloadError(f"{st.at('dp_scheme', default=where)}: job {name!r}: dp_scheme applies only with "
+                            "plid_select=scheme (fio ignores it otherwise); add plid_select=scheme or remove it")
+    names = set(v["dp_names"]) | ({"plid_select"} if v["plid_select"] == "scheme" else set())
+    version = max((DP_OPTION_FIO[n] for n in names), key=lambda x: tuple(map(int, x.split("."))), default="")
+    return {"dataplacement": "fdp", "plids": v["plids"], "plid_select": v["plid_select"], "dp_scheme": scheme,
+            "dp_scheme_file": scheme_file, "dp_fio_version": version}
 
 
 # ============================================================================ entry points
@@ -2179,6 +2311,7 @@ def _job_lines(job: Job) -> list[str]:
     for key, on in (("end_fsync", job.end_fsync), ("fsync_on_close", job.fsync_on_close)):
         if on:
             out.append(f"{key}=1")
+    out += _dp_lines(job)
     if job.exit_what != "group":
         out.append(f"exit_what={job.exit_what}")
     if job.wait_for is not None:
@@ -2186,6 +2319,23 @@ def _job_lines(job: Job) -> list[str]:
     if job.host_options:
         out.append("; not applicable to the simulator (accepted as fio would):")
         out += [o.text() for o in job.host_options]
+    return out
+
+
+def _dp_lines(job: Job) -> list[str]:
+    """A job's data placement options, in the names of the fio release they need (fio 3.34's
+    ``fdp``/``fdp_pli``, 3.36's ``fdp_pli_select``, 3.38's ``dataplacement``, ``plids``,
+    ``plid_select``, ``dp_scheme``)."""
+    if job.dataplacement == "none":
+        return []
+    new = job.dp_fio_version == "3.38"
+    out = ["dataplacement=fdp" if new else "fdp=1"]
+    if job.plids:
+        out.append(("plids=" if new else "fdp_pli=") + ",".join(map(str, job.plids)))
+    if job.plid_select != "roundrobin":
+        out.append(("plid_select=" if new else "fdp_pli_select=") + job.plid_select)
+    if job.dp_scheme_file is not None:
+        out.append(f"dp_scheme={job.dp_scheme_file}")
     return out
 
 

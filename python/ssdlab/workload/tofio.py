@@ -7,6 +7,7 @@ and each job writes the completion-latency histogram log ssdlab reads its series
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from .fiojob import Job, Workload, WorkloadError, format_job_file
 
@@ -32,6 +33,46 @@ def check_filename(workload: Workload, target_path: str, aliases: tuple[str, ...
                     f"{where}job {job.name!r}: filename={o.value} is not the target ({target_path}); ssdlab writes "
                     f"only to the device --target names, which its safety gate checked. Remove filename= from the "
                     f"job or set --target {o.value}")
+
+
+#: fio engines that send NVMe data placement directives with their writes.
+FDP_ENGINES = ("io_uring_cmd", "xnvme")
+#: An NVMe namespace's generic character device, the device io_uring_cmd passes NVMe
+#: commands to: /dev/ngXnY.
+_NVME_GENERIC = re.compile(r"/dev/ng\d+n\d+")
+
+
+def fio_release(text: str) -> tuple[int, ...]:
+    """fio's version as numbers: "fio-3.33" -> (3, 33); () if unreadable."""
+    m = re.search(r"(\d+)\.(\d+)", text)
+    return (int(m[1]), int(m[2])) if m else ()
+
+
+def check_placement(workload: Workload, fio_version: str, target_path: str) -> None:
+    """Refuses a job with NVMe flexible data placement (``fdp=1``, ``dataplacement=fdp``,
+    ``plids``...) that the installed fio or the target cannot run: fio older than the release
+    that brought the options as written (3.34 for ``fdp``/``fdp_pli``, 3.36 for
+    ``fdp_pli_select``, 3.38 for the others), an engine other than ``io_uring_cmd`` or
+    ``xnvme``, or a target other than a namespace's generic character device ``/dev/ngXnY``."""
+    for job in workload.jobs:
+        if job.dataplacement == "none":
+            continue
+        where = f"{job.where}: " if job.where is not None else ""
+        need = job.dp_fio_version
+        have = fio_release(fio_version)
+        if have and have < fio_release(need):
+            raise WorkloadError(
+                f"{where}job {job.name!r}: NVMe flexible data placement as written needs fio {need} or later; the "
+                f"installed fio is {fio_version.strip()} (Debian 12 ships 3.33): install fio {need} or later "
+                "(e.g. built from github.com/axboe/fio), or run the job on the simulator (--target sim)")
+        if job.ioengine not in FDP_ENGINES:
+            raise WorkloadError(
+                f"{where}job {job.name!r}: fdp=1 needs ioengine=io_uring_cmd (with cmd_type=nvme) or xnvme, which "
+                f"send NVMe placement directives; the job has ioengine={job.ioengine}")
+        if not _NVME_GENERIC.fullmatch(target_path):
+            raise WorkloadError(
+                f"{where}job {job.name!r}: fdp=1 writes through an NVMe namespace's generic character device "
+                f"(/dev/ngXnY, e.g. /dev/ng0n1, of a drive with FDP enabled); the target is {target_path}")
 
 
 def _strip(job: Job) -> Job:

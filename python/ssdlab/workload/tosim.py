@@ -234,6 +234,14 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
             keys["buffer_compress_pct"] = 100
         elif job.buffer_compress_pct:
             keys["buffer_compress_pct"] = job.buffer_compress_pct
+    if job.dataplacement == "fdp" and "write" in dirs:
+        # The drive's placement handles: placement id index i is handle i (fio's plids index
+        # the handles `nvme fdp status` lists; the simulated drive lists them in order).
+        keys["placement_select"] = job.plid_select
+        if job.plid_select == "scheme":
+            keys["placement_scheme"] = [list(e) for e in job.dp_scheme]
+        elif job.plids:
+            keys["placement_ids"] = list(job.plids)
     if job.startdelay_us or job.startdelay_max_us:
         keys["startdelay_s"] = job.startdelay_us / 1e6
         if job.startdelay_max_us != job.startdelay_us:

@@ -102,6 +102,7 @@ impl Ftl {
         let spb = self.geo.slots_per_block;
         let victim = self.pools[pool].bg_victim;
         debug_assert_ne!(victim, NONE);
+        self.fdp_gc_for(pool, victim);
         let base = victim as usize * spb;
         let mut cursor = self.pools[pool].bg_cursor as usize;
         let mut read_page = self.pools[pool].bg_read_page;
@@ -139,6 +140,7 @@ impl Ftl {
             // Every valid slot of the victim in run_start..cursor moved to the run's slots.
             self.valid.fill(base + run_start, base + cursor, false);
             self.valid.fill(gc * spb + wp, gc * spb + wp + k, true);
+            self.fdp_moved_slots(gc * spb + wp, gc * spb + wp + k);
             self.meta[gc].write_ptr += k as u32;
             self.blocks[gc].valid += k as u32;
             self.blocks[victim as usize].valid -= k as u32;

@@ -28,6 +28,7 @@ impl Ftl {
         }
         self.l2p = l2p;
         self.companions = per_unit;
+        self.fdp_resize();
     }
 
     /// Companion slots per logical unit at most (0: no compressed data).

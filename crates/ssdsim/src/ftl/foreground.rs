@@ -11,6 +11,7 @@ impl Ftl {
     pub(super) fn collect_one(&mut self, pool: usize) -> Option<usize> {
         let policy = self.geo.gc_policy;
         let victim = policy.select_useful(self, pool)?;
+        self.fdp_gc_for(pool, victim);
         let spb = self.geo.slots_per_block;
         let base = victim as usize * spb;
         let mut work = GcWork { erases: 1, ..GcWork::default() };
@@ -103,6 +104,7 @@ impl Ftl {
             self.valid.fill(dst0, dst0 + k, true);
             i += k;
         }
+        self.fdp_moved(&buf[..n]);
         // Every valid unit has moved: the victim holds no valid data now.
         self.blocks[victim as usize].valid -= n as u32;
         self.valid.fill(base, end, false);
@@ -120,6 +122,7 @@ impl Ftl {
 
     /// Erases an emptied victim and returns it to the free list.
     pub(super) fn erase(&mut self, pool: usize, victim: u32) {
+        self.fdp_erased(victim);
         let blk = &mut self.blocks[victim as usize];
         debug_assert_eq!(blk.valid, 0);
         blk.valid = 0;
@@ -143,6 +146,7 @@ impl Ftl {
         }
         self.close_block(pool, b);
         let b = self.pop_free(pool);
+        self.meta[b as usize].handle = self.fdp_gc_tag(pool);
         self.pools[pool].gc_open = b;
         b
     }
@@ -162,7 +166,7 @@ impl Ftl {
         // The plane's host block may have been collected meanwhile: point its host block at a
         // full record past the drive's blocks, so that every later write to the plane finds
         // it full and stops in `alloc_host_slot`, which touches nothing once the drive failed.
-        let full = BlockMeta { write_ptr: spb as u32, erase_count: 0, pos: NONE, mtime: 0, sorted: false };
+        let full = BlockMeta { write_ptr: spb as u32, erase_count: 0, pos: NONE, mtime: 0, sorted: false, handle: 0 };
         self.meta.truncate(self.geo.blocks);
         self.meta.push(full);
         self.pools[pool].host_open = self.geo.blocks as u32;

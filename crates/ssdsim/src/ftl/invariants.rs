@@ -93,9 +93,13 @@ impl Ftl {
                 }
             }
             if let Some(b) = (p * bpp..(p + 1) * bpp).find(|&b| {
-                self.blocks[b].state == BlockState::Open && b as u32 != pool.host_open && b as u32 != pool.gc_open && !self.sort_open.contains(&(b as u32))
+                self.blocks[b].state == BlockState::Open
+                    && b as u32 != pool.host_open
+                    && b as u32 != pool.gc_open
+                    && !self.sort_open.contains(&(b as u32))
+                    && !self.fdp_stashed(p, b as u32)
             }) {
-                return Err(format!("plane {p}: block {b} is open but neither the host, the GC nor a region block"));
+                return Err(format!("plane {p}: block {b} is open but neither the host, the GC, an FDP handle's nor a region block"));
             }
             if pool.bg_victim != NONE && (!in_pool(pool.bg_victim) || self.blocks[pool.bg_victim as usize].state != BlockState::Victim) {
                 return Err(format!("plane {p}: active-GC victim {} is not in victim state", pool.bg_victim));

@@ -39,6 +39,7 @@ use crate::rng::Rng;
 mod active;
 mod bits;
 mod companions;
+mod fdp;
 mod foreground;
 mod idle;
 mod idle_sort;
@@ -48,6 +49,7 @@ mod policy;
 pub(crate) use bits::FastDiv;
 use bits::{prefetch_ptr, two_blocks_mut, ValidBits};
 use policy::VictimPolicy;
+pub use fdp::HandleCounters;
 #[cfg(feature = "test-hooks")]
 pub use invariants::Corruption;
 
@@ -101,6 +103,8 @@ struct BlockMeta {
     /// Idle sorting: the block holds data of one LBA region (written by a sort stream, or
     /// found to be LBA-local), so idle GC leaves it alone unless it holds invalid data.
     sorted: bool,
+    /// FDP: the reclaim unit handle whose data the block holds ([`fdp::SHARED`]: several).
+    handle: u16,
 }
 
 /// One plane: its blocks are `first_block .. first_block + blocks_per_pool`.
@@ -243,6 +247,8 @@ pub struct Ftl {
     /// Set when a plane ran out of room ([`Ftl::check_space`]); the drive then takes no more
     /// data and idle GC stops.
     out_of_space: Option<OutOfSpace>,
+    /// Flexible Data Placement: the reclaim unit handles' blocks and counters.
+    fdp: fdp::Fdp,
 }
 
 /// A plane that needed a block for host data while at or below its foreground-GC reserve
@@ -272,7 +278,7 @@ impl Ftl {
             Block { valid: 0, prev: NONE, next: NONE, state: BlockState::Free };
             geo.blocks
         ];
-        let meta = vec![BlockMeta { write_ptr: 0, erase_count: 0, pos: NONE, mtime: 0, sorted: false }; geo.blocks];
+        let meta = vec![BlockMeta { write_ptr: 0, erase_count: 0, pos: NONE, mtime: 0, sorted: false, handle: 0 }; geo.blocks];
         let mut pools = Vec::with_capacity(geo.pools);
         for p in 0..geo.pools {
             let first = (p * geo.blocks_per_pool) as u32;
@@ -322,6 +328,7 @@ impl Ftl {
             sort_next_pool: (0..geo.gc_idle_sort_regions).map(|r| (r * geo.pools / geo.gc_idle_sort_regions) as u32).collect(),
             companions: 0,
             out_of_space: None,
+            fdp: fdp::Fdp::default(),
         };
         for p in 0..geo.pools {
             let b = ftl.pop_free(p);
@@ -329,6 +336,7 @@ impl Ftl {
             let b = ftl.pop_free(p);
             ftl.pools[p].gc_open = b;
         }
+        ftl.init_fdp();
         ftl
     }
 
@@ -367,6 +375,7 @@ impl Ftl {
             + self.sort_open.capacity() * 4
             + self.sort_scan.capacity() * 4
             + self.sort_next_pool.capacity() * 4
+            + self.fdp.state_bytes()
     }
 
     /// Free (erased, unallocated) blocks in the whole drive.
@@ -495,6 +504,7 @@ impl Ftl {
         }
         self.counters.host_units += k as u64;
         self.pools[pool].host_units += k as u64;
+        self.fdp_host(lpn, k);
         true
     }
 
@@ -532,6 +542,7 @@ impl Ftl {
         }
         self.counters.host_units += 1;
         self.pools[pool].host_units += 1;
+        self.fdp_host(lpn as usize, 1);
         let active = if self.geo.gc_bg_start_free_blocks != 0 { self.active_gc(pool) } else { ActiveWork::default() };
         (slot, active)
     }
@@ -603,6 +614,7 @@ impl Ftl {
                 return NONE;
             }
             self.close_block(pool, b);
+            self.fdp_filled();
             // Keep gc_fg_free_blocks free after taking one (GC always has a block to copy
             // into); once started, foreground GC reclaims up to its target.
             let fg = self.geo.gc_fg_free_blocks;
@@ -633,6 +645,7 @@ impl Ftl {
                 }
             }
             b = self.pop_free(pool);
+            self.meta[b as usize].handle = self.fdp_host_tag();
             self.pools[pool].host_open = b;
         }
         let meta = &mut self.meta[b as usize];

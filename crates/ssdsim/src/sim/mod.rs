@@ -35,11 +35,12 @@ use crate::command::{CmdKind, Command, Job};
 use crate::config::{Config, Geometry, UNIT_BYTES};
 use crate::device::{Device, TimingCounters};
 use crate::error::SimError;
-use crate::ftl::FtlCounters;
+use crate::ftl::{FtlCounters, HandleCounters};
 use crate::rng::Rng;
 use crate::stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
 use crate::time::{Ns, NS_PER_S};
 use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
+use crate::workload::placement::Placer;
 
 mod series;
 mod source;
@@ -395,6 +396,8 @@ pub(crate) struct Host {
     /// Another job's end stopped it (fio's `exitall`): it submits nothing at or after this [ns].
     stop_ns: Ns,
     pacing: Option<Box<Pacing>>,
+    /// The placement id of each write on a drive with FDP (None: handle 0).
+    placer: Option<Box<Placer>>,
     pub(crate) idle_gaps: u64,
     pub(crate) idle_ns: Ns,
     pub(crate) series: Series,
@@ -431,6 +434,7 @@ impl Host {
             timed_out: false,
             stop_ns: Ns::MAX,
             pacing: None,
+            placer: None,
             idle_gaps: 0,
             idle_ns: 0,
             series: Series::new(start_ns, interval_ns, first, series.intervals, series.ends_phase),
@@ -554,6 +558,18 @@ impl Simulation {
         self.dev.ftl.counters()
     }
 
+    /// Flexible Data Placement: each reclaim unit handle's counters, cumulative (empty
+    /// without FDP). Their host and GC units add up to [`Simulation::ftl_counters`]'.
+    pub fn handle_counters(&self) -> &[HandleCounters] {
+        self.dev.ftl.handle_counters()
+    }
+
+    /// FDP: reclaim units erased that held several handles' data (initially isolated GC
+    /// blocks); with [`HandleCounters::ru_reclaimed`] of every handle, the erases.
+    pub fn shared_ru_reclaimed(&self) -> u64 {
+        self.dev.ftl.shared_ru_reclaimed()
+    }
+
     pub fn timing_counters(&self) -> TimingCounters {
         self.dev.timing()
     }
@@ -598,6 +614,8 @@ impl Simulation {
             map_misses,
             map_bypassed,
             map_writeback_units,
+            erased_units: m.erases * self.geometry().slots_per_block as u64,
+            ru_filled: self.dev.ftl.handle_counters().iter().map(|h| h.ru_filled).sum(),
         }
     }
 
@@ -646,6 +664,8 @@ impl Simulation {
 
     fn start_plan(&mut self, plan: Plan, limit: SeriesLimit) {
         self.dev.set_slots_per_unit(plan.slots_per_unit);
+        // Writes without placement ids go through the default handle.
+        self.dev.ftl.set_handle(0);
         let mut h = Host::new(plan.qd, self.now_ns, plan.duration_ns, plan.limit_units, plan.limit_ios, plan.interval_ns, self.snapshot(), limit);
         self.dev.set_media_grid(self.now_ns, plan.interval_ns, limit.intervals as u64);
         h.sectors = plan.sectors;
@@ -653,6 +673,7 @@ impl Simulation {
             p.start(self.now_ns);
             Box::new(p)
         });
+        h.placer = plan.placer.map(Box::new);
         let src = PhaseSource::One(JobSource::of(plan.gen, &mut self.rng));
         self.host = Some(Box::new(h));
         self.source = Some(src);
@@ -718,6 +739,7 @@ impl Simulation {
                 p.start(start);
                 Box::new(p)
             });
+            host.placer = plan.placer.map(Box::new);
             let src = JobSource::of(plan.gen, &mut rng);
             slots.push(plan.slots_per_unit);
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone() });
@@ -732,6 +754,7 @@ impl Simulation {
         self.dev.set_media_grid(now, interval_ns, limit.intervals as u64);
         h.name = "jobs".into();
         let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
+        self.dev.ftl.set_handle(0);
         for j in &mut jobs.runs {
             self.prepare_job(j);
         }
@@ -743,6 +766,7 @@ impl Simulation {
     /// Starts a host for a replay (see [`crate::replay`]).
     pub(crate) fn start_replay_host(&mut self, qd: u32, interval_ns: Ns, windows: Windows, slots_per_unit: f64) {
         self.dev.set_slots_per_unit(slots_per_unit);
+        self.dev.ftl.set_handle(0);
         let limit = SeriesLimit::new(self.series_limit, None, interval_ns, false);
         let mut h = Host::new(qd, self.now_ns, None, u64::MAX, u64::MAX, interval_ns, self.snapshot(), limit);
         h.windows = Some(Box::new(windows));
@@ -784,7 +808,7 @@ impl Simulation {
         // The commonest phase (plain random pattern, no idle gaps or rate caps, no IO count
         // limit) runs in an instance of the loop without the branches it never takes.
         match src {
-            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX => self.run_loop::<One<UniformSource>, true>(h, &mut One(*u), max_cmds),
+            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX && h.placer.is_none() => self.run_loop::<One<UniformSource>, true>(h, &mut One(*u), max_cmds),
             _ => self.run_loop::<One<Sources>, false>(h, &mut One(src), max_cmds),
         }
     }
@@ -876,6 +900,12 @@ impl Simulation {
             let (src, rng) = jobs.source(i, &mut self.rng);
             src.advance(rng, &self.dev.ftl);
             let units = cmd.units.min(lane.limit_units - lane.units);
+            if !PLAIN && cmd.kind == CmdKind::Write {
+                // FDP: the write's placement id (a job without any writes through handle 0).
+                let placer = if J::MANY { jobs.jobs().runs[i].host.placer.as_deref_mut() } else { h.placer.as_deref_mut() };
+                let handle = placer.map_or(0, |p| p.pick(cmd.unit));
+                self.dev.ftl.set_handle(handle);
+            }
             let swap = J::MANY && jobs.jobs().swap_slots && cmd.kind == CmdKind::Write;
             if swap {
                 self.dev.swap_slot_state(&mut jobs.jobs().runs[i].slots);

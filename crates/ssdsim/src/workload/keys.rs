@@ -15,7 +15,7 @@ pub const WORKLOAD_KEYS: &[&str] = &[
     "random_every_ios", "seq_stride_bytes", "rate_poisson",
     "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
-    "rate_iops_total", "buffer_compress_pct", "name",
+    "rate_iops_total", "buffer_compress_pct", "placement_ids", "placement_select", "placement_scheme", "name",
 ];
 
 /// The keys a job of a phase of several takes besides a workload's.
@@ -85,6 +85,7 @@ pub fn field_key(field: &str) -> String {
     }
     match field.split_once('.') {
         Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
+        Some(("placement", rest)) => format!("placement_{}", rest.split(['[', '.']).next().unwrap_or(rest)),
         Some(("distribution", rest)) => match rest {
             "theta" => "zipf_theta".into(),
             "h" => "pareto_h".into(),
@@ -123,5 +124,7 @@ mod tests {
         assert_eq!(e.key_message(), "workload key \"jobs[1].write_bssplit\": not a multiple of 512 (jobs[1].write.bssplit[0].bs_bytes)");
         assert_eq!(field_key("distribution.theta"), "zipf_theta");
         assert_eq!(field_key("duration_ns"), "duration_s");
+        assert_eq!(field_key("jobs[0].placement.scheme[2].id"), "jobs[0].placement_scheme");
+        assert_eq!(field_key("placement.ids[1]"), "placement_ids");
     }
 }
