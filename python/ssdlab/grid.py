@@ -116,17 +116,16 @@ GRID_KEYS = ("test", "title", "target", "profile", "set", "purge")
 _DRIVE_METRICS: dict[str, tuple[str, ...]] = {
     "span_bytes": ("span_bytes",), "spare_fraction": ("geometry", "spare_fraction"), "effective_spare_fraction": (),
 }
-_INT_METRICS = {"host_write_bytes", "nand_write_bytes", "span_bytes"}
 #: Metrics drawn against each numeric axis (labelled as their test declares them).
 PLOT_METRICS: dict[str, tuple[str, ...]] = {
     "consistency": ("iops_median", "write_amplification"),
     "used": ("used_mbps", "used_vs_new_pct"),
 }
-#: Metrics shown in the summary's ``tables`` entry: (column, decimals).
-TABLE_METRICS: dict[str, tuple[tuple[str, int], ...]] = {
-    "consistency": (("iops_median", 0), ("iops_p1", 0), ("iops_min", 0), ("zero_iops_seconds", 0),
-                    ("steady_state_onset_s", 0), ("write_amplification", 3)),
-    "used": (("new_mbps", 2), ("used_mbps", 2), ("trimmed_mbps", 2), ("used_vs_new_pct", 1)),
+#: Metrics shown in the summary's ``tables`` entry (rounded to the decimals their test declares).
+TABLE_METRICS: dict[str, tuple[str, ...]] = {
+    "consistency": ("iops_median", "iops_p1", "iops_min", "zero_iops_seconds", "steady_state_onset_s",
+                    "write_amplification"),
+    "used": ("new_mbps", "used_mbps", "trimmed_mbps", "used_vs_new_pct"),
 }
 
 
@@ -142,7 +141,7 @@ def _declared(test: str) -> dict:
 def metrics(test: str) -> dict[str, tuple[str, ...]]:
     """Metrics in the table: column -> path in the point's summary.json (``()``: computed),
     the test's declared metrics then the drive's."""
-    return {**{k: m.path or (k,) for k, m in _declared(test).items()}, **_DRIVE_METRICS}
+    return {**{k: m.where for k, m in _declared(test).items()}, **_DRIVE_METRICS}
 
 
 def _metric_label(test: str, key: str) -> str:
@@ -638,7 +637,7 @@ def _arrow_table(spec: GridSpec, rows: list[dict], points: list[dict]):
     cols = {}
     for c in table_columns(spec):
         vals = [r.get(c) for r in rows]
-        if c in ("point",) or c in _INT_METRICS:
+        if c == "point" or c.endswith("_bytes") and c in metrics(spec.test):  # byte counts: whole numbers
             typ = pa.int64()
         elif c in ("complete",):
             typ = pa.bool_()
@@ -687,13 +686,13 @@ def read_table(out: str | os.PathLike) -> list[dict]:
 
 
 def _summary_table(spec: GridSpec, rows: list[dict]) -> dict:
-    shown = TABLE_METRICS[spec.test]
-    cols = ["point", *(a.name for a in spec.axes), *(_metric_label(spec.test, c) for c, _ in shown)]
+    shown = [_declared(spec.test)[c] for c in TABLE_METRICS[spec.test]]
+    cols = ["point", *(a.name for a in spec.axes), *(_metric_label(spec.test, m.key) for m in shown)]
     out_rows = []
     for r in sorted(rows, key=lambda r: r["point"]):
-        vals = [r.get(c) for c, _ in shown]
+        vals = [r.get(m.key) for m in shown]
         out_rows.append([r["point"], *(r.get(a.name) for a in spec.axes),
-                         *(None if v is None else round(float(v), d) for v, (_, d) in zip(vals, shown))])
+                         *(None if v is None else round(float(v) * m.scale, m.decimals) for v, m in zip(vals, shown))])
     return {"title": spec.title or f"{spec.test} grid: {' x '.join(a.name for a in spec.axes)}",
             "columns": cols, "rows": out_rows,
             "note": "all metrics per point in grid.parquet / grid.csv; each point's results in its folder (points/)"}

@@ -9,6 +9,7 @@ from ..errors import UserError
 from ..progress import phase_bar, step
 from ..targets.base import FIO_JOBS, SIMULATED, JobSpec, PhaseResult, Target
 from ..units import human_size
+from .declare import metrics_by_test
 
 FILL_BS_BYTES = 128 * 1024
 
@@ -72,7 +73,7 @@ def write_report(rd: results.ResultsDir, summary: dict) -> None:
     written (a full disk...) is a failure of the run like any results file:
     :class:`~ssdlab.results.ResultsWriteError` is raised."""
     try:
-        report.write_report([rd.path], rd.path / report.REPORT_NAME)
+        report.write_report([rd.path], rd.path / report.REPORT_NAME, metrics=metrics_by_test())
     except results.ResultsWriteError:
         raise
     except Exception as e:  # noqa: BLE001 - the measurements are on disk already

@@ -44,7 +44,7 @@ from ..units import human_size
 from . import consistency, recovery, used
 from .common import describe_target, print_jobs
 from .common import print_plan as print_header
-from .declare import Test, check, like, param
+from .declare import Test, check, like, metrics_by_test, param
 from .sweep import WHOLE_ZONES
 
 #: Part names, in the order they run.
@@ -388,7 +388,8 @@ def _finish(rd: results.ResultsDir, summary: dict, interrupted: bool, say: Calla
     rd.write_summary(summary)
     try:
         dirs = [rd.path] + [rd.path / d for d in summary["part_dirs"]]
-        path = report.write_report(dirs, rd.path / report.REPORT_NAME, title=summary.get("title") or None)
+        path = report.write_report(dirs, rd.path / report.REPORT_NAME, title=summary.get("title") or None,
+                                   metrics=metrics_by_test())
         say(f"report: {path}")
     except Exception as e:  # noqa: BLE001 - the measurements are on disk; say what went wrong
         summary["report_error"] = f"{type(e).__name__}: {e}"
