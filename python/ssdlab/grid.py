@@ -92,6 +92,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import UserError
+from . import targets
+from .targets import kind_of
 from .units import parse_size, round_to
 
 __all__ = [
@@ -187,7 +189,8 @@ class GridSpec:
 
     @property
     def real(self) -> bool:
-        return not _is_sim(self.target)
+        """Whether the target is a device of this machine (one point at a time, through fio)."""
+        return kind_of(self.target).device
 
     @property
     def n_points(self) -> int:
@@ -200,8 +203,9 @@ class GridSpec:
                 "points": self.n_points}
 
 
-def _is_sim(target: str) -> bool:
-    return target == "sim" or target.startswith("sim:")
+def _profiled() -> str:
+    """The kinds whose targets name a drive profile, as the help writes them."""
+    return " or ".join(k.usage for k in targets.KINDS if k.profile)
 
 
 def load_grid(path: str | os.PathLike) -> GridSpec:
@@ -322,20 +326,20 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
         raise _bad(gw, "title", f"{title!r}: expected text")
     target = g.get("target", "sim:default")
     if not isinstance(target, str) or not target.strip():
-        raise _bad(gw, "target", f"{target!r}: expected sim:PROFILE, /dev/NAME, file:PATH or loop:SIZE")
+        raise _bad(gw, "target", f"{target!r}: expected {targets.usage(about=False)}")
     target = target.strip()
+    tkind = kind_of(target, f"{gw}: target")
     purge = g.get("purge", "blkdiscard")
     if purge not in ("blkdiscard", "nvme-format", "ata-secure-erase", "none"):
         raise _bad(gw, "purge", f"{purge!r}: expected blkdiscard, nvme-format, ata-secure-erase or none")
-    real = not _is_sim(target)
-    if _is_sim(target):
-        prof = target[4:] or "default"
-        target = "sim:" + _profile_path(prof, base)
+    if tkind.profile:
+        target = tkind.prefix + _profile_path(tkind.rest(target) or "default", base)
     sets = g.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
         raise _bad(gw, "set", f"{sets!r}: expected a list of \"KEY=VALUE\" texts, e.g. [\"gc_policy=fifo\"]")
-    if sets and real:
-        raise _bad(gw, "set", f"profile overrides apply to simulated targets only; {target} is a real target")
+    if sets and not tkind.profile:
+        raise _bad(gw, "set", f"profile overrides apply to targets with a drive profile ({_profiled()}) only; "
+                              f"{target} has none")
     set_keys = []
     for s in sets:
         try:
@@ -349,11 +353,12 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
         if key in g:
             options[key] = _option_value(gw, key, kind, g[key])
     if "profile" in options:
-        if real:
-            raise _bad(gw, "profile", f"a profile applies to simulated targets only; target is {target}")
+        if not tkind.profile:
+            raise _bad(gw, "profile", f"a profile applies to targets with a drive profile ({_profiled()}) only; "
+                                      f"target is {target}")
         if "target" in g:
             raise _bad(gw, "profile", "give either target = \"sim:PROFILE\" or profile = \"PROFILE\", not both")
-        target = "sim:" + _profile_path(options.pop("profile"), base)
+        target = tkind.prefix + _profile_path(options.pop("profile"), base)
 
     ax = data.get("axes")
     aw = f"{where} [axes]"
@@ -383,8 +388,9 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
             if key in g:
                 raise _bad(aw, key, "is also set in [grid]; give it in one place")
             if key == "profile":
-                if real:
-                    raise _bad(aw, key, f"a profile axis needs a simulated target; target is {target}")
+                if not tkind.profile:
+                    raise _bad(aw, key, f"a profile axis needs a target with a drive profile ({_profiled()}); "
+                                        f"target is {target}")
                 vals = tuple(_profile_path(_option_value(aw, key, "profile", v), base) for v in values)
                 axes.append(Axis(key, "profile", vals))
             else:
@@ -407,8 +413,8 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
                 msg = "unknown key"
             raise _bad(aw, key, f"not a run option of the {test!r} test ({', '.join(sorted(opts_kinds))}) nor a "
                        f"simulator profile key: {msg}")
-        if real:
-            raise _bad(aw, key, f"is a simulator profile key; target {target} is a real drive")
+        if not tkind.profile:
+            raise _bad(aw, key, f"is a drive profile key; target {target} has no profile ({_profiled()} have)")
         if key in set_keys:
             raise _bad(aw, key, f"is also in [grid] set = {sets!r}; give it in one place")
         for v in values:
@@ -456,7 +462,7 @@ def _point_setup(spec: GridSpec, values: dict) -> tuple[str, list[str], dict]:
     for a in spec.axes:
         v = values[a.name]
         if a.kind == "profile":
-            target = "sim:" + v
+            target = kind_of(target).prefix + v
         elif a.kind == "key":
             sets.append(f"{a.name}={_text(v)}")
         else:
@@ -478,11 +484,12 @@ def _check_points(spec: GridSpec) -> None:
             module, params = _params(spec.test, options)
             if hasattr(params, "check"):
                 params.check()
-            if spec.real:
+            kind = kind_of(target)
+            if not kind.profile:
                 continue
             key = (target, tuple(sets))
             if key not in cache:
-                cache[key] = profiles.load_profile(target[4:] or "default", sets)
+                cache[key] = profiles.load_profile(kind.rest(target) or "default", sets)
             prof = cache[key]
             span_bytes(prof.user_bytes, params.span_pct, max(4096, params.bs_bytes))
         except UserError as e:
@@ -600,7 +607,7 @@ def run_point(point: dict) -> dict:
         # Checked after the SIGINT handler is in place: the parent sets the event, then signals.
         if _STOP is not None and _STOP.is_set():
             raise PointCancelled(f"point {point['index']}: grid stopped before it started")
-        real = not _is_sim(point["target"])
+        real = kind_of(point["target"]).device
         rd = ResultsDir(out)  # first: fio's job files go in it
         kw = {"workdir": out / "fio", "destroy": point.get("destroy"),
               "purge_method": point.get("purge_method", "blkdiscard")} if real else {}
