@@ -598,7 +598,6 @@ def run_point(point: dict) -> dict:
     returns its table row: ``point``, the axis values, the metrics, ``complete``, ``wall_s``,
     ``dir``. Top-level and picklable: this is what the pool and dask workers run."""
     from .results import ResultsDir
-    from .targets import open_target
 
     t0 = time.perf_counter()
     out = Path(point["out"])
@@ -612,7 +611,7 @@ def run_point(point: dict) -> dict:
         kw = {"workdir": out / "fio", "destroy": point.get("destroy"),
               "purge_method": point.get("purge_method", "blkdiscard")} if real else {}
         try:
-            target = open_target(point["target"], sets=point["sets"], seed=point["seed"], **kw)
+            target = targets.open_target(point["target"], sets=point["sets"], seed=point["seed"], **kw)
         except Exception as e:
             rd.mark_incomplete(f"not started: {e}")
             raise

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..charts import Metric
-from ..procedures.declare import metrics_by_test, number, size
+from ..procedures.declare import by_summary_name, metrics_by_test, number, size
 from ..units import MAX_BS_BYTES
 
 if TYPE_CHECKING:
@@ -395,7 +395,6 @@ def compare_rows(summaries: list[dict], dirs: list | None = None) -> list[tuple[
     the summary key of the declared figure of that label and unit (shown in the key's unit),
     else ``test:label``."""
     from .. import report
-    from ..procedures.declare import by_summary_name
 
     tests = by_summary_name()
     declared = declared_metrics()

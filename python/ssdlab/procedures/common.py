@@ -9,7 +9,7 @@ from ..errors import UserError
 from ..progress import phase_bar, step
 from ..targets.base import FIO_JOBS, SIMULATED, JobSpec, PhaseResult, Target
 from ..units import human_size
-from .declare import metrics_by_test
+from .declare import as_summary, metrics_by_test
 
 FILL_BS_BYTES = 128 * 1024
 
@@ -59,8 +59,6 @@ def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, *
 
 def declared_summary(test: str, target: Target, params, argv: list[str] | None) -> dict:
     """:func:`base_summary` with a declared test's parameters (:mod:`.declare`) as its fields."""
-    from .declare import as_summary
-
     fields = as_summary(params)
     seed = fields.pop("seed", 1)
     return base_summary(test, target, seed, argv, **fields)

@@ -18,6 +18,7 @@ endurance projection: a run judges no steady state), plots and report.html.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from ..workload import fiojob
 from .common import (FILL_BS_BYTES, add_endurance, declared_summary, done_with_drive, end_run, failure_of, figure,
                      show_endurance)
 from ..workload.engine import combine, direction_figures, group_summary, run_group
+from . import declare
 from .declare import Metric, Test, headline_of, param
 
 @dataclass(frozen=True)
@@ -65,10 +67,6 @@ class Loaded:
 
 def _named_params(named, args: tuple[str, ...]):
     """A built-in workload's parameters from the options after its name (its declared flags)."""
-    import argparse
-
-    from . import declare
-
     parser = argparse.ArgumentParser(prog=f"ssdlab run {named.name}", add_help=False, allow_abbrev=False,
                                      exit_on_error=False)
     declare.add_arguments(parser, named.params)
