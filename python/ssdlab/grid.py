@@ -133,7 +133,7 @@ TABLE_METRICS: dict[str, tuple[str, ...]] = {
 
 @functools.cache
 def _declared(test: str) -> dict:
-    """The metrics ``test`` declares (:class:`ssdlab.procedures.declare.Metric`), by key (a
+    """The metrics ``test`` declares (:class:`ssdlab.charts.Metric`), by key (a
     grid's test is the procedure module of its name: only that one is imported)."""
     from .procedures.declare import tests
 
