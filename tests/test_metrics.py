@@ -123,3 +123,12 @@ def test_the_reports_values_are_labelled_as_the_runs_own_test_declares_them(tmp_
     rows = dict(re.findall(r'<th scope="row">([^<]*)</th><td[^>]*>([^<]*)</td>', text))
     assert rows["write mean over the zones (MB/s)"] == "400" and "write MB/s mean" not in rows
     assert rows["write cache (GB)"] == "5"  # another test's figure: as that test declares it
+
+
+def test_a_label_and_unit_name_one_figure():
+    """compare finds a headline row's key by its label and unit: no two declared figures
+    share them."""
+    named: dict[tuple[str, str], str] = {}
+    for ms in declared_metrics().values():
+        for m in ms:
+            assert named.setdefault((m.label, m.unit), m.key) == m.key, m
