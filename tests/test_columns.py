@@ -82,6 +82,18 @@ def test_declarations_are_complete():
     assert columns.display(columns.declared()["map_misses"], 0.5) == ("misses/s", 2.0)
 
 
+def _tables(monkeypatch, fake: dict):
+    """The core's tables replaced by ``fake`` while a test runs (the cached views of them
+    made anew before and after)."""
+    caches = (columns.drive_columns, columns.charts, columns.declared)
+    for f in caches:
+        f.cache_clear()
+    monkeypatch.setattr(columns, "_native_tables", lambda: fake)
+    yield
+    for f in caches:
+        f.cache_clear()
+
+
 @pytest.fixture
 def extra_counter(monkeypatch):
     """The core's tables with one more counter column and its chart, as a new counter adds."""
@@ -93,13 +105,7 @@ def extra_counter(monkeypatch):
                 "chart": "spare", "needs": ""}],
             "charts": real["charts"] + [{"id": "spare", "title": "Spare writes vs host writes", "ylabel": "MB/s",
                                          "button": "spare", "with": ["host_write_bytes"]}]}
-    caches = (columns.drive_columns, columns.charts, columns.declared)
-    for f in caches:
-        f.cache_clear()
-    monkeypatch.setattr(columns, "_native_tables", lambda: fake)
-    yield
-    for f in caches:
-        f.cache_clear()
+    yield from _tables(monkeypatch, fake)
 
 
 def test_the_report_charts_what_the_table_declares(cached_dramless_runs, extra_counter):
@@ -129,3 +135,38 @@ def test_map_write_back_per_interval_adds_up_to_the_drive_counter():
     assert len(written) == 4 and (written > 0).all()
     assert written.sum() == t._sim.counters()["map_write_bytes"] - before
     assert "map_write" in {c["id"] for c in report._companion_charts(r.series, report.MAX_POINTS)}
+
+
+@pytest.fixture
+def second_erase_column(monkeypatch):
+    """The core's tables with one more column over a counter the drive has (its erases), as a
+    new counter's declaration adds one."""
+    real = columns._native_tables()
+    fake = {**real, "columns": real["columns"] + [{
+        "name": "erased_blocks", "counter": "erases", "reading": "change", "scale": "one", "unit": "blocks",
+        "label": "blocks erased", "meaning": "Blocks erased in the interval.", "better": "n/a", "chart": "",
+        "needs": ""}]}
+    yield from _tables(monkeypatch, fake)
+
+
+def test_a_column_added_to_the_table_reaches_series_totals_replays_and_groups(second_erase_column):
+    """The drive's per-interval series, a phase's totals, a trace replay's windows and totals
+    and a workload group's summary take every change column of the table: none names them."""
+    from types import SimpleNamespace
+
+    from ssdlab.targets.base import OP_WRITE, ReplayJob
+    from ssdlab.workload.engine import group_summary
+
+    t = SimTarget(load_profile("default", SMALL_DRIVE), seed=1)
+    t.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
+    r = t.run_phase(JobSpec("rand", "randwrite", duration_s=2.0, interval_s=0.5))
+    assert r.series["erases"].sum() > 0 and (r.series["erased_blocks"] == r.series["erases"]).all()
+    assert r.totals["erased_blocks"] == r.totals["erases"] == r.series["erases"].sum()
+    assert group_summary(SimpleNamespace(name="g"), r)["erased_blocks"] == r.totals["erases"]
+    rng = np.random.default_rng(1)
+    n = 20_000
+    op = np.full(n, OP_WRITE, np.uint8)
+    off = rng.integers(0, t.capacity_bytes // 4096, n).astype(np.uint64) * 4096
+    replay = t.replay(ReplayJob("trace", qd=8, window_commands=1000), [(op, off, np.full(n, 4096, np.uint64))])
+    assert replay.series["erases"].sum() > 0 and (replay.series["erased_blocks"] == replay.series["erases"]).all()
+    assert replay.totals["erased_blocks"] == replay.totals["erases"] == replay.series["erases"].sum()

@@ -148,3 +148,22 @@ def test_console_output_reads_clean(folders, name):
     from test_console import console_flaws
 
     assert console_flaws((folders / f"{name}.stdout").read_text()) == []
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_declared_figure_is_in_the_summary_and_the_report(folders, name):
+    """Each figure the test declares has its place in summary.json (test_metrics shows the
+    check catches a planted omission), and each top-level one with a number is in the
+    folder's report.html, labelled as declared."""
+    import html
+
+    from ssdlab.procedures.declare import by_summary_name
+    from test_metrics import missing_metrics
+
+    s = json.loads((folders / name / "summary.json").read_text())
+    assert missing_metrics(s["test"], s) == []
+    page = (folders / name / "report.html").read_text(encoding="utf-8")
+    for m in by_summary_name()[s["test"]].metrics:
+        v = m.value(s)
+        if len(m.where) == 1 and isinstance(v, (int, float)) and not isinstance(v, bool):
+            assert f">{html.escape(m.label)}" in page, (name, m.label)

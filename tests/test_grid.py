@@ -80,16 +80,41 @@ BAD_GRIDS = [
     ('[grid]\ntest = "consistency"\nset = ["gc_policy=fifo"]\n[axes]\ngc_policy = ["greedy"]\n', ["gc_policy", "one place"]),
     ('[grid]\ntest = "consistency"\nset = ["nand_magic=3"]\n[axes]\nspan_pct = [100]\n', ["set", "nand_magic"]),
     ('[grid]\ntest = "consistency"\ntarget = "file:/tmp/ssdlab-grid-test.bin"\n[axes]\ngc_policy = ["greedy"]\n',
-     ["gc_policy", "real"]),
+     ["gc_policy", "has no profile", "sim:PROFILE or emu:PROFILE"]),
     ('[grid]\ntest = "consistency"\ntarget = "file:/tmp/ssdlab-grid-test.bin"\nset = ["gc_policy=fifo"]\n'
-     '[axes]\nspan_pct = [100]\n', ["set", "simulated"]),
+     '[axes]\nspan_pct = [100]\n', ["set", "drive profile"]),
     ('[grid]\ntest = "consistency"\ntarget = "file:/tmp/ssdlab-grid-test.bin"\n[axes]\nprofile = ["default"]\n',
      ["profile"]),
     # Each value is fine alone; together they leave no spare area: found before anything runs.
     ('[grid]\ntest = "consistency"\nset = ["blocks_per_plane=64"]\n[axes]\nuser_capacity_bytes = ["7GiB", "9GiB"]\n',
      ["point 1", "user_capacity_bytes"]),
     ('[grid]\ntest = "consistency"\n[axes\nspan_pct = [100]\n', ["TOML"]),
+    ('[grid]\ntest = "consistency"\ntarget = "nvme:0"\n[axes]\nspan_pct = [100]\n',
+     ["target", "nvme:0", "sim:PROFILE", "loop:SIZE", "null:SIZE"]),
 ]
+
+
+def test_target_kinds_come_from_the_registry(tmp_path, monkeypatch):
+    """A kind registered in ssdlab.targets is accepted, resolved and described by grid with no
+    edit of grid.py: its profile (if it takes one) made absolute, its devices one at a time."""
+    from ssdlab import targets
+
+    axes = '[axes]\nspan_pct = [100]\n'
+    spec = grid.load_grid(_write(tmp_path, '[grid]\ntest = "used"\ntarget = "emu:default"\n'
+                                 '[axes]\nprofile = ["default", "stalling"]\n'))
+    assert spec.target.startswith("emu:") and spec.real
+    assert {p["target"][:4] for p in grid.make_points(spec, tmp_path / "o")} == {"emu:"}
+    null = grid.load_grid(_write(tmp_path, f'[grid]\ntest = "consistency"\ntarget = "null:1G"\n{axes}'))
+    assert null.target == "null:1G" and not null.real
+    with pytest.raises(UserError, match="null:1G has none"):
+        grid.load_grid(_write(tmp_path, f'[grid]\ntest = "consistency"\ntarget = "null:1G"\nset = ["gc_policy=fifo"]\n{axes}'))
+    monkeypatch.setattr(targets, "KINDS", [*targets.KINDS, targets.Kind("twin:", "twin:PROFILE", "", "twin:default",
+                                                                          "sim", profile=True)])
+    twin = grid.load_grid(_write(tmp_path, f'[grid]\ntest = "consistency"\ntarget = "twin:stalling"\n{axes}'))
+    assert twin.target == "twin:stalling" and not twin.real
+    with pytest.raises(UserError, match="twin:PROFILE") as e:
+        grid.load_grid(_write(tmp_path, f'[grid]\ntest = "consistency"\ntarget = "file:/x"\n[axes]\nprofile = ["a"]\n'))
+    assert "sim:PROFILE or emu:PROFILE or twin:PROFILE" in str(e.value)
 
 
 @pytest.mark.parametrize("text,words", BAD_GRIDS, ids=[f"bad{i}" for i in range(len(BAD_GRIDS))])

@@ -187,6 +187,32 @@ def test_imports_inside_functions_count_and_the_script_block_does_not():
     assert found == [(1, "ssdlab.units"), (4, "ssdlab.procedures.run")]
 
 
+def hidden_imports(path: Path, source: str | None = None) -> list[str]:
+    """Imports inside a function of a package module that the file also imports at its top:
+    a dependency written twice, the second time where it hides (or works around a circle).
+    Imports under ``if TYPE_CHECKING:`` are not at the top (they do not run)."""
+    text = path.read_text() if source is None else source
+    tree = ast.parse(text, str(path))
+    top_lines = {n.lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    top, inner = {}, {}
+    for line, imported in imported_modules(path, text):
+        target = _module_of(imported)
+        if target is not None:
+            (top if line in top_lines else inner).setdefault(target, line)
+    return [f"{module_name(path)}:{line} imports {m} again" for m, line in inner.items() if m in top]
+
+
+def test_no_module_imports_inside_a_function_what_it_imports_at_its_top():
+    assert [h for name, path in MODULES.items() if path.suffix == ".py" for h in hidden_imports(path)] == []
+
+
+def test_the_hidden_import_check_catches_a_planted_one():
+    source = ("from .. import fio_logs\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .. import units\n\n"
+              "def f():\n    from ..fio_logs import read_log\n    from .. import units\n")
+    assert hidden_imports(PACKAGE / "targets" / "planted.py", source) == [
+        "ssdlab.targets.planted:7 imports ssdlab.fio_logs again"]
+
+
 #: The command line: nothing below it may import it.
 COMMAND_LINE = ("ssdlab.cli", "ssdlab.commands")
 BELOW_THE_COMMAND_LINE = sorted((PACKAGE / "procedures").glob("*.py")) + [PACKAGE / "grid.py"]

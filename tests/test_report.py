@@ -19,6 +19,10 @@ import pytest
 
 from conftest import run_cli, set_args
 from ssdlab import report, results
+from ssdlab.commands.report import declared_metrics
+
+#: What every test declares (and an ``analyze`` run), as ``ssdlab report`` passes it.
+METRICS = declared_metrics()
 
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -73,7 +77,7 @@ def runs(tmp_path_factory):
         "complete": True,
     })
     out = base / "report.html"
-    report.write_report([r100, r75, other, sweep], out, title="Test report")
+    report.write_report([r100, r75, other, sweep], out, title="Test report", metrics=METRICS)
     return {"r100": r100, "r75": r75, "other": other, "sweep": sweep, "html": out, "base": base}
 
 
@@ -149,7 +153,7 @@ def test_downsampling_keeps_every_zero_and_the_extremes():
 def test_huge_series_is_thinned_in_the_page(tmp_path):
     run = _consistency_like(tmp_path / "long", label="Long", target="sim:x", span=100, seed=5, n=60_000,
                             zeros_every=97)
-    out = report.write_report([run], tmp_path / "r.html")
+    out = report.write_report([run], tmp_path / "r.html", metrics=METRICS)
     data = _page_data(out.read_text(encoding="utf-8"))
     c = next(iter(data["runs"].values()))["consistency"]
     n_zero = len(range(50, 60_000, 97))
@@ -165,7 +169,7 @@ def test_generic_run_without_hint_and_incomplete_run(tmp_path):
                               "complete": False, "incomplete_reason": "interrupted (Ctrl-C or SIGTERM)"})
     b = tmp_path / "broken"
     results.mark_incomplete(b, "in progress")
-    text = report.write_report([a, b], tmp_path / "r.html").read_text(encoding="utf-8")
+    text = report.write_report([a, b], tmp_path / "r.html", metrics=METRICS).read_text(encoding="utf-8")
     data = _page_data(text)
     kinds = {r["name"]: r["kind"] for r in data["runs"].values()}
     assert kinds == {"rec": "lines", "broken": "none"}
@@ -174,9 +178,9 @@ def test_generic_run_without_hint_and_incomplete_run(tmp_path):
 
 def test_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="at least one"):
-        report.write_report([], tmp_path / "r.html")
+        report.write_report([], tmp_path / "r.html", metrics=METRICS)
     with pytest.raises(FileNotFoundError, match="not an ssdlab results folder"):
-        report.write_report([tmp_path], tmp_path / "r.html")
+        report.write_report([tmp_path], tmp_path / "r.html", metrics=METRICS)
     proc = run_cli("report", str(tmp_path / "nope"), check=False)
     assert proc.returncode == 2 and "no such results folder" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -239,7 +243,7 @@ def test_phase_plots_overlay_the_phases(tmp_path):
     assert {y["group"] for y in lat["ys"]} == {"new", "used"} and lat["ys"][0]["values"][3] is None
     assert gc["ys"][0]["values"][0] == pytest.approx(2.0)  # 2e6 bytes per 1 s interval = 2 MB/s
     assert free["kind"] == "line" and wa["ylabel"] == "write amplification"
-    text = report.write_report([folder], tmp_path / "r.html").read_text(encoding="utf-8")
+    text = report.write_report([folder], tmp_path / "r.html", metrics=METRICS).read_text(encoding="utf-8")
     assert text.count('class="bar" style="width:100.0%"') == 1 and 'style="width:25.0%"' in text
     assert '<tr class="hl">' in text
 

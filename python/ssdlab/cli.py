@@ -23,8 +23,8 @@ from pathlib import Path
 from . import __version__, stop
 from .errors import UserError
 from .procedures import declare
-from .targets import DEFAULT_TARGET, usage as target_kinds
-from .units import SIZE_RULE
+from .targets import DEFAULT_TARGET, open_target, usage as target_kinds
+from .units import SIZE_RULE, parse_size
 
 #: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
 #: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
@@ -71,10 +71,6 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
 def open_cli_target(args, out_dir=None):
     """The target named by ``--target`` with the options of ``_add_target_args``; fio job
     files and logs go to ``OUT/fio`` (or a temp folder for a dry run)."""
-    from .targets import open_target
-
-    from .units import parse_size
-
     workdir = None if out_dir is None or args.dry_run else Path(out_dir) / "fio"
     size = None
     if getattr(args, "file_size", None) is not None:

@@ -92,6 +92,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import UserError
+from . import targets
+from .targets import kind_of
 from .units import parse_size, round_to
 
 __all__ = [
@@ -116,23 +118,22 @@ GRID_KEYS = ("test", "title", "target", "profile", "set", "purge")
 _DRIVE_METRICS: dict[str, tuple[str, ...]] = {
     "span_bytes": ("span_bytes",), "spare_fraction": ("geometry", "spare_fraction"), "effective_spare_fraction": (),
 }
-_INT_METRICS = {"host_write_bytes", "nand_write_bytes", "span_bytes"}
 #: Metrics drawn against each numeric axis (labelled as their test declares them).
 PLOT_METRICS: dict[str, tuple[str, ...]] = {
     "consistency": ("iops_median", "write_amplification"),
     "used": ("used_mbps", "used_vs_new_pct"),
 }
-#: Metrics shown in the summary's ``tables`` entry: (column, decimals).
-TABLE_METRICS: dict[str, tuple[tuple[str, int], ...]] = {
-    "consistency": (("iops_median", 0), ("iops_p1", 0), ("iops_min", 0), ("zero_iops_seconds", 0),
-                    ("steady_state_onset_s", 0), ("write_amplification", 3)),
-    "used": (("new_mbps", 2), ("used_mbps", 2), ("trimmed_mbps", 2), ("used_vs_new_pct", 1)),
+#: Metrics shown in the summary's ``tables`` entry (rounded to the decimals their test declares).
+TABLE_METRICS: dict[str, tuple[str, ...]] = {
+    "consistency": ("iops_median", "iops_p1", "iops_min", "zero_iops_seconds", "steady_state_onset_s",
+                    "write_amplification"),
+    "used": ("new_mbps", "used_mbps", "trimmed_mbps", "used_vs_new_pct"),
 }
 
 
 @functools.cache
 def _declared(test: str) -> dict:
-    """The metrics ``test`` declares (:class:`ssdlab.procedures.declare.Metric`), by key (a
+    """The metrics ``test`` declares (:class:`ssdlab.charts.Metric`), by key (a
     grid's test is the procedure module of its name: only that one is imported)."""
     from .procedures.declare import tests
 
@@ -142,7 +143,7 @@ def _declared(test: str) -> dict:
 def metrics(test: str) -> dict[str, tuple[str, ...]]:
     """Metrics in the table: column -> path in the point's summary.json (``()``: computed),
     the test's declared metrics then the drive's."""
-    return {**{k: m.path or (k,) for k, m in _declared(test).items()}, **_DRIVE_METRICS}
+    return {**{k: m.where for k, m in _declared(test).items()}, **_DRIVE_METRICS}
 
 
 def _metric_label(test: str, key: str) -> str:
@@ -188,7 +189,8 @@ class GridSpec:
 
     @property
     def real(self) -> bool:
-        return not _is_sim(self.target)
+        """Whether the target is a device of this machine (one point at a time, through fio)."""
+        return kind_of(self.target).device
 
     @property
     def n_points(self) -> int:
@@ -201,8 +203,9 @@ class GridSpec:
                 "points": self.n_points}
 
 
-def _is_sim(target: str) -> bool:
-    return target == "sim" or target.startswith("sim:")
+def _profiled() -> str:
+    """The kinds whose targets name a drive profile, as the help writes them."""
+    return " or ".join(k.usage for k in targets.KINDS if k.profile)
 
 
 def load_grid(path: str | os.PathLike) -> GridSpec:
@@ -323,20 +326,20 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
         raise _bad(gw, "title", f"{title!r}: expected text")
     target = g.get("target", "sim:default")
     if not isinstance(target, str) or not target.strip():
-        raise _bad(gw, "target", f"{target!r}: expected sim:PROFILE, /dev/NAME, file:PATH or loop:SIZE")
+        raise _bad(gw, "target", f"{target!r}: expected {targets.usage(about=False)}")
     target = target.strip()
+    tkind = kind_of(target, f"{gw}: target")
     purge = g.get("purge", "blkdiscard")
     if purge not in ("blkdiscard", "nvme-format", "ata-secure-erase", "none"):
         raise _bad(gw, "purge", f"{purge!r}: expected blkdiscard, nvme-format, ata-secure-erase or none")
-    real = not _is_sim(target)
-    if _is_sim(target):
-        prof = target[4:] or "default"
-        target = "sim:" + _profile_path(prof, base)
+    if tkind.profile:
+        target = tkind.prefix + _profile_path(tkind.rest(target) or "default", base)
     sets = g.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
         raise _bad(gw, "set", f"{sets!r}: expected a list of \"KEY=VALUE\" texts, e.g. [\"gc_policy=fifo\"]")
-    if sets and real:
-        raise _bad(gw, "set", f"profile overrides apply to simulated targets only; {target} is a real target")
+    if sets and not tkind.profile:
+        raise _bad(gw, "set", f"profile overrides apply to targets with a drive profile ({_profiled()}) only; "
+                              f"{target} has none")
     set_keys = []
     for s in sets:
         try:
@@ -350,11 +353,12 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
         if key in g:
             options[key] = _option_value(gw, key, kind, g[key])
     if "profile" in options:
-        if real:
-            raise _bad(gw, "profile", f"a profile applies to simulated targets only; target is {target}")
+        if not tkind.profile:
+            raise _bad(gw, "profile", f"a profile applies to targets with a drive profile ({_profiled()}) only; "
+                                      f"target is {target}")
         if "target" in g:
             raise _bad(gw, "profile", "give either target = \"sim:PROFILE\" or profile = \"PROFILE\", not both")
-        target = "sim:" + _profile_path(options.pop("profile"), base)
+        target = tkind.prefix + _profile_path(options.pop("profile"), base)
 
     ax = data.get("axes")
     aw = f"{where} [axes]"
@@ -384,8 +388,9 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
             if key in g:
                 raise _bad(aw, key, "is also set in [grid]; give it in one place")
             if key == "profile":
-                if real:
-                    raise _bad(aw, key, f"a profile axis needs a simulated target; target is {target}")
+                if not tkind.profile:
+                    raise _bad(aw, key, f"a profile axis needs a target with a drive profile ({_profiled()}); "
+                                        f"target is {target}")
                 vals = tuple(_profile_path(_option_value(aw, key, "profile", v), base) for v in values)
                 axes.append(Axis(key, "profile", vals))
             else:
@@ -408,8 +413,8 @@ def parse_grid(data: dict, path: str | os.PathLike = "GRID.toml") -> GridSpec:
                 msg = "unknown key"
             raise _bad(aw, key, f"not a run option of the {test!r} test ({', '.join(sorted(opts_kinds))}) nor a "
                        f"simulator profile key: {msg}")
-        if real:
-            raise _bad(aw, key, f"is a simulator profile key; target {target} is a real drive")
+        if not tkind.profile:
+            raise _bad(aw, key, f"is a drive profile key; target {target} has no profile ({_profiled()} have)")
         if key in set_keys:
             raise _bad(aw, key, f"is also in [grid] set = {sets!r}; give it in one place")
         for v in values:
@@ -457,7 +462,7 @@ def _point_setup(spec: GridSpec, values: dict) -> tuple[str, list[str], dict]:
     for a in spec.axes:
         v = values[a.name]
         if a.kind == "profile":
-            target = "sim:" + v
+            target = kind_of(target).prefix + v
         elif a.kind == "key":
             sets.append(f"{a.name}={_text(v)}")
         else:
@@ -479,11 +484,12 @@ def _check_points(spec: GridSpec) -> None:
             module, params = _params(spec.test, options)
             if hasattr(params, "check"):
                 params.check()
-            if spec.real:
+            kind = kind_of(target)
+            if not kind.profile:
                 continue
             key = (target, tuple(sets))
             if key not in cache:
-                cache[key] = profiles.load_profile(target[4:] or "default", sets)
+                cache[key] = profiles.load_profile(kind.rest(target) or "default", sets)
             prof = cache[key]
             span_bytes(prof.user_bytes, params.span_pct, max(4096, params.bs_bytes))
         except UserError as e:
@@ -592,7 +598,6 @@ def run_point(point: dict) -> dict:
     returns its table row: ``point``, the axis values, the metrics, ``complete``, ``wall_s``,
     ``dir``. Top-level and picklable: this is what the pool and dask workers run."""
     from .results import ResultsDir
-    from .targets import open_target
 
     t0 = time.perf_counter()
     out = Path(point["out"])
@@ -601,12 +606,12 @@ def run_point(point: dict) -> dict:
         # Checked after the SIGINT handler is in place: the parent sets the event, then signals.
         if _STOP is not None and _STOP.is_set():
             raise PointCancelled(f"point {point['index']}: grid stopped before it started")
-        real = not _is_sim(point["target"])
+        real = kind_of(point["target"]).device
         rd = ResultsDir(out)  # first: fio's job files go in it
         kw = {"workdir": out / "fio", "destroy": point.get("destroy"),
               "purge_method": point.get("purge_method", "blkdiscard")} if real else {}
         try:
-            target = open_target(point["target"], sets=point["sets"], seed=point["seed"], **kw)
+            target = targets.open_target(point["target"], sets=point["sets"], seed=point["seed"], **kw)
         except Exception as e:
             rd.mark_incomplete(f"not started: {e}")
             raise
@@ -638,7 +643,7 @@ def _arrow_table(spec: GridSpec, rows: list[dict], points: list[dict]):
     cols = {}
     for c in table_columns(spec):
         vals = [r.get(c) for r in rows]
-        if c in ("point",) or c in _INT_METRICS:
+        if c == "point" or c.endswith("_bytes") and c in metrics(spec.test):  # byte counts: whole numbers
             typ = pa.int64()
         elif c in ("complete",):
             typ = pa.bool_()
@@ -687,13 +692,13 @@ def read_table(out: str | os.PathLike) -> list[dict]:
 
 
 def _summary_table(spec: GridSpec, rows: list[dict]) -> dict:
-    shown = TABLE_METRICS[spec.test]
-    cols = ["point", *(a.name for a in spec.axes), *(_metric_label(spec.test, c) for c, _ in shown)]
+    shown = [_declared(spec.test)[c] for c in TABLE_METRICS[spec.test]]
+    cols = ["point", *(a.name for a in spec.axes), *(_metric_label(spec.test, m.key) for m in shown)]
     out_rows = []
     for r in sorted(rows, key=lambda r: r["point"]):
-        vals = [r.get(c) for c, _ in shown]
+        vals = [r.get(m.key) for m in shown]
         out_rows.append([r["point"], *(r.get(a.name) for a in spec.axes),
-                         *(None if v is None else round(float(v), d) for v, (_, d) in zip(vals, shown))])
+                         *(None if v is None else round(float(v) * m.scale, m.decimals) for v, m in zip(vals, shown))])
     return {"title": spec.title or f"{spec.test} grid: {' x '.join(a.name for a in spec.axes)}",
             "columns": cols, "rows": out_rows,
             "note": "all metrics per point in grid.parquet / grid.csv; each point's results in its folder (points/)"}

@@ -98,6 +98,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, columns, results
+from .charts import Metric
 from .columns import latency_columns
 
 __all__ = [
@@ -108,7 +109,6 @@ __all__ = [
     "variant_label",
     "downsample_indices",
     "format_value",
-    "MAIN_METRICS",
     "VALUE_LABELS",
     "value_label",
     "unit_suffix",
@@ -131,44 +131,6 @@ LINE_TESTS = ("sweep", "recovery", "used")
 #: folder names in ``summary.json``): shown first, as the overview of the page.
 GROUP_TESTS = ("review",)
 
-#: The metrics shown side by side (key, label, unit). ``latency_us.p99`` reads a nested key.
-MAIN_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("iops_mean", "IOPS mean", "IOPS"),
-    ("read_iops_mean", "read IOPS mean", "IOPS"),
-    ("write_iops_mean", "write IOPS mean", "IOPS"),
-    ("read_mbps_mean", "read MB/s mean", "MB/s"),
-    ("write_mbps_mean", "write MB/s mean", "MB/s"),
-    ("read_latency_us.p99", "read latency p99", "µs"),
-    ("write_latency_us.p99", "write latency p99", "µs"),
-    ("iops_median", "IOPS median", "IOPS"),
-    ("iops_p1", "IOPS 1st percentile", "IOPS"),
-    ("iops_p99", "IOPS 99th percentile", "IOPS"),
-    ("iops_min", "IOPS min", "IOPS"),
-    ("iops_max", "IOPS max", "IOPS"),
-    ("mbps_mean", "MB/s mean", "MB/s"),
-    ("iops_cv", "coefficient of variation", ""),
-    ("consistency_score", "consistency score (mean/σ, steady state)", ""),
-    ("zero_iops_seconds", "time at zero IOPS", "s"),
-    ("longest_stall_s", "longest stall", "s"),
-    ("fob_iops", "fresh-out-of-box IOPS", "IOPS"),
-    ("fob_duration_s", "fresh-out-of-box lasts", "s"),
-    ("steady_state_onset_s", "steady-state onset", "s"),
-    ("steady_state_iops_mean", "steady-state IOPS mean", "IOPS"),
-    ("steady_state_iops_median", "steady-state IOPS median", "IOPS"),
-    ("steady_state_iops_p1", "steady-state IOPS 1st percentile", "IOPS"),
-    ("bimodal", "bimodal", ""),
-    ("low_mode_iops", "low mode", "IOPS"),
-    ("high_mode_iops", "high mode", "IOPS"),
-    ("high_mode_share", "time in high mode", "share"),
-    ("burst_mean_s", "burst length", "s"),
-    ("burst_period_s", "burst period", "s"),
-    ("write_amplification", "write amplification", ""),
-    ("steady_state_write_amplification", "write amplification, steady state", ""),
-    ("latency_us.p50", "latency p50", "µs"),
-    ("latency_us.p99", "latency p99", "µs"),
-    ("latency_us.p99.9", "latency p99.9", "µs"),
-    ("latency_us.max", "latency max", "µs"),
-)
 #: The endurance projection (``summary["endurance"]``, see
 #: :func:`ssdlab.analysis.endurance_projection`) as the report shows it: (key, label, unit,
 #: divisor from the summary's unit).
@@ -196,10 +158,11 @@ _PARAMS: tuple[tuple, ...] = (
     ("bs_bytes", "block size", "KiB", 1024.0),
 )
 _PARAM_KEYS = {k for k, *_ in _PARAMS}
-#: Labels and units of the summary values the "Values" tables show, beyond
-#: :data:`MAIN_METRICS` and the run parameters: key -> (label, unit, divisor from the
-#: summary's unit; bytes shown as GB or KiB). A key found in none of them is named from its
-#: words by :func:`value_label` (``after_idle_write_mbps`` -> "after idle write", MB/s).
+#: Labels and units of the summary values the "Values" tables show, beyond the figures the
+#: tests declare (:class:`ssdlab.charts.Metric`) and the run parameters: key -> (label, unit,
+#: divisor from the summary's unit; bytes shown as GB or KiB). A key found in none of them is
+#: named from its words by :func:`value_label` (``after_idle_write_mbps`` -> "after idle
+#: write", MB/s).
 VALUE_LABELS: dict[str, tuple[str, str, float]] = {
     "capacity_bytes": ("user capacity", "GB", 1e9),
     "span_bytes": ("span", "GB", 1e9),
@@ -212,23 +175,12 @@ VALUE_LABELS: dict[str, tuple[str, str, float]] = {
     "steady_state_rounds": ("rounds in steady state", "", 1.0),
     "modes_from_s": ("modes counted from", "s", 1.0),
     "mode_threshold_iops": ("threshold between the modes", "IOPS", 1.0),
-    "host_write_bytes": ("host writes", "GB", 1e9),
-    "nand_write_bytes": ("NAND writes", "GB", 1e9),
     "wall_s": ("wall-clock time", "s", 1.0),
     "parts_done": ("parts done", "", 1.0),
     # fill
     "pause_s": ("idle pause before the burst", "s", 1.0),
     "burst_pct": ("burst after the pause, of the span", "%", 1.0),
     "min_phase_pct": ("shortest phase kept, of the bytes written", "%", 1.0),
-    "cache_bytes": ("write cache", "GB", 1e9),
-    "cache_mbps": ("in-cache write", "MB/s", 1.0),
-    "fill_mbps_mean": ("whole-drive fill average", "MB/s", 1.0),
-    "written_bytes": ("written by the fill", "GB", 1e9),
-    "fill_s": ("fill time", "s", 1.0),
-    "burst_mbps_mean": ("burst after the pause, average", "MB/s", 1.0),
-    "burst_bytes": ("burst after the pause", "GB", 1e9),
-    "cache_after_pause_bytes": ("cache back after the pause", "GB", 1e9),
-    "cache_after_pause_pct": ("cache back after the pause, of the cache", "%", 1.0),
     # SNIA PTS
     "round_s": ("round length", "s", 1.0),
     "max_rounds": ("rounds at most", "", 1.0),
@@ -252,8 +204,6 @@ VALUE_LABELS: dict[str, tuple[str, str, float]] = {
     "sweep_write_bytes": ("written per sweep", "GB", 1e9),
     "edge_zones": ("zones at each end compared", "", 1.0),
     "dirty_write_bytes": ("random writes that make the drive used", "GB", 1e9),
-    "used_vs_new_pct": ("used, of new", "%", 1.0),
-    "trimmed_vs_new_pct": ("used after TRIM, of new", "%", 1.0),
 }
 #: Units named by the last word of a key (:func:`value_label`): word -> (unit, divisor).
 _KEY_UNITS = {"mbps": ("MB/s", 1.0), "iops": ("IOPS", 1.0), "pct": ("%", 1.0), "s": ("s", 1.0),
@@ -871,13 +821,17 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def value_label(key: str) -> tuple[str, str, float]:
-    """(label, unit, divisor) of a summary value: from :data:`VALUE_LABELS`,
-    :data:`MAIN_METRICS` or the run parameters, else from the key's words with the unit its
+def value_label(key: str, declared: Mapping[str, Metric] | None = None) -> tuple[str, str, float]:
+    """(label, unit, divisor) of a summary value: from the figures the tests declare
+    (``declared``: key -> :class:`~ssdlab.charts.Metric`, see :func:`declared_by_key`),
+    :data:`VALUE_LABELS` or the run parameters, else from the key's words with the unit its
     last word names (``_mbps``, ``_iops``, ``_pct``, ``_s``, ``_bytes`` as GB...)."""
+    m = (declared or {}).get(key)
+    if m is not None:
+        return m.label, m.unit, 1.0 / m.scale
     if key in VALUE_LABELS:
         return VALUE_LABELS[key]
-    for k, label, unit, *div in MAIN_METRICS + _PARAMS:
+    for k, label, unit, *div in _PARAMS:
         if k == key:
             return label, unit, div[0] if div else 1.0
     words = key.split(".")[-1].split("_")
@@ -886,6 +840,30 @@ def value_label(key: str) -> tuple[str, str, float]:
         words = words[:-1]
     names = {"mbps": "MB/s", "iops": "IOPS", "pct": "%", "qd": "queue depth", "bs": "block size", "lat": "latency"}
     return " ".join(names.get(w, w) for w in words), unit, div
+
+
+def declared_by_key(metrics: Mapping[str, Sequence[Metric]]) -> dict[str, Metric]:
+    """Every declared figure by its summary key (``metrics``: a summary's ``test`` -> the
+    figures that test declares; a key two tests declare is one figure, the first one's)."""
+    out: dict[str, Metric] = {}
+    for ms in metrics.values():
+        for m in ms:
+            out.setdefault(m.key, m)
+    return out
+
+
+def _rows_of(metrics: Sequence[Metric]) -> list[tuple[str, str, str, float]]:
+    """``metrics`` as :func:`_metric_rows` takes them: (dotted key, label, unit, divisor)."""
+    return [(".".join(map(str, m.where)), m.label, m.unit, 1.0 / m.scale) for m in metrics]
+
+
+def _declared_rows(runs: Sequence[dict], metrics: Mapping[str, Sequence[Metric]]) -> list[tuple[str, str, str, float]]:
+    """The figures the tests of ``runs`` declare, each once, in the order of their declarations."""
+    seen: dict[str, Metric] = {}
+    for r in runs:
+        for m in metrics.get(r["test"], ()):
+            seen.setdefault(m.key, m)
+    return _rows_of(list(seen.values()))
 
 
 def _scaled(v: Any, div: float) -> Any:
@@ -906,7 +884,7 @@ def _metric_rows(runs: Sequence[dict], keys: Sequence[tuple]) -> list[tuple[str,
     return rows
 
 
-def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str, float]]:
+def _generic_metric_keys(runs: Sequence[dict], declared: Mapping[str, Metric]) -> list[tuple[str, str, str, float]]:
     """Top-level numeric values of non-consistency runs (in first-seen order), labelled by
     :func:`value_label`."""
     seen: dict[str, None] = {}
@@ -916,7 +894,7 @@ def _generic_metric_keys(runs: Sequence[dict]) -> list[tuple[str, str, str, floa
                 continue
             if isinstance(v, (bool, int, float)):
                 seen.setdefault(k, None)
-    return [(k, *value_label(k)) for k in seen]
+    return [(k, *value_label(k, declared)) for k in seen]
 
 
 def _pts_view(summary: Mapping[str, Any]) -> dict:
@@ -1204,16 +1182,21 @@ def _section_title(test: str) -> str:
     return SECTION_TITLES.get(test, test.capitalize())
 
 
-def _values_table(runs: Sequence[dict], table_id: str, section: str,
-                  fallback: Sequence[tuple[str, str, str]] = ()) -> str:
+def _values_table(runs: Sequence[dict], table_id: str, section: str, metrics: Mapping[str, Sequence[Metric]]) -> str:
     """The "Values" table of runs other than consistency: parameters and top-level numbers of
-    each summary, labelled with units (:func:`value_label`); a PTS run's as :func:`_pts_view`."""
+    each summary, labelled with units (:func:`value_label`; else the figures their tests
+    declare); a PTS run's as :func:`_pts_view`."""
     shown = [{**r, "summary": _pts_view(r["summary"])} if r["test"] == "pts" else r for r in runs]
-    return _metrics_table(shown, _generic_metric_keys(shown) or fallback, table_id, section, "Values")
+    own = {r["test"]: metrics.get(r["test"], ()) for r in runs}  # a key as these runs' tests declare it first
+    keys = (_generic_metric_keys(shown, {**declared_by_key(metrics), **declared_by_key(own)})
+            or _declared_rows(shown, metrics))
+    return _metrics_table(shown, keys, table_id, section, "Values")
 
 
-def render_report(runs: list[dict], title: str | None = None) -> str:
-    """The HTML text for runs loaded by :func:`load_run` (ids are assigned here)."""
+def render_report(runs: list[dict], title: str | None = None, *, metrics: Mapping[str, Sequence[Metric]]) -> str:
+    """The HTML text for runs loaded by :func:`load_run` (ids are assigned here); ``metrics``:
+    a summary's ``test`` -> the figures that test declares (:class:`~ssdlab.charts.Metric`),
+    which label, scale and order the tables' figures (a consistency-like run's "Metrics")."""
     if not runs:
         raise ValueError("a report needs at least one results folder")
     for i, r in enumerate(runs):
@@ -1266,7 +1249,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
         sid = f"other-{i}"
         return (f'<section id="{sid}-section"><h2>{_e(_section_title(test))}</h2>'
                 + _run_tables(rs)
-                + _values_table(rs, f"metrics-{sid}", sid, MAIN_METRICS)
+                + _values_table(rs, f"metrics-{sid}", sid, metrics)
                 + "</section>")
 
     parts: list[str] = []
@@ -1300,7 +1283,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
             'graph; drag across the graph to zoom on a time range, double-click to see the whole run.</p>'
             + _chart_block("consistency", "performance consistency scatter plot") + note
             + companions
-            + _metrics_table(cons, MAIN_METRICS, "metrics-consistency", "consistency", "Metrics")
+            + _metrics_table(cons, _declared_rows(cons, metrics), "metrics-consistency", "consistency", "Metrics")
             + _run_tables(cons) + "</section>")
     for i, (test, rs) in enumerate(line_sections.items()):
         sid = f"lines-{i}"
@@ -1308,7 +1291,7 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
             f'<section id="{sid}-section"><h2>{_e(_section_title(test))}</h2>'
             + _chart_block(sid, f"{test} line plot")
             + _run_tables(rs)
-            + _values_table(rs, f"metrics-{sid}", sid)
+            + _values_table(rs, f"metrics-{sid}", sid, metrics)
             + "</section>")
     for i, (test, rs) in enumerate(rest.items()):
         if test not in GROUP_TESTS:
@@ -1331,8 +1314,10 @@ def render_report(runs: list[dict], title: str | None = None) -> str:
 
 
 def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathLike,
-                 title: str | None = None) -> Path:
+                 title: str | None = None, *, metrics: Mapping[str, Sequence[Metric]]) -> Path:
     """Write ``report.html`` for the results folders ``run_dirs`` to ``out_path``; returns it.
+    ``metrics``: a summary's ``test`` -> the figures that test declares, as
+    :func:`ssdlab.procedures.declare.metrics_by_test` gives them (see :func:`render_report`).
 
     One self-contained file (inline CSS, script and data; no network). Raises ValueError for
     an empty list, FileNotFoundError for a folder without results,
@@ -1343,7 +1328,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike], out_path: str | os.PathL
     if not dirs:
         raise ValueError("a report needs at least one results folder")
     runs = [load_run(d) for d in dirs]
-    text = render_report(runs, title)
+    text = render_report(runs, title, metrics=metrics)
     out = Path(out_path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

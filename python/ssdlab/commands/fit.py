@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..fit.measured import CSV_FORMAT
+from ..fit.measured import CSV_FORMAT, CsvOptions
 from ..procedures.declare import number, seed, size
 from ..units import MAX_BS_BYTES, MAX_SIZE_BYTES
 
@@ -155,7 +155,6 @@ def register(subparsers, add_target_args) -> None:  # noqa: ARG001 - a fit's tar
 
 def run_fit_command(args) -> int:
     from ..fit import run_fit
-    from ..fit.measured import CsvOptions
     from ..fit.output import show
 
     csv = CsvOptions(capacity_bytes=args.capacity, test=args.test, bs_bytes=args.bs, qd=args.qd, span_pct=args.span,

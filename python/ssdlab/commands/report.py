@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UserError
-from ..procedures.declare import number, size
+from ..charts import Metric
+from ..procedures.declare import by_summary_name, metrics_by_test, number, size
 from ..units import MAX_BS_BYTES
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def cmd_report(args) -> int:
     if out.is_dir():
         out = out / report.REPORT_NAME
     try:
-        path = report.write_report(dirs, out, title=args.title)
+        path = report.write_report(dirs, out, title=args.title, metrics=declared_metrics())
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
     print(f"report of {len(dirs)} run{'s' if len(dirs) != 1 else ''}: {path}")
@@ -363,7 +364,7 @@ def _analyze_run(args, files: list[Path], data: dict | None, out: Path | None) -
     title = f"{args.label or source} — IOPS from fio logs"
     summary["plots"] = [p.name for p in plots.consistency_plots(rd.path, series, title=title)]
     rd.write_summary(summary)
-    report.write_report([rd.path], rd.path / report.REPORT_NAME)
+    report.write_report([rd.path], rd.path / report.REPORT_NAME, metrics=declared_metrics())
     rd.finish()
     if not args.json:
         print(f"  results in {out}/ (summary.json, series.parquet, consistency_*.png, report.html)")
@@ -372,41 +373,32 @@ def _analyze_run(args, files: list[Path], data: dict | None, out: Path | None) -
 
 # --------------------------------------------------------------------------- compare
 
-#: Metrics printed by ``ssdlab compare`` (a subset of :data:`ssdlab.report.MAIN_METRICS`).
-COMPARE_KEYS = ("span_pct", "duration_s", "read_iops_mean", "write_iops_mean", "read_mbps_mean", "write_mbps_mean",
-                "read_latency_us.p99", "write_latency_us.p99", "iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min",
-                "mbps_mean", "iops_cv", "consistency_score", "zero_iops_seconds", "longest_stall_s",
-                "fob_iops", "fob_duration_s", "steady_state_onset_s", "steady_state_iops_mean",
-                "high_mode_share", "write_amplification", "steady_state_write_amplification")
-_EXTRA_LABELS = {"span_pct": ("span", "%"), "duration_s": ("duration", "s")}
+def declared_metrics() -> dict[str, tuple[Metric, ...]]:
+    """The figures every test declares, by the ``test`` field of its summaries
+    (:func:`~ssdlab.procedures.declare.metrics_by_test`), and those of an ``analyze`` run:
+    the consistency test's, with ``ssdlab run``'s per-direction ones after the IOPS mean."""
+    declared = metrics_by_test()
+    cons = declared["consistency"]
+    direction = tuple(m for m in declared["run"] if m.key not in {c.key for c in cons})
+    return {**declared, "analyze": (cons[0], *direction, *cons[1:])}
 
 
-def _labels(keys) -> list[tuple[str, str, str]]:
-    from .. import report
-
-    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
-    known.update(_EXTRA_LABELS)
-    out = []
-    for k in keys:
-        label, unit = known.get(k, (k, ""))
-        out.append((k, label + report.unit_suffix(label, unit), unit))
-    return out
-
-
-#: Rows every run has a value for, before each test's own figures.
-COMMON_KEYS = ("span_pct", "duration_s")
+#: Rows every run has a value for, before each test's own figures: (key, label, unit).
+COMMON_ROWS = (("span_pct", "span", "%"), ("duration_s", "duration", "s"))
 
 
 def compare_rows(summaries: list[dict], dirs: list | None = None) -> list[tuple[str, str, str, list]]:
     """(key, label, unit, values) for every compare row some run has: the common ones, then
-    each run's test's headline figures (its declaration's ``headline``; a test without one,
-    such as ``analyze``, the consistency metrics of :data:`COMPARE_KEYS`), in the order they
-    first appear. A run without a figure shows n/a in that row."""
+    each run's test's headline figures (its declaration's ``headline``; a run without one,
+    such as ``analyze``, or stopped early, every figure an ``analyze`` run declares), in the
+    order they first appear. A run without a figure shows n/a in that row. A row's key is
+    the summary key of the declared figure of that label and unit (shown in the key's unit),
+    else ``test:label``."""
     from .. import report
-    from ..procedures.declare import by_summary_name
 
     tests = by_summary_name()
-    by_label = {(label, unit): key for key, label, unit in report.MAIN_METRICS}
+    declared = declared_metrics()
+    by_label = {(m.label, m.unit): m.key for ms in declared.values() for m in ms if m.scale == 1.0}
     rows: dict[tuple[str, str], list] = {}
     keys: dict[tuple[str, str], str] = {}
     per_run = []
@@ -419,9 +411,10 @@ def compare_rows(summaries: list[dict], dirs: list | None = None) -> list[tuple[
             own = []
         if s.get("complete") is False or not own:  # a run stopped early: also what its journal's series gives
             have = {label for _, label, _, _ in own}
-            own += [(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMPARE_KEYS[2:])
-                    if label not in have]
-        per_run.append([(key, label, unit, report._get(s, key)) for key, label, unit in _labels(COMMON_KEYS)] + own)
+            own += [(m.key if m.scale == 1.0 else f"{s.get('test')}:{m.label}", label, m.unit, m.shown(s))
+                    for m in declared["analyze"] if (label := m.label + report.unit_suffix(m.label, m.unit)) not in have]
+        common = [(key, label + report.unit_suffix(label, unit), unit, s.get(key)) for key, label, unit in COMMON_ROWS]
+        per_run.append(common + own)
     for i, own in enumerate(per_run):
         for key, label, unit, v in own:
             row = rows.setdefault((label, unit), [None] * len(summaries))
@@ -516,7 +509,7 @@ def cmd_compare(args) -> int:
                "labels": labels, "tables": [table], "plots": plot_names + ["compare.csv"],
                **results.run_metadata(sys.argv), "complete": True}
     rd.write_summary(summary)
-    report.write_report(dirs, rd.path / report.REPORT_NAME, title=title)
+    report.write_report(dirs, rd.path / report.REPORT_NAME, title=title, metrics=declared_metrics())
     rd.finish()
     print(f"results in {args.out}/ (compare.csv, {'compare_*.png, ' if plot_names else ''}report.html)")
     return 0

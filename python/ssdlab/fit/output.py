@@ -313,8 +313,9 @@ def finish(run: FitRun, rd: results.ResultsDir, *, argv, backend: dict, complete
     rd.write_summary(summary)
     try:
         from .. import report
+        from ..procedures.declare import metrics_by_test
 
-        report.write_report([folder], folder / "report.html")
+        report.write_report([folder], folder / "report.html", metrics=metrics_by_test())
     except Exception as e:  # noqa: BLE001 - the fit is on disk already
         summary["report_error"] = f"{type(e).__name__}: {e}"
         rd.write_summary(summary)

@@ -9,6 +9,7 @@ from ..errors import UserError
 from ..progress import phase_bar, step
 from ..targets.base import FIO_JOBS, SIMULATED, JobSpec, PhaseResult, Target
 from ..units import human_size
+from .declare import as_summary, metrics_by_test
 
 FILL_BS_BYTES = 128 * 1024
 
@@ -58,8 +59,6 @@ def base_summary(test: str, target: Target, seed: int, argv: list[str] | None, *
 
 def declared_summary(test: str, target: Target, params, argv: list[str] | None) -> dict:
     """:func:`base_summary` with a declared test's parameters (:mod:`.declare`) as its fields."""
-    from .declare import as_summary
-
     fields = as_summary(params)
     seed = fields.pop("seed", 1)
     return base_summary(test, target, seed, argv, **fields)
@@ -72,7 +71,7 @@ def write_report(rd: results.ResultsDir, summary: dict) -> None:
     written (a full disk...) is a failure of the run like any results file:
     :class:`~ssdlab.results.ResultsWriteError` is raised."""
     try:
-        report.write_report([rd.path], rd.path / report.REPORT_NAME)
+        report.write_report([rd.path], rd.path / report.REPORT_NAME, metrics=metrics_by_test())
     except results.ResultsWriteError:
         raise
     except Exception as e:  # noqa: BLE001 - the measurements are on disk already

@@ -17,7 +17,7 @@ from .. import analysis, plots, report, results
 from ..targets import counters as drive_counters
 from ..targets.base import DRIVE_COUNTERS, SIMULATED, JobSpec, Target
 from ..units import MAX_BS_BYTES, human_size
-from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, at_most, headline_of, param, size
+from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, at_most, headline_of, metrics_by_test, param, size
 from .common import (FILL_BS_BYTES, add_endurance, base_summary, done_with_drive, end_run, failure_of, figure,
                     Interrupted, mark_stopped, purge, raise_stopped, run_phase, show_endurance, span_bytes)
 
@@ -140,7 +140,7 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
         summary["plots"] += [p.name for p in plots.latency_plot(rd / "latency", series, title=f"{title}: latency",
                                                                 formats=("png", "svg"))]
     rd.write_summary(summary)
-    report.write_report([rd.path], rd.path / "report.html")
+    report.write_report([rd.path], rd.path / "report.html", metrics=metrics_by_test())
     if result.complete:
         rd.finish()
 
@@ -163,21 +163,41 @@ def show(s: dict) -> None:
               + (f" (steady state {steady:.2f})" if steady is not None else " (over the whole phase)"))
     show_endurance(s.get("endurance"), s.get("endurance_unavailable"))
 
-def _main(key: str, headline: bool = False) -> Metric:
-    """A metric labelled as the report's main metrics, so that ``analyze`` runs (no test of
-    their own) share ``compare``'s rows with consistency runs."""
-    label, unit, _ = report.value_label(key)
-    return Metric(key, label, unit, headline=headline)
-
-
-#: The consistency test's figures: IOPS level and spread, stalls, fresh-out-of-box and steady
-#: state, write amplification (the headline ones), and the bytes written.
+#: The consistency test's figures (the analysis of its IOPS series, write amplification,
+#: latency, bytes written), in the order the report's table shows them; the headline ones
+#: say what the run found.
 METRICS = (
-    _main("iops_mean", True), _main("iops_median", True), _main("iops_p1", True), _main("iops_p99"),
-    _main("iops_min"), _main("iops_max"), _main("zero_iops_seconds", True), _main("longest_stall_s"),
-    _main("fob_iops", True), _main("steady_state_onset_s", True), _main("steady_state_iops_mean", True),
-    _main("steady_state_iops_p1"), _main("write_amplification", True), _main("steady_state_write_amplification"),
-    Metric("host_write_bytes", "host writes", "bytes"), Metric("nand_write_bytes", "NAND writes", "bytes"),
+    Metric("iops_mean", "IOPS mean", "IOPS", headline=True),
+    Metric("iops_median", "IOPS median", "IOPS", headline=True, decimals=0),
+    Metric("iops_p1", "IOPS 1st percentile", "IOPS", headline=True, decimals=0),
+    Metric("iops_p99", "IOPS 99th percentile", "IOPS"),
+    Metric("iops_min", "IOPS min", "IOPS", decimals=0),
+    Metric("iops_max", "IOPS max", "IOPS"),
+    Metric("mbps_mean", "MB/s mean", "MB/s"),
+    Metric("iops_cv", "coefficient of variation"),
+    Metric("consistency_score", "consistency score (mean/σ, steady state)"),
+    Metric("zero_iops_seconds", "time at zero IOPS", "s", headline=True, decimals=0),
+    Metric("longest_stall_s", "longest stall", "s"),
+    Metric("fob_iops", "fresh-out-of-box IOPS", "IOPS", headline=True),
+    Metric("fob_duration_s", "fresh-out-of-box lasts", "s"),
+    Metric("steady_state_onset_s", "steady-state onset", "s", headline=True, decimals=0),
+    Metric("steady_state_iops_mean", "steady-state IOPS mean", "IOPS", headline=True),
+    Metric("steady_state_iops_median", "steady-state IOPS median", "IOPS"),
+    Metric("steady_state_iops_p1", "steady-state IOPS 1st percentile", "IOPS"),
+    Metric("bimodal", "bimodal"),
+    Metric("low_mode_iops", "low mode", "IOPS"),
+    Metric("high_mode_iops", "high mode", "IOPS"),
+    Metric("high_mode_share", "time in high mode", "share"),
+    Metric("burst_mean_s", "burst length", "s"),
+    Metric("burst_period_s", "burst period", "s"),
+    Metric("write_amplification", "write amplification", headline=True, decimals=3),
+    Metric("steady_state_write_amplification", "write amplification, steady state"),
+    Metric("latency_us.p50", "latency p50", "µs"),
+    Metric("latency_us.p99", "latency p99", "µs"),
+    Metric("latency_us.p99.9", "latency p99.9", "µs", path=("latency_us", "p99.9")),
+    Metric("latency_us.max", "latency max", "µs"),
+    Metric("host_write_bytes", "host writes", "GB", scale=1e-9),
+    Metric("nand_write_bytes", "NAND writes", "GB", scale=1e-9),
 )
 
 

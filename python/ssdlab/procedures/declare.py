@@ -24,34 +24,11 @@ from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any, Callable
 
+from ..charts import Metric  # noqa: F401 - the figures a test declares
 from ..params import (  # noqa: F401 - the vocabulary the tests declare their parameters with
     MAX_DURATION_S, MAX_QD, MAX_SERIES_POINTS, MAX_SPANS, SEED_MAX, Param, TypedSize, add_arguments, as_summary,
     at_most, check, declared, from_args, like, number, param, seed, size,
 )
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One figure of a test's summary as the tables, ``ssdlab compare`` and ``ssdlab grid``
-    show it: its summary key (its unit in the name), label, unit as
-    :func:`ssdlab.report.format_value` takes it ("IOPS", "MB/s", "s", "%", "bytes"; "" for a
-    count or a ratio), where it is in ``summary.json`` (default: the key at the top) and
-    whether it is one of the headline figures that say what the run found."""
-
-    key: str
-    label: str
-    unit: str = ""
-    path: tuple[str, ...] = ()
-    headline: bool = False
-
-    def value(self, summary: dict) -> Any:
-        """The figure in ``summary`` (None where it has none)."""
-        v: Any = summary
-        for k in self.path or (self.key,):
-            if not isinstance(v, dict):
-                return None
-            v = v.get(k)
-        return v
 
 
 def headline_of(metrics: tuple[Metric, ...]) -> Callable[[dict, Any], list[tuple[str, str, Any]]]:
@@ -59,7 +36,7 @@ def headline_of(metrics: tuple[Metric, ...]) -> Callable[[dict, Any], list[tuple
     chosen = [m for m in metrics if m.headline]
 
     def headline(s: dict, folder=None) -> list[tuple[str, str, Any]]:
-        return [(m.label, m.unit, m.value(s)) for m in chosen]
+        return [(m.label, m.unit, m.shown(s)) for m in chosen]
 
     return headline
 
@@ -109,6 +86,12 @@ class Test:
 def by_summary_name() -> dict[str, Test]:
     """Every declared test (subcommands included) by the ``test`` field of its summaries."""
     return {t.summary_name: t for t in tests(parent=...)}
+
+
+def metrics_by_test() -> dict[str, tuple[Metric, ...]]:
+    """The figures every declared test declares, by the ``test`` field of its summaries (what
+    :func:`ssdlab.report.write_report` labels and orders a run's figures by)."""
+    return {name: t.metrics for name, t in by_summary_name().items()}
 
 
 def tests(only: str | None = None, parent: str | None | EllipsisType = None) -> list[Test]:

@@ -19,7 +19,7 @@ from ..charts import Chart, Line
 from ..targets.base import JobSpec, Target
 from .common import declared_summary, end_run, failure_of, figure, Interrupted, purge, run_phase, span_bytes
 from ..units import MAX_BS_BYTES
-from .declare import MAX_QD, Test, param, size
+from .declare import MAX_QD, Metric, Test, headline_of, param, size
 
 #: A split into two phases is kept when their mean rates differ by at least this fraction.
 MIN_RATE_CHANGE = 0.15
@@ -184,7 +184,8 @@ def run(target: Target, params: FillParams, out, *, argv=None, overwrite: bool =
 
 def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
     """How much fast cache the pause gave back: bytes of the burst written at (at least 80 %
-    of) the fill's cache rate."""
+    of) the fill's cache rate; None without a cache or a burst."""
+    summary.update(dict.fromkeys(("burst_mbps_mean", "cache_after_pause_bytes", "cache_after_pause_pct", "burst_bytes")))
     if series is None or not len(series["t_s"]) or not summary.get("cache_mbps"):
         return
     done = written_bytes(series)
@@ -232,22 +233,24 @@ def show(s: dict) -> None:
               f"({s['cache_after_pause_pct']:.0f} % of the cache)")
 
 
-def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """The fill's findings for ``ssdlab compare``: cache size and speed, the rate after it,
-    the average, and what an idle pause gave back."""
-    after = s.get("after_cache_mbps") or []
-    return [("write cache", "GB", _gb(s.get("cache_bytes"))), ("in-cache write", "MB/s", s.get("cache_mbps")),
-            ("after the cache", "MB/s", after[0] if after else None),
-            ("whole-drive fill average", "MB/s", s.get("fill_mbps_mean")), ("fill time", "s", s.get("fill_s")),
-            ("cache back after the pause", "GB", _gb(s.get("cache_after_pause_bytes")))]
-
-
-def _gb(n_bytes: float | None) -> float | None:
-    return None if n_bytes is None else n_bytes / 1e9
+#: The fill's findings: cache size and speed, the rate after it, the average, and what an idle
+#: pause gave back; then what it wrote.
+METRICS = (
+    Metric("cache_bytes", "write cache", "GB", scale=1e-9, headline=True),
+    Metric("cache_mbps", "in-cache write", "MB/s", headline=True),
+    Metric("after_cache_mbps", "after the cache", "MB/s", path=("after_cache_mbps", 0), headline=True),
+    Metric("fill_mbps_mean", "whole-drive fill average", "MB/s", headline=True),
+    Metric("fill_s", "fill time", "s", headline=True),
+    Metric("cache_after_pause_bytes", "cache back after the pause", "GB", scale=1e-9, headline=True),
+    Metric("cache_after_pause_pct", "cache back after the pause, of the cache", "%"),
+    Metric("written_bytes", "written by the fill", "GB", scale=1e-9),
+    Metric("burst_mbps_mean", "burst after the pause, average", "MB/s"),
+    Metric("burst_bytes", "burst after the pause", "GB", scale=1e-9),
+)
 
 
 TEST = Test(
     name="fill",
     help="whole-drive fill: sequential writes until full, MB/s vs GB written, write-cache size and phases",
     description=__doc__.replace("%", "%%"),
-    params=FillParams, plan=plan, run=run, show=show, headline=headline)
+    params=FillParams, plan=plan, run=run, show=show, headline=headline_of(METRICS), metrics=METRICS)

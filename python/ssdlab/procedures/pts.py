@@ -31,7 +31,7 @@ from ..targets.base import SIMULATED, JobSpec, Target
 from ..workload import fiojob
 from .common import declared_summary, end_run, figure
 from ..units import MAX_BS_BYTES, human_size
-from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
+from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, headline_of, param, size
 
 
 def _test_list(text: str) -> tuple[str, ...]:
@@ -314,21 +314,31 @@ def show(s: dict) -> None:
         print(f"  {p['resume']}")
 
 
+def _pts(label: str, *path: str) -> Metric:
+    return Metric(path[-1] if path[-2] != "wsat" else f"wsat_{path[-1]}", label, "IOPS",
+                  path=("pts", "results", *path), headline=True)
+
+
+#: The PTS figures a reader looks for first: 4 KiB random read, write and 65/35 IOPS of the IOPS
+#: test's matrix and WSAT's fresh and final IOPS (of the tests that ran).
+METRICS = (
+    _pts("PTS IOPS: 4 KiB random read", "iops", "matrix", "r100w0_4096"),
+    _pts("PTS IOPS: 4 KiB random write", "iops", "matrix", "r0w100_4096"),
+    _pts("PTS IOPS: 4 KiB 65/35 read/write", "iops", "matrix", "r65w35_4096"),
+    _pts("PTS WSAT fresh", "wsat", "fob_iops"),
+    _pts("PTS WSAT final", "wsat", "final_iops"),
+)
+_figures = headline_of(METRICS)
+
+
 def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """The PTS figures a reader looks for first: 4 KiB random read, write and 65/35 IOPS of
-    the IOPS test's matrix and WSAT's fresh and final IOPS (the tests that ran)."""
-    res = (s.get("pts") or {}).get("results") or {}
-    m = (res.get("iops") or {}).get("matrix") or {}
-    w = res.get("wsat") or {}
-    out = [("PTS IOPS: 4 KiB random read", "IOPS", m.get("r100w0_4096")),
-           ("PTS IOPS: 4 KiB random write", "IOPS", m.get("r0w100_4096")),
-           ("PTS IOPS: 4 KiB 65/35 read/write", "IOPS", m.get("r65w35_4096")),
-           ("PTS WSAT fresh", "IOPS", w.get("fob_iops")), ("PTS WSAT final", "IOPS", w.get("final_iops"))]
-    return [row for row in out if row[2] is not None]
+    """The declared figures of the tests that ran."""
+    return [row for row in _figures(s) if row[2] is not None]
 
 
 TEST = Test(
     name="pts",
     help="SNIA PTS 2.0.2: IOPS, TP, LAT, WSAT, HIR, XSR, CBW/ECW, DIRTH with purge, preconditioning and steady state",
     description=__doc__,
-    params=PtsParams, plan=plan, run=run, show=show, headline=headline, print_plan=print_plan)
+    params=PtsParams, plan=plan, run=run, show=show, headline=headline, print_plan=print_plan,
+    metrics=METRICS)

@@ -43,7 +43,7 @@ from ..targets.base import JobSpec, Target
 from .common import (FILL_BS_BYTES, base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, run_phase,
                     span_bytes)
 from ..units import MAX_BS_BYTES, human_size
-from .declare import MAX_DURATION_S, MAX_QD, Test, param, size
+from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, headline_of, param, size
 from .sweep import (FULL_DEFAULT, MAX_ZONES, ZONE_BYTES_HELP, parse_zone_bytes, SWEEP_BS_BYTES, SWEEP_QD, SWEEP_ZONES, WHOLE_ZONES, SweepInterrupted, ZoneLayout, describe_sweep,
                     edge_zones, fmt_mbps, sweep, sweep_jobs, sweep_stats, sweep_table, trim_bs,
                     zone_layout, zone_shape)
@@ -298,13 +298,15 @@ def show(s: dict) -> None:
               + f"  {_mb(st.get('write_mbps_first_zones')):>8} -> {_mb(st.get('write_mbps_last_zones'))}")
 
 
-def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """The write pass's mean MB/s at each stage (clean, after torture, idle, TRIM), and the
-    first zones after torture."""
-    stages = [("clean", "clean"), ("after torture", "after_torture"), ("after idle", "after_idle"),
-              ("after TRIM", "after_trim")]
-    return ([(f"write pass {label}", "MB/s", s.get(f"{key}_write_mbps")) for label, key in stages]
-            + [("write pass after torture, first zones", "MB/s", s.get("after_torture_write_mbps_first_zones"))])
+#: The write pass's mean MB/s at each stage (clean, after torture, idle, TRIM), and the first
+#: and last zones after torture.
+METRICS = (
+    *(Metric(f"{key}_write_mbps", f"write pass {label}", "MB/s", headline=True)
+      for label, key in (("clean", "clean"), ("after torture", "after_torture"), ("after idle", "after_idle"),
+                         ("after TRIM", "after_trim"))),
+    Metric("after_torture_write_mbps_first_zones", "write pass after torture, first zones", "MB/s", headline=True),
+    Metric("after_torture_write_mbps_last_zones", "write pass after torture, last zones", "MB/s"),
+)
 
 
 TEST = Test(
@@ -319,4 +321,4 @@ TEST = Test(
                 "stage and direction), fill/torture series, the overlay plots recovery_write/recovery_read (MB/s vs "
                 "position, one line per stage), recovery_stages and report.html. Sizes: bytes or 4KiB, 128KiB, "
                 "64MiB, 8GB (the size rule below).",
-    params=RecoveryParams, plan=plan, run=run, show=show, headline=headline)
+    params=RecoveryParams, plan=plan, run=run, show=show, headline=headline_of(METRICS), metrics=METRICS)

@@ -44,7 +44,7 @@ from ..units import human_size
 from . import consistency, recovery, used
 from .common import describe_target, print_jobs
 from .common import print_plan as print_header
-from .declare import Test, check, like, param
+from .declare import Test, by_summary_name, check, like, metrics_by_test, param
 from .sweep import WHOLE_ZONES
 
 #: Part names, in the order they run.
@@ -388,7 +388,8 @@ def _finish(rd: results.ResultsDir, summary: dict, interrupted: bool, say: Calla
     rd.write_summary(summary)
     try:
         dirs = [rd.path] + [rd.path / d for d in summary["part_dirs"]]
-        path = report.write_report(dirs, rd.path / report.REPORT_NAME, title=summary.get("title") or None)
+        path = report.write_report(dirs, rd.path / report.REPORT_NAME, title=summary.get("title") or None,
+                                   metrics=metrics_by_test())
         say(f"report: {path}")
     except Exception as e:  # noqa: BLE001 - the measurements are on disk; say what went wrong
         summary["report_error"] = f"{type(e).__name__}: {e}"
@@ -408,9 +409,6 @@ def show(s: dict) -> None:
 def parts_headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
     """Each part's headline figures for ``ssdlab compare``, labelled with the part (read from
     its own folder)."""
-    from ..results import read_summary
-    from .declare import by_summary_name
-
     if folder is None:
         return []
     tests = by_summary_name()
@@ -418,7 +416,7 @@ def parts_headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
     for e in s.get("parts") or []:
         part = Path(folder) / (e.get("dir") or "")
         try:
-            ps = read_summary(part)
+            ps = results.read_summary(part)
         except (OSError, ValueError):
             continue
         t = tests.get(ps.get("test"))

@@ -19,6 +19,7 @@ endurance projection: a run judges no steady state) and report.html; PNG and SVG
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ from ..workload import fiojob
 from .common import (FILL_BS_BYTES, add_endurance, declared_summary, done_with_drive, end_run, failure_of, figure,
                      show_endurance)
 from ..workload.engine import combine, direction_figures, group_summary, run_group
-from .declare import Test, param
+from . import declare
+from .declare import Metric, Test, headline_of, param
 
 @dataclass(frozen=True)
 class RunParams:
@@ -69,10 +71,6 @@ class Loaded:
 
 def _named_params(named, args: tuple[str, ...]):
     """A built-in workload's parameters from the options after its name (its declared flags)."""
-    import argparse
-
-    from . import declare
-
     parser = argparse.ArgumentParser(prog=f"ssdlab run {named.name}", add_help=False, allow_abbrev=False,
                                      exit_on_error=False)
     declare.add_arguments(parser, named.params)
@@ -390,16 +388,23 @@ def show(s: dict) -> None:
         print(f"  not applicable to the simulator (see summary.json): {', '.join(options)}", file=sys.stderr)
 
 
-#: The whole run's figures per direction (summary keys; labels and units as the report's).
-HEADLINE_KEYS = ("read_iops_mean", "write_iops_mean", "read_mbps_mean", "write_mbps_mean", "read_latency_us.p99",
-                 "write_latency_us.p99", "write_amplification")
+#: The whole run's figures per direction, and on the simulator its write amplification.
+METRICS = (
+    Metric("read_iops_mean", "read IOPS mean", "IOPS", headline=True),
+    Metric("write_iops_mean", "write IOPS mean", "IOPS", headline=True),
+    Metric("read_mbps_mean", "read MB/s mean", "MB/s", headline=True),
+    Metric("write_mbps_mean", "write MB/s mean", "MB/s", headline=True),
+    Metric("read_latency_us.p99", "read latency p99", "µs", headline=True),
+    Metric("write_latency_us.p99", "write latency p99", "µs", headline=True),
+    Metric("write_amplification", "write amplification", headline=True),
+)
+_figures = headline_of(METRICS)
 
 
 def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
     """Per direction: IOPS, MB/s and p99 latency over the run, and on the simulator the
     write amplification; with several groups, each group's IOPS and MB/s too."""
-    known = {k: (label, unit) for k, label, unit in report.MAIN_METRICS}
-    out: list[tuple[str, str, object]] = [(*known[k], report._get(s, k)) for k in HEADLINE_KEYS]
+    out = _figures(s)
     groups = s.get("groups") or []
     if len(groups) < 2:
         return out
@@ -428,5 +433,5 @@ TEST = Test(
         "group and direction; on the simulator write amplification) and report.html with its charts "
         "(--plots: also as PNG and SVG files). "
         "Sizes and times in fio's units (4k = 4096 bytes; runtime in s)."),
-    params=RunParams, plan=plan, run=run, show=show, headline=headline, passthrough="fio_args", early=early,
-    print_plan=print_plan, purges=False)
+    params=RunParams, plan=plan, run=run, show=show, headline=headline, metrics=METRICS, passthrough="fio_args",
+    early=early, print_plan=print_plan, purges=False)

@@ -40,7 +40,7 @@ from ..progress import phase_bar
 from ..targets.base import JobSpec, PhaseResult, Target
 from .common import base_summary, done_with_drive, end_run, failure_of, Interrupted, purge, span_bytes
 from ..units import MAX_BS_BYTES, human_size
-from .declare import MAX_QD, Test, param, size
+from .declare import MAX_QD, Metric, Test, headline_of, param, size
 
 #: HD Tach-like defaults: 128 KiB sequential requests at QD1, 100 zones.
 SWEEP_BS_BYTES = 128 * 1024
@@ -366,10 +366,9 @@ def show(s: dict) -> None:
                   f"max {_mb(s[f'{d}_mbps_max'])}")
 
 
-def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """The sweep's write and read MB/s across the span (mean, lowest, highest zone)."""
-    return [(f"{d} {stat} over the zones", "MB/s", s.get(f"{d}_mbps_{stat}"))
-            for d in ("write", "read") for stat in ("mean", "min", "max")]
+#: The sweep's write and read MB/s across the span: mean, lowest and highest zone.
+METRICS = tuple(Metric(f"{d}_mbps_{stat}", f"{d} {stat} over the zones", "MB/s", headline=True)
+                for d in ("write", "read") for stat in ("mean", "min", "max"))
 
 
 TEST = Test(
@@ -382,4 +381,4 @@ TEST = Test(
                 "(average/min/max MB/s per direction), sweep.parquet/.csv (zone, position_pct, offset_bytes, "
                 "write_mbps, read_mbps), sweep.png/.svg and report.html. Sizes: bytes or 4KiB, 128KiB, 64MiB, 8GB "
                 "(the size rule below).",
-    params=SweepParams, plan=plan, run=run, show=show, headline=headline)
+    params=SweepParams, plan=plan, run=run, show=show, headline=headline_of(METRICS), metrics=METRICS)

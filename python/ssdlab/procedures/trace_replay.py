@@ -45,7 +45,8 @@ from ..targets.base import FORK, JobSpec, ReplayJob, ReplayResult, Target
 from .common import (FILL_BS_BYTES, base_summary, failure_of, Interrupted, mark_stopped, print_plan as print_header,
                     purge, raise_stopped, run_phase, span_bytes)
 from ..units import MAX_SIZE_BYTES, human_size
-from .declare import MAX_QD, MAX_SPANS, Test, at_most, check, declared, param, size
+from .declare import (MAX_QD, MAX_SPANS, Metric, Test, at_most, check, declared, headline_of, metrics_by_test, param,
+                      size)
 
 #: The seed's ratio of bytes written per pass to drive capacity (~800 GB per pass on 256 GB).
 JEDEC_PASS_WRITE_RATIO = 800 / 256
@@ -497,7 +498,7 @@ def _finish(rd, target: Target, summary: dict, params: TraceRunParams, per_varia
 
         summary["plots"] = [p.name for p in plots.chart_files(rd.path, charts, overlays)]
     rd.write_summary(summary)
-    report.write_report([rd.path], rd.path / "report.html")
+    report.write_report([rd.path], rd.path / "report.html", metrics=metrics_by_test())
     if complete:
         rd.finish()
 
@@ -531,15 +532,20 @@ def show(s: dict) -> None:
               f"{r['mbps_mean'] or 0:>8.1f} {wa:>6} {r['duration_s']:>10,.1f}")
 
 
+#: Each variant's figures (QD, with or without TRIM; an entry of the summary's ``variants``):
+#: mean IOPS, lowest window, write amplification.
+VARIANT_METRICS = (
+    Metric("iops_mean", "IOPS mean", "IOPS", headline=True),
+    Metric("window_iops_min", "lowest window", "IOPS", headline=True),
+    Metric("write_amplification", "write amplification", headline=True),
+)
+_variant_figures = headline_of(VARIANT_METRICS)
+
+
 def headline(s: dict, folder=None) -> list[tuple[str, str, object]]:
-    """Per variant (QD, with or without TRIM): mean IOPS, lowest window, write amplification."""
-    out: list[tuple[str, str, object]] = []
-    for v in s.get("variants") or []:
-        name = v.get("variant", "?")
-        out += [(f"{name} IOPS mean", "IOPS", v.get("iops_mean")),
-                (f"{name} lowest window", "IOPS", v.get("window_iops_min")),
-                (f"{name} write amplification", "", v.get("write_amplification"))]
-    return out
+    """Per variant, its declared figures labelled with the variant."""
+    return [(f"{v.get('variant', '?')} {label}", unit, value) for v in s.get("variants") or []
+            for label, unit, value in _variant_figures(v)]
 
 
 TEST = Test(

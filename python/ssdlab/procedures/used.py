@@ -211,12 +211,13 @@ def show(s: dict) -> None:
 #: The used test's figures: 4 KiB random writes new, used and used after TRIM (IOPS and the
 #: used states vs new are the headline ones), and the used drive's write amplification.
 METRICS = (
-    Metric("new_mbps", "random writes new", "MB/s"), Metric("used_mbps", "random writes used", "MB/s"),
-    Metric("trimmed_mbps", "random writes used, after TRIM", "MB/s"),
+    Metric("new_mbps", "random writes new", "MB/s", decimals=2),
+    Metric("used_mbps", "random writes used", "MB/s", decimals=2),
+    Metric("trimmed_mbps", "random writes used, after TRIM", "MB/s", decimals=2),
     Metric("new_iops", "random writes new", "IOPS", headline=True),
     Metric("used_iops", "random writes used", "IOPS", headline=True),
     Metric("trimmed_iops", "random writes used, after TRIM", "IOPS", headline=True),
-    Metric("used_vs_new_pct", "used vs new", "%", headline=True),
+    Metric("used_vs_new_pct", "used vs new", "%", headline=True, decimals=1),
     Metric("trimmed_vs_new_pct", "after TRIM vs new", "%", headline=True),
     Metric("used_write_amplification", "write amplification, used", path=("states", "used", "write_amplification")),
 )

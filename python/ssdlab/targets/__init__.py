@@ -19,7 +19,11 @@ class Kind:
     """One kind of target: the ``--target`` prefix that names it, how the help shows it
     (``usage``, ``about``: a few words, or "" for none), an example, and the module under
     ``ssdlab.targets`` whose ``open_spec`` opens it (imported when a target of the kind is
-    opened). ``bare``: the prefix without its colon names the kind too (``sim``)."""
+    opened). ``bare``: the prefix without its colon names the kind too (``sim``).
+    ``profile``: the text after the prefix names a drive profile (a built-in name or .toml
+    path, ``default`` when empty) and ``--set`` takes its keys. ``device``: the kind tests a
+    block device or file of this machine through fio (the safety gate, fio's work folder and
+    the purge method apply; one test at a time)."""
 
     prefix: str
     usage: str
@@ -27,9 +31,15 @@ class Kind:
     example: str
     module: str
     bare: bool = False
+    profile: bool = False
+    device: bool = False
 
     def names(self, spec: str) -> bool:
         return spec.startswith(self.prefix) or (self.bare and spec == self.prefix.rstrip(":"))
+
+    def rest(self, spec: str) -> str:
+        """What ``spec`` (a target this kind names) says after the prefix: ``sim:x.toml`` -> ``x.toml``."""
+        return spec[len(self.prefix):] if spec.startswith(self.prefix) else ""
 
 
 #: The kinds of target, in the order the help lists them.
@@ -40,13 +50,13 @@ def register(kind: Kind) -> None:
     KINDS.append(kind)
 
 
-register(Kind("sim:", "sim:PROFILE", "built-in name or .toml path", "sim:default", "sim", bare=True))
-register(Kind("/dev/", "/dev/NAME", "", "/dev/nvme1n1", "fio"))
-register(Kind("file:", "file:PATH", "", "file:/mnt/scratch/test.bin", "fio"))
+register(Kind("sim:", "sim:PROFILE", "built-in name or .toml path", "sim:default", "sim", bare=True, profile=True))
+register(Kind("/dev/", "/dev/NAME", "", "/dev/nvme1n1", "fio", device=True))
+register(Kind("file:", "file:PATH", "", "file:/mnt/scratch/test.bin", "fio", device=True))
 register(Kind("loop:", "loop:SIZE", "a throwaway loop device; SIZE rounded down to a multiple of 4096 bytes: "
-              "loop:1GB = 999997440 bytes, loop:1G exact", "loop:8G", "fio"))
+              "loop:1GB = 999997440 bytes, loop:1G exact", "loop:8G", "fio", device=True))
 register(Kind("emu:", "emu:PROFILE", "the simulated drive served as a block device, tested through fio; "
-              "--set slowdown=K runs it K times slower", "emu:default", "emulated"))
+              "--set slowdown=K runs it K times slower", "emu:default", "emulated", profile=True, device=True))
 register(Kind("null:", "null:SIZE", "scripted figures, nothing runs; --set iops=, latency_us=, "
               "write_amplification=, capabilities=", "null:1G", "null"))
 
@@ -78,11 +88,16 @@ def _reopen(spec: str | None, sets: tuple[str, ...], seed: int, kw: dict, workdi
     return open_target(spec, sets=sets, seed=seed, **{**kw, "workdir": workdir})
 
 
-def _open(spec: str, sets: tuple[str, ...], seed: int, kw: dict):
+def kind_of(spec: str, where: str = "--target") -> Kind:
+    """The kind that ``spec`` names; :class:`UserError` naming ``where`` and the kinds if none."""
     for kind in KINDS:
         if kind.names(spec):
-            module = importlib.import_module(f"{__name__}.{kind.module}")
-            return module.open_spec(spec, sets=sets, seed=seed, **kw)
+            return kind
     names = [k.usage for k in KINDS]
-    raise UserError(f"--target {spec!r}: expected {', '.join(names[:-1])} or {names[-1]} "
+    raise UserError(f"{where} {spec!r}: expected {', '.join(names[:-1])} or {names[-1]} "
                     f"(e.g. {', '.join(k.example for k in KINDS)})")
+
+
+def _open(spec: str, sets: tuple[str, ...], seed: int, kw: dict):
+    module = importlib.import_module(f"{__name__}.{kind_of(spec).module}")
+    return module.open_spec(spec, sets=sets, seed=seed, **kw)

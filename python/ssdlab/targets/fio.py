@@ -1239,15 +1239,13 @@ class FioTarget(TargetDefaults):
 
     def _replay_log(self, job, seg, interrupted, notes: list[str]) -> dict | None:
         """One replay run's completion log (:func:`ssdlab.fio_logs.read_log`), or None."""
-        from ..fio_logs import read_log
-
         log_path = self.workdir / f"{seg.stem}_clat.1.log"
         if not log_path.exists() or not log_path.stat().st_size:
             if seg.counts[:3].sum() and not interrupted:
                 notes.append(f"{log_path.name} is empty: {seg.stem}'s commands have no completion times")
             return None
         try:
-            return read_log(log_path)
+            return fio_logs.read_log(log_path)
         except ValueError as e:
             notes.append(f"could not read {log_path.name} ({e}); its commands have no completion times")
             return None

@@ -53,6 +53,8 @@ from .base import (
 )
 
 UNIT_BYTES = int(_native.UNIT_BYTES)
+#: The counter of the drive's host write bytes (the ``host_write_bytes`` column reads it).
+_HOST_COUNTER = next(c.counter for c in columns.drive_columns() if c.name == "host_write_bytes")
 #: An idle phase reports how many blocks hold data of more than one of this many equal LBA
 #: regions, before and after (``mixed_blocks_before`` / ``_after``).
 MIXING_REGIONS = 32
@@ -383,8 +385,9 @@ class SimTarget(TargetDefaults):
         series = {"t_s": np.arange(n) * job.interval_s, "iops": zeros, "mbps": zeros.copy()}
         totals = {
             "duration_s": float(job.duration_s or 0.0), "ios": 0, "host_write_bytes": 0, "host_read_bytes": 0,
-            "nand_write_bytes": after["nand_write_bytes"] - before["nand_write_bytes"],
-            "erases": after["erases"] - before["erases"],
+            # What idle GC did: the growth of every drive counter that ``counters()`` holds by its column's name.
+            **{c.name: after[c.name] - before[c.name] for c in columns.drive_columns()
+               if c.reading == "change" and c.name in after and c.name != "host_write_bytes"},
             "idle_gc_blocks": int(collected),
             # Why a full write pass is slow or fast afterwards: blocks whose data spans more
             # than 1/MIXING_REGIONS of the LBA space empty only at the end of such a pass.
@@ -438,12 +441,7 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
         "iops": ios / dt,
         "mbps": np.asarray(raw["bytes"], dtype=np.float64) / dt / 1e6,
     }
-    for name, v in _drive_series(raw).items():
-        series[name] = v
-        if name == "nand_write_bytes":  # pseudo-SLC folding included
-            host_bytes = series["host_write_bytes"]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                series["write_amplification"] = np.where(host_bytes > 0, v / host_bytes, np.nan)
+    series.update(_drive_series(raw))
     for direction in directions:
         d = raw["directions"][direction] if per_direction else raw
         if per_direction:
@@ -454,19 +452,48 @@ def _interval_series(raw: dict, directions: tuple[str, ...], per_direction: bool
     return series
 
 
-def _drive_series(raw: dict) -> dict[str, np.ndarray]:
-    """The drive's columns (:func:`ssdlab.columns.drive_columns`) per interval from
-    ``finish_phase``'s or ``take_intervals``' dict (decoded), leaving out those needing a
-    feature the drive lacks: a counter's growth over each interval, or its level at the
-    interval's end, in the column's unit."""
-    factor = {"one": 1.0, "unit_bytes": float(UNIT_BYTES), "nand_unit_bytes": float(raw["nand_bytes_per_unit"])}
+def _read_columns(raw: Mapping) -> list[columns.Column]:
+    """The drive's columns (:func:`ssdlab.columns.drive_columns`) that ``raw`` (a dict of
+    the simulator's counters per interval or window, each preceded by its value at the
+    start) carries: those whose counter it holds and whose feature the drive has."""
+    return [c for c in columns.drive_columns() if c.counter in raw and not (c.needs and not raw[c.needs])]
+
+
+def _scale(c: columns.Column, raw: Mapping) -> float:
+    """Factor from column ``c``'s counter to its unit."""
+    return {"one": 1.0, "unit_bytes": float(UNIT_BYTES), "nand_unit_bytes": float(raw["nand_bytes_per_unit"]),
+            "ns_to_s": 1e-9}[c.scale]
+
+
+def _drive_series(raw: Mapping) -> dict[str, np.ndarray]:
+    """The drive's columns per interval (or replay window) from ``finish_phase``'s,
+    ``take_intervals``' or ``finish_replay``'s dict (decoded), those it carries
+    (:func:`_read_columns`): a counter's growth over each interval, or its level at the
+    interval's end, in the column's unit; ``write_amplification`` (NAND bytes / host bytes,
+    pseudo-SLC folding included) after ``nand_write_bytes``."""
     out = {}
-    for c in columns.drive_columns():
-        if c.needs and not raw[c.needs]:
-            continue
+    for c in _read_columns(raw):
         counts = np.asarray(raw[c.counter])
         v = (np.diff(counts.astype(np.int64)) if c.reading == "change" else counts[1:]).astype(np.float64)
-        out[c.name] = v / 1e9 if c.scale == "ns_to_s" else v * factor[c.scale]
+        out[c.name] = v / 1e9 if c.scale == "ns_to_s" else v * _scale(c, raw)
+        if c.name == "nand_write_bytes" and "host_write_bytes" in out:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out["write_amplification"] = np.where(out["host_write_bytes"] > 0, v / out["host_write_bytes"], np.nan)
+    return out
+
+
+def _drive_totals(raw: Mapping, start: Mapping) -> dict:
+    """The growth of every drive column read as a change (:func:`_read_columns`) from the
+    counters ``start`` to the last values in ``raw``, in the column's unit (whole bytes and
+    counts; seconds), and ``write_amplification`` (None where the host wrote nothing)."""
+    out: dict = {}
+    for c in _read_columns(raw):
+        if c.reading != "change":
+            continue
+        grew = int(np.asarray(raw[c.counter])[-1]) - int(start[c.counter])
+        out[c.name] = grew / 1e9 if c.scale == "ns_to_s" else int(grew * _scale(c, raw))
+    host, nand = out.get("host_write_bytes"), out.get("nand_write_bytes")
+    out["write_amplification"] = nand / host if host and nand is not None else None
     return out
 
 
@@ -488,25 +515,16 @@ def _add_handle_totals(totals: dict, before: list[dict], after: list[dict]) -> N
 
 def _counter_totals(raw: dict) -> tuple[dict, dict]:
     """The totals every simulated phase has, and its latency percentiles [us], from
-    ``finish_phase``'s dict (counters from the phase's start to its end)."""
-    nand_unit = float(raw["nand_bytes_per_unit"])
-    start = raw["start_counters"]
-
-    def since_start(key: str) -> int:
-        return int(np.asarray(raw[key])[-1]) - int(start[key])
-
-    host_total = since_start("host_bytes")
-    nand_total = int(since_start("nand_units") * nand_unit)
+    ``finish_phase``'s dict: the host's IOs and bytes, then the drive's counters from the
+    phase's start to its end (:func:`_drive_totals`; the host bytes the drive counted
+    give the write amplification)."""
     totals = {
         "duration_s": float(raw["duration_s"]),
         "ios": int(raw["total_ios"]),
         "host_write_bytes": int(raw["host_write_bytes"]),
         "host_read_bytes": int(raw["host_read_bytes"]),
-        "nand_write_bytes": nand_total,
-        "gc_copied_bytes": since_start("gc_units") * UNIT_BYTES,
-        "erases": since_start("erases"),
-        "write_amplification": nand_total / host_total if host_total else None,
     }
+    totals.update({k: v for k, v in _drive_totals(raw, raw["start_counters"]).items() if k not in totals})
     latency_us = {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None}
     return totals, latency_us
 
@@ -609,20 +627,15 @@ def _replay_result(job: ReplayJob, raw: dict) -> ReplayResult:
     dt = np.diff(np.concatenate([[0.0], end_s]))
     count = np.diff(np.concatenate([[0.0], commands]))
     data = np.asarray(raw["data_bytes"], dtype=np.float64)
-    nand_unit = float(raw["nand_bytes_per_unit"])
-    host = np.diff(np.asarray(raw["host_units"], dtype=np.int64)).astype(np.float64) * UNIT_BYTES
-    nand = np.diff(np.asarray(raw["nand_units"], dtype=np.int64)).astype(np.float64) * nand_unit
+    # The windows carry the drive's host writes in units; its column reads them in bytes.
+    counters = {**raw, _HOST_COUNTER: np.asarray(raw["host_units"], dtype=np.int64) * UNIT_BYTES}
     with np.errstate(divide="ignore", invalid="ignore"):
         series = {
             "window": np.arange(len(commands), dtype=np.float64), "commands": commands, "t_s": end_s, "dt_s": dt,
             "iops": np.where(dt > 0, count / dt, np.nan), "mbps": np.where(dt > 0, data / dt / 1e6, np.nan),
-            "host_write_bytes": host, "nand_write_bytes": nand,
-            "write_amplification": np.where(host > 0, nand / host, np.nan),
-            "gc_copied_bytes": np.diff(np.asarray(raw["gc_units"], dtype=np.int64)).astype(np.float64) * UNIT_BYTES,
-            "free_blocks": np.asarray(raw["free_blocks"][1:], dtype=np.float64),
+            **_drive_series(counters),
         }
-    host_total = int(raw["host_units"][-1] - raw["host_units"][0]) * UNIT_BYTES
-    nand_total = int((raw["nand_units"][-1] - raw["nand_units"][0]) * nand_unit)
+    drive = _drive_totals(counters, {k: np.asarray(v)[0] for k, v in counters.items() if k in columns.counters()})
     n = int(raw["reads"] + raw["writes"] + raw["trims"] + raw["flushes"])
     dur = float(raw["duration_s"])
     totals = {
@@ -631,8 +644,7 @@ def _replay_result(job: ReplayJob, raw: dict) -> ReplayResult:
         "host_read_bytes": int(raw["host_read_bytes"]), "trim_bytes": int(raw["trim_bytes"]), "duration_s": dur,
         "iops": n / dur if dur > 0 else None,
         "mbps": (raw["host_write_bytes"] + raw["host_read_bytes"]) / dur / 1e6 if dur > 0 else None,
-        "nand_write_bytes": nand_total,
-        "write_amplification": nand_total / host_total if host_total else None,
+        **{k: v for k, v in drive.items() if k != "host_write_bytes"},
         "latency_us": {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None},
     }
     return ReplayResult(job=job, series=series, totals=totals)

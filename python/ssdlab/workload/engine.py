@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import columns
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, PhaseResult, Target
 from . import fiojob
@@ -76,8 +77,9 @@ def group_summary(step, r: PhaseResult) -> dict:
     g = {"name": step.name, "complete": r.complete, "duration_s": duration,
          "directions": direction_figures(t, duration), "latency_us": r.latency_us,
          "jobs": t.get("jobs"), "notes": r.notes}
-    for k in ("host_write_bytes", "host_read_bytes", "nand_write_bytes", "write_amplification", "erases",
-              "gc_copied_bytes", "idle_gaps", "idle_s", "fdp_handles"):
-        if t.get(k) is not None:
+    drive = [c.name for c in columns.drive_columns() if c.reading == "change"]  # the drive's totals
+    for k in ("host_write_bytes", "host_read_bytes", *drive, "write_amplification", "idle_gaps", "idle_s",
+              "fdp_handles"):
+        if k not in g and t.get(k) is not None:
             g[k] = t[k]
     return g
