@@ -110,6 +110,17 @@ struct Simulator {
     cfg: Config,
 }
 
+impl Simulator {
+    /// What a results dict needs to read the counter columns (`ssdlab.targets.sim`): the NAND
+    /// bytes per 4 KiB unit and the features a column may need (`slc_cache`, `map_cache`, `fdp`).
+    fn drive_features(&self, d: &Bound<'_, PyDict>) -> PyResult<()> {
+        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        d.set_item("slc_cache", self.sim.device().slc().is_some())?;
+        d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
+        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)
+    }
+}
+
 #[pymethods]
 impl Simulator {
     #[new]
@@ -323,10 +334,7 @@ impl Simulator {
         };
         let dirs = std::array::from_fn(|i| (&b.directions[i].0[..], &b.directions[i].1[..], &b.directions[i].2[..]));
         let d = intervals_dict(py, interval_ns, b.first_interval, &b.ios, &b.bytes, &b.snapshots, &b.interval_latency, dirs)?;
-        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
-        d.set_item("slc_cache", self.sim.device().slc().is_some())?;
-        d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
-        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)?;
+        self.drive_features(&d)?;
         Ok(d)
     }
 
@@ -359,9 +367,7 @@ impl Simulator {
         d.set_item("start_s", r.start_ns as f64 / NS_PER_S as f64)?;
         d.set_item("duration_s", r.duration_ns as f64 / NS_PER_S as f64)?;
         d.set_item("start_counters", snapshot_dict(py, &r.start)?)?;
-        d.set_item("slc_cache", self.sim.device().slc().is_some())?;
-        d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
-        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)?;
+        self.drive_features(&d)?;
         d.set_item("latency_ns", quantiles_dict(py, &r.latency)?)?;
         let dirs = d.get_item("directions")?.expect("set by intervals_dict");
         for dir in Direction::ALL {
@@ -396,7 +402,7 @@ impl Simulator {
         d.set_item("host_write_bytes", r.host_write_bytes)?;
         d.set_item("host_read_bytes", r.host_read_bytes)?;
         d.set_item("complete", r.complete)?;
-        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        self.drive_features(&d)?;
         Ok(d)
     }
 
@@ -476,7 +482,7 @@ impl Simulator {
             lat.set_item(label, r.latency.quantile_ns(q))?;
         }
         d.set_item("latency_ns", lat)?;
-        d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
+        self.drive_features(&d)?;
         Ok(d)
     }
 
