@@ -507,7 +507,8 @@ impl Simulator {
 
     /// Cumulative counters now: host/nand/gc units (host writes completed, NAND work the dies
     /// have carried out by now; all that was decided, right after a phase), bytes unmapped by TRIM (`trimmed_bytes`:
-    /// only units that were mapped), erases, free blocks, `gc_die_s` (die time of GC the dies
+    /// only units that were mapped), erases, `spilled_blocks` (blocks GC moved to another
+    /// plane: theirs held more than its share of data and could free nothing), free blocks, `gc_die_s` (die time of GC the dies
     /// have carried out by now, summed over dies), erase-count spread; with a
     /// pseudo-SLC cache `slc_cache_bytes` (held now), `slc_capacity_bytes` (its size now),
     /// `slc_written_bytes` (host data written into it), `fold_bytes` (folded into the native
@@ -524,6 +525,7 @@ impl Simulator {
     // Only units that were mapped count: a TRIM of the whole span measures what is mapped.
     d.set_item("trimmed_bytes", self.sim.ftl_counters().trimmed_units * UNIT_BYTES)?;
         d.set_item("erases", s.erases)?;
+        d.set_item("spilled_blocks", self.sim.ftl_counters().spilled_blocks)?;
         d.set_item("free_blocks", s.free_blocks)?;
         d.set_item("gc_die_s", s.gc_die_done_ns as f64 / NS_PER_S as f64)?;
         if let Some(c) = self.sim.device().slc() {

@@ -1097,8 +1097,9 @@ impl Config {
         // leaves S units of margin. That holds for a drive of one plane and whenever data is
         // spread evenly over the planes; the timing model writes to whichever die is free
         // first and idle sorting moves data between planes, so a workload can pile more than
-        // a plane's share into one, which the FTL reports as an error naming this key
-        // (`Ftl::check_space`) rather than a state validation could exclude.
+        // a plane's share into one. GC then moves a block of it to the plane holding the least
+        // (`Ftl::spill`); only when no plane can take one does the FTL report an error naming
+        // this key (`Ftl::check_space`).
         let max_user = usable_units.saturating_sub((pools * slots_per_block) as u64);
         if user_units > max_user {
             return Err(ConfigError::new(

@@ -11,7 +11,15 @@ impl Ftl {
     pub(super) fn collect_one(&mut self, pool: usize) -> Option<usize> {
         let policy = self.geo.gc_policy;
         let victim = policy.select_useful(self, pool)?;
-        self.fdp_gc_for(pool, victim);
+        Some(self.relocate(pool, victim, pool))
+    }
+
+    /// Moves the valid units of `victim` (a block of plane `pool`, taken out of its policy's
+    /// structure) into the GC block(s) of plane `dest` and erases it; returns the units moved.
+    /// `dest` is `pool` but for [`Ftl::spill`]. The page reads and the erase are `pool`'s GC
+    /// work, the programs `dest`'s.
+    fn relocate(&mut self, pool: usize, victim: u32, dest: usize) -> usize {
+        self.fdp_gc_for(dest, victim);
         let spb = self.geo.slots_per_block;
         let base = victim as usize * spb;
         let mut work = GcWork { erases: 1, ..GcWork::default() };
@@ -80,7 +88,7 @@ impl Ftl {
         }
         let mut i = 0;
         while i < n {
-            let b = self.gc_block_with_room(pool);
+            let b = self.gc_block_with_room(dest);
             let wp = self.meta[b as usize].write_ptr as usize;
             let k = (spb - wp).min(n - i);
             self.meta[b as usize].write_ptr += k as u32;
@@ -114,10 +122,42 @@ impl Ftl {
         self.erase(pool, victim);
         self.counters.gc_units += work.units_copied;
         self.counters.gc_runs += 1;
-        let pending = &mut self.pending[pool];
-        pending.page_reads += work.page_reads;
-        pending.units_copied += work.units_copied;
-        Some(n)
+        self.pending[pool].page_reads += work.page_reads;
+        self.pending[dest].units_copied += work.units_copied;
+        n
+    }
+
+    /// A plane at its foreground-GC reserve needs a block for host data and no closed block
+    /// holds invalid data, so its own GC can free nothing: GC moves one of its blocks to the
+    /// plane holding the least data (after that plane's own GC has made room for it, keeping
+    /// its reserve), as a drive's GC balances data over its planes. Planes collect their own
+    /// blocks otherwise; writes go to whichever die is free first, so a workload (say two
+    /// logs of different lifetimes) can leave more than a plane's share of data in one.
+    /// Returns false (the drive is out of space) when no other plane can take a block.
+    #[cold]
+    pub(super) fn spill(&mut self, pool: usize) -> bool {
+        let (fg, bpp, spb) = (self.geo.gc_fg_free_blocks, self.geo.blocks_per_pool, self.geo.slots_per_block);
+        let held = |ftl: &Ftl, q: usize| ftl.blocks[q * bpp..(q + 1) * bpp].iter().map(|b| b.valid as usize).sum::<usize>();
+        let Some(dest) = (0..self.geo.pools).filter(|&q| q != pool).min_by_key(|&q| held(self, q)) else { return false };
+        if held(self, dest) + spb > self.plane_limit_units() as usize || !self.has_victim(pool) {
+            return false;
+        }
+        while self.pools[dest].free.len() <= fg + 1 {
+            if !self.victim_has_invalid(dest) || self.collect_one(dest).is_none() {
+                return false;
+            }
+        }
+        let policy = self.geo.gc_policy;
+        let victim = policy.select(self, pool);
+        self.relocate(pool, victim, dest);
+        self.counters.spilled_blocks += 1;
+        true
+    }
+
+    /// The most valid units a plane can hold and still always find a block with invalid data
+    /// at its reserve: (blocks_per_plane − gc_fg_free_blocks − 2) × slots per block − 1.
+    pub(super) fn plane_limit_units(&self) -> u64 {
+        ((self.geo.blocks_per_pool - self.geo.gc_fg_free_blocks - 2) * self.geo.slots_per_block - 1) as u64
     }
 
     /// Erases an emptied victim and returns it to the free list.
@@ -161,7 +201,7 @@ impl Ftl {
             plane: pool,
             free_blocks: self.pools[pool].free.len(),
             valid_units,
-            plane_limit_units: ((bpp - self.geo.gc_fg_free_blocks - 2) * spb - 1) as u64,
+            plane_limit_units: self.plane_limit_units(),
         });
         // The plane's host block may have been collected meanwhile: point its host block at a
         // full record past the drive's blocks, so that every later write to the plane finds
@@ -189,9 +229,9 @@ impl Ftl {
             format!(
                 "the simulated drive ran out of space in plane {}: it had {} free blocks (the foreground-GC reserve, gc_fg_free_blocks = {}) \
                  and every closed block was fully valid, so GC could free nothing; the plane held {} valid 4 KiB units \
-                 ({:.1}% of its {} slots; at most {} leave GC a block to free). The drive spreads writes over its planes regardless of their \
-                 addresses (to the die free first, over its planes in turn), and this workload left more than an even share of its data in this plane. Lower user_capacity_bytes (more spare area \
-                 per plane) or raise blocks_per_plane",
+                 ({:.1}% of its {} slots; at most {} leave GC a block to free), and no other plane could take one of its blocks \
+                 (each holds as much, less a block's worth). Lower user_capacity_bytes (more spare area per plane) or raise \
+                 blocks_per_plane",
                 e.plane,
                 e.free_blocks,
                 self.geo.gc_fg_free_blocks,

@@ -195,6 +195,9 @@ pub struct FtlCounters {
     pub trimmed_units: u64,
     /// GC victim selections.
     pub gc_runs: u64,
+    /// Blocks GC moved to another plane ([`Ftl::spill`]): their plane held more than its
+    /// share of data and could free nothing itself.
+    pub spilled_blocks: u64,
 }
 
 impl FtlCounters {
@@ -639,7 +642,7 @@ impl Ftl {
                 // Still at the reserve: no closed block holds invalid data (see
                 // `Config::validate` for why a plane holding no more than its share of the
                 // user capacity always has one).
-                if self.pools[pool].free.len() <= fg {
+                if self.pools[pool].free.len() <= fg && !self.spill(pool) {
                     self.fail_out_of_space(pool);
                     return NONE;
                 }
