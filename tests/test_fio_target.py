@@ -374,3 +374,33 @@ def test_sweep_zones_run_back_to_back_without_idle_gaps(loops_ok, tmp_path):
         assert float(np.sum(r.series["iops"] * r.series["dt_s"])) == pytest.approx(16)
     assert files == ["001_sweep_write_000..sweep_write_015.fio", "001_sweep_write_000..sweep_write_015.json",
                      "001_sweep_write_000..sweep_write_015.stderr", "001_sweep_write_000_clat.1.log"]
+
+
+_SWEEP_CHILD = textwrap.dedent("""\
+    import json, sys
+    import numpy as np
+    from ssdlab.procedures import sweep as sw
+    from ssdlab.targets.fio import LoopTarget
+
+    t = LoopTarget("1GiB", sys.argv[1])
+    print("RUNNING", t.real_path, t.describe()["loop"]["backing_file"], flush=True)
+    try:
+        # 4 KiB requests at QD1 over 64 zones of 8 MiB: seconds per pass on a loop device
+        sw.sweep(t, sw.zone_layout(t.capacity_bytes, 64, 8 << 20, bs_bytes=4096), progress=False)
+        res = {"interrupted": False}
+    except sw.SweepInterrupted as e:
+        res = {"interrupted": True, "write": int(np.isfinite(e.sweep["write_mbps"]).sum()),
+               "read": int(np.isfinite(e.sweep["read_mbps"]).sum()), "notes": e.result.notes,
+               "complete": e.result.complete}
+    finally:
+        t.close()
+    print(json.dumps(res), flush=True)
+""")
+
+
+def test_a_sweep_interrupted_in_its_fio_run_keeps_the_zones_it_finished(loops_ok, tmp_path):
+    res, dev, backing, stop_s = interrupt_fio_child(tmp_path, _SWEEP_CHILD, signal.SIGTERM)
+    assert res["interrupted"], "the sweep ended before the signal: make its zones larger"
+    assert 0 < res["write"] + res["read"] < 128 and res["complete"] is False
+    assert res["notes"][0] == "interrupted by SIGTERM: partial results"
+    assert stop_s < 15 and not loops_backed_by(backing)
