@@ -873,8 +873,9 @@ class FioTarget(TargetDefaults):
                         f"bs={first.bs_bytes}", f"iodepth={first.qd}", f"offset={first.offset_bytes}",
                         f"size={stride * (len(group) - 1) + first.span_bytes}", f"io_size={first.span_bytes * len(group)}",
                         "zonemode=strided", f"zonesize={first.span_bytes}", f"zonerange={stride}",
-                        "; per-IO completion times [ms] and latencies [ns] with offsets: each zone's figures",
-                        f"write_lat_log={prefix}", "log_offset=1"]
+                        "; per-IO completion times [ms] and latencies [ns] with offsets: each zone's figures "
+                        "(completion latencies only: no total or submission latency log)",
+                        f"write_lat_log={prefix}", "log_offset=1", "disable_lat=1", "disable_slat=1"]
             out.append("stonewall")
         return "\n".join(out) + "\n"
 
@@ -929,9 +930,10 @@ class FioTarget(TargetDefaults):
         """Runs ``jobs`` back to back (:meth:`Target.run_phases`): each run of consecutive read
         and write jobs that end by bytes (an LBA sweep's zones) goes to fio as one job file
         (:meth:`batch_text`), so the drive sees no fio start-up and no ssdlab bookkeeping
-        between them; each job's result comes from its own histogram log and its own entry in
-        fio's JSON output, as :meth:`run_phase` would give it. Other phases (timed, idle,
-        TRIM) and a dry run go one by one through :meth:`run_phase`. Ctrl-C/SIGTERM stops fio:
+        between them: a sweep pass's zones are one fio job (:meth:`_zone_results`), other
+        jobs one section each with ``stonewall`` (fio starts each job a few hundred ms after
+        the one before) and their results as :meth:`run_phase` gives them. Other phases
+        (timed, idle, TRIM) and a dry run go one by one through :meth:`run_phase`. Ctrl-C/SIGTERM stops fio:
         the jobs it finished are yielded complete, the one it was running with what it
         measured (``complete=False``), and none after it."""
         jobs = list(jobs)
@@ -1019,10 +1021,7 @@ class FioTarget(TargetDefaults):
         from its per-IO completion log ``log``: the zone's IOs are those at its offsets; it
         starts when the zone before it ended (the section's start for the first) and ends with
         its last completion (times at fio's 1 ms log resolution). Zones after one cut short
-        (Ctrl-C) or failed are not returned; fio's other per-IO logs (``_lat``, ``_slat``) are
-        removed."""
-        for other in ("lat", "slat"):
-            log.with_name(log.name.replace("_clat.", f"_{other}.")).unlink(missing_ok=True)
+        (Ctrl-C) or failed are not returned."""
         direction = pattern_direction(group[0].pattern)
         try:
             rows = np.loadtxt(log, delimiter=",", dtype=np.int64, ndmin=2, usecols=(0, 1, 4))
@@ -1049,13 +1048,13 @@ class FioTarget(TargetDefaults):
                 notes.insert(0, f"failed: {error}")
             elif interrupted:
                 notes.insert(0, f"interrupted by {interrupted}: partial results")
-            k = ((t_ms[mine] - start_ms) / 1000.0 // job.interval_s).astype(np.int64)
-            n = int(k.max()) + 1 if ios else 0
+            n = max(1, math.ceil(dur_s / job.interval_s - 1e-9)) if ios else 0
+            k = np.minimum((t_ms[mine] - start_ms) / 1000.0 // job.interval_s, n - 1).astype(np.int64)
             t_s = np.arange(n, dtype=np.float64) * job.interval_s
             dt_s = np.minimum(job.interval_s, dur_s - t_s) if n else np.zeros(0)
             iops = np.bincount(k, minlength=n)[:n] / np.where(dt_s > 0, dt_s, np.nan) if n else np.zeros(0)
             series = {"t_s": t_s, "iops": iops, "mbps": iops * job.bs_bytes / 1e6, "dt_s": dt_s}
-            for label, col in fio_logs._percentiles_by_interval(k, lat_ns[mine].astype(np.float64), n).items():
+            for label, col in fio_logs.percentiles_by_interval(k, lat_ns[mine].astype(np.float64), n).items():
                 series[latency_column(direction, label)] = col
             totals = {f"host_{d}_bytes": ios * job.bs_bytes if d == direction else 0 for d in DIRECTIONS}
             totals.update(ios=ios, duration_s=dur_s, fio_iops=ios / dur_s if dur_s else 0.0)
