@@ -885,7 +885,8 @@ class FioTarget(TargetDefaults):
         failing is not raised: the result has ``error`` set and keeps what was measured."""
         self._counter += 1
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
-        text = self.job_text(job, log_prefix=stem)
+        wall = self._wall_job(job)
+        text = self.job_text(wall, log_prefix=stem)
         jobfile = self.workdir / f"{stem}.fio"
         _write_job_file(jobfile, text)
         if self.dry_run:
@@ -894,11 +895,22 @@ class FioTarget(TargetDefaults):
         if (stopped := self._stopped_before(job)) is not None:
             return stopped
         if job.pattern == "idle":
-            return self._idle(job, progress)
+            return self._drive_result(self._idle(wall, progress), job)
         direction = pattern_direction(job.pattern)
-        run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, job, progress)
-        result = self._phase_result(job, run, self.workdir / f"{stem}_clat_hist.1.log", jobfile)
+        run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, wall, progress)
+        result = self._drive_result(self._phase_result(wall, run, self.workdir / f"{stem}_clat_hist.1.log", jobfile),
+                                    job)
         run.finish(result.series, result.complete)
+        return result
+
+    def _wall_job(self, job: JobSpec) -> JobSpec:
+        """The job fio runs for ``job``: ``job`` itself (a target whose drive runs slower than
+        the wall clock stretches its times)."""
+        return job
+
+    def _drive_result(self, result: PhaseResult, job: JobSpec) -> PhaseResult:
+        """``result`` of :meth:`_wall_job` of ``job`` as the result of ``job`` in the drive's
+        own time: as it is here."""
         return result
 
     def _phase_result(self, job: JobSpec, run: "_FioRun", log: Path, jobfile: Path) -> PhaseResult:
@@ -957,6 +969,7 @@ class FioTarget(TargetDefaults):
         :meth:`run_phases`. Files: ``NNN_<first>..<last>.fio`` (the job file), ``.json``,
         ``.stderr``, and per section its log: ``MMM_<job>_clat_hist.K.log`` for a single job,
         ``MMM_<job>_clat.K.log`` (per IO) for a sweep pass."""
+        drive_jobs, jobs = jobs, [self._wall_job(j) for j in jobs]
         groups = _sweep_groups(jobs)
         stems = []
         for g in groups:
@@ -1006,6 +1019,7 @@ class FioTarget(TargetDefaults):
             else:
                 results_ = self._zone_results(group, part, self.workdir / f"{prefix}_clat.{n + 1}.log", jobfile)
             for result in results_:
+                result = self._drive_result(result, drive_jobs[len(out)])
                 _journal_phase(result.job.name, result)
                 out.append(result)
                 if not result.complete:
