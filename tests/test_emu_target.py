@@ -60,6 +60,10 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     info = emu["target_info"]
     assert info["kind"] == "emu" and info["purge_method"] == "blkdiscard"
     assert info["emulator"]["lateness"]["replies"] > duration * sim_floor
+    # How late the emulator replied, per interval: a share of the interval's replies.
+    late = np.asarray(pq.read_table(tmp_path / "emu" / "series.parquet")["late_share"])
+    assert len(late) == duration and np.all((late >= 0) & (late <= 1))
+    assert ("warning" in info["emulator"]) == bool(info["emulator"].get("unreliable_phases"))
     assert os.listdir(tmp_path / "run") == [], "the emulated drive was torn down"
 
 

@@ -115,6 +115,9 @@ class PhaseResult:
     complete: bool = True
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    #: When the phase ran on the wall clock, (start, end) [s since the epoch], where the target
+    #: knows it closer than its fio run's (a sweep pass's zones); None otherwise.
+    wall_span_s: tuple[float, float] | None = None
 
 
 #: Progress callback: (done_fraction 0..1, human text) -> None.

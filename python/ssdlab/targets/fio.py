@@ -20,6 +20,10 @@ runs ``fio --output-format=json`` on it and returns a
 Every job file is kept in the target's ``workdir`` next to its logs
 (``NNN_phase.fio``, ``NNN_phase_clat_hist.1.log``, ``NNN_phase.json``, ``NNN_phase.stderr``), so a
 user can rerun any phase by hand: ``cd WORKDIR && fio --output-format=json NNN_phase.fio``.
+Phases run back to back (:meth:`FioTarget.run_phases`: an LBA sweep's zones) share one job
+file, ``NNN_first..last.fio``, so that the drive has no idle time between them: each sweep
+pass is one fio job in strided zone mode whose per-IO completion log
+(``NNN_first_clat.K.log``) gives each zone's figures.
 
 Jobs use ``direct=1``, ``ioengine=io_uring`` (ssdlab probes io_uring once with a 4 KiB read
 and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-repeating
@@ -875,7 +879,8 @@ class FioTarget(TargetDefaults):
                         "zonemode=strided", f"zonesize={first.span_bytes}", f"zonerange={stride}",
                         "; per-IO completion times [ms] and latencies [ns] with offsets: each zone's figures "
                         "(completion latencies only: no total or submission latency log)",
-                        f"write_lat_log={prefix}", "log_offset=1", "disable_lat=1", "disable_slat=1"]
+                        f"write_lat_log={prefix}", "log_offset=1", "log_unix_epoch=1", "disable_lat=1",
+                        "disable_slat=1"]
             out.append("stonewall")
         return "\n".join(out) + "\n"
 
@@ -1032,10 +1037,11 @@ class FioTarget(TargetDefaults):
 
     def _zone_results(self, group: list[JobSpec], run: "_FioRun", log: Path, jobfile: Path) -> list[PhaseResult]:
         """The result of each zone of a sweep pass (a strided section of :meth:`batch_text`)
-        from its per-IO completion log ``log``: the zone's IOs are those at its offsets; it
-        starts when the zone before it ended (the section's start for the first) and ends with
-        its last completion (times at fio's 1 ms log resolution). Zones after one cut short
-        (Ctrl-C) or failed are not returned."""
+        from its per-IO completion log ``log`` (times since the epoch): the zone's IOs are
+        those at its offsets; it starts when the zone before it ended (the first: when the
+        pass's first IO was submitted, its completion time less its latency) and ends with its
+        last completion (times at fio's 1 ms log resolution); ``wall_span_s`` says when. Zones
+        after one cut short (Ctrl-C) or failed are not returned."""
         direction = pattern_direction(group[0].pattern)
         try:
             rows = np.loadtxt(log, delimiter=",", dtype=np.int64, ndmin=2, usecols=(0, 1, 4))
@@ -1045,7 +1051,7 @@ class FioTarget(TargetDefaults):
         t_ms, lat_ns, off = rows[:, 0], rows[:, 1], rows[:, 2]
         first, stride, sample = group[0].offset_bytes, group[1].offset_bytes - group[0].offset_bytes, group[0].span_bytes
         zone = (off - first) // stride
-        out, start_ms = [], 0
+        out, start_ms = [], int(np.min(t_ms - lat_ns // 1_000_000)) if len(t_ms) else 0
         for z, job in enumerate(group):
             mine = zone == z
             ios = int(mine.sum())
@@ -1074,7 +1080,8 @@ class FioTarget(TargetDefaults):
             totals.update(ios=ios, duration_s=dur_s, fio_iops=ios / dur_s if dur_s else 0.0)
             lat = fio_logs.latency_percentiles_us(lat_ns[mine], (50.0, 99.0, 99.9)) if ios else {}
             out.append(PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
-                                   complete=error is None and interrupted is None, notes=notes, error=error))
+                                   complete=error is None and interrupted is None, notes=notes, error=error,
+                                   wall_span_s=(start_ms / 1000.0, end_ms / 1000.0) if ios else None))
             if not out[-1].complete:
                 break
             start_ms = end_ms
