@@ -114,13 +114,15 @@ def _sweep_after_torture(spec: str, torture_s: float) -> np.ndarray:
 
 def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator():
     """The default drive collects garbage when idle: a sweep whose zones each ran in a fio run
-    of their own gave it the start-up gaps to recover in (median zone 128 MB/s on emu: against
-    16.5 MB/s on sim:). Run back to back, the zones measure the tortured drive as the simulator
-    does; the first zone follows the torture's own fio run, so the median is compared."""
+    of their own gave it the start-up gaps to recover in (zones 3 to 10: median 94 MB/s on
+    emu: against 16.9 MB/s on sim:). Run back to back, the zones measure the tortured drive as
+    the simulator does. The sweep's fio run starts a few hundred ms after the torture's ended,
+    time enough for the drive to clean blocks for its first zone or two (up to 375 MB/s on
+    emu:): those are left out."""
     sim = _sweep_after_torture("sim:default", 20)
     emu = _sweep_after_torture("emu:default", 20)
     assert np.all(np.isfinite(sim)) and np.all(np.isfinite(emu))
-    assert abs(np.median(emu) / np.median(sim) - 1) < 0.25, (sim, emu)
+    assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.20, (sim, emu)
 
 
 def test_an_emulated_drive_run_slower_gives_the_same_figures_in_drive_time(tmp_path):
