@@ -241,8 +241,9 @@ class EmuTarget(FioTarget):
                                      "p99_late_s": late["p99_late_s"], "latency_p50_us": result.latency_us.get("p50")})
             notes.append(f"unreliable: {late['late_share']:.1%} of the emulator's replies were late by more than "
                          f"{LATE_NS / 1000:g} us (p99 {late['p99_late_s'] * 1e6:,.0f} us on the wall clock), against "
-                         f"a median completion latency of {result.latency_us.get('p50') or 0:,.0f} us: the host was "
-                         f"too slow for the drive and these figures understate it")
+                         f"a median completion latency of {result.latency_us.get('p50') or 0:,.0f} us: the latencies "
+                         f"include that much of this host's delay, and IOPS and MB/s are the drive's only where the "
+                         f"drive, not the host, limits them")
             self._note_unreliable()
         return dataclasses.replace(result, series=series, totals=totals, notes=notes)
 
@@ -255,9 +256,11 @@ class EmuTarget(FioTarget):
         self._facts["emulator"]["warning"] = (
             f"the emulator replied late in {len(names)} phase(s) ({shown}): more than "
             f"{UNRELIABLE_LATE_SHARE:.0%} of their replies over {LATE_NS / 1000:g} us late, the p99 above "
-            f"{UNRELIABLE_LATE_FRACTION:.0%} of their median latency. Their figures measure this host more than the "
-            f"drive and understate it (a sim: run of the same test is the drive's truth); run emu: on a quieter host "
-            f"or at a higher --set slowdown")
+            f"{UNRELIABLE_LATE_FRACTION:.0%} of their median latency (each phase's late_share and late_p99_s, "
+            f"per interval in its series). Their latencies include this host's delay, and their IOPS and MB/s are "
+            f"the drive's only where the drive, not the host, limits them: where they differ from a sim: run of "
+            f"the same test, the simulator's are the drive's. Run emu: on a quieter host or at a higher "
+            f"--set slowdown")
 
     def _note_lateness(self) -> None:
         if self.drive is not None and self.drive.running and "emulator" in self._facts:
