@@ -1,7 +1,7 @@
 """FioTarget / LoopTarget: fio job files, series and totals, TRIM, purge, dry-run, Ctrl-C.
 
 The loop-device tests need root, /dev/loop-control and fio. If loop devices cannot be made they
-FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in ~30 s.
+FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in ~45 s.
 """
 from __future__ import annotations
 

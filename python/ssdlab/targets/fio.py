@@ -993,7 +993,7 @@ class FioTarget(TargetDefaults):
         def sub(fraction: float, text: str) -> None:
             if progress is not None:
                 i = min(int(np.searchsorted(sizes, fraction * sizes[-1], side="right")) - 1, len(jobs) - 1)
-                progress(i, (fraction * sizes[-1] - sizes[i]) / (sizes[i + 1] - sizes[i]), text)
+                progress(i, float((fraction * sizes[-1] - sizes[i]) / (sizes[i + 1] - sizes[i])), text)
 
         run = self._run_job_file(stem, stem, jobfile, [], False, None, sub, self._batch_status(jobs, sizes),
                                  journalled=False)
