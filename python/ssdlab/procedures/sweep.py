@@ -190,7 +190,7 @@ def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool
 
         result = None
         try:
-            # Back to back: a drive that collects garbage when idle gets no time to between zones.
+            # Back to back: a drive that collects garbage when idle gets no idle time between zones.
             for k, result in enumerate(target.run_phases([job for _, job in jobs], sub)):
                 if not result.complete:
                     raise SweepInterrupted(result, out, label)
