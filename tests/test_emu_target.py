@@ -94,14 +94,15 @@ def test_an_emulated_target_refuses_what_the_simulator_refuses_and_a_bad_slowdow
     assert not (tmp_path / "run").exists() or os.listdir(tmp_path / "run") == []
 
 
-def _sweep_after_torture(spec: str, torture_s: float) -> np.ndarray:
+def _sweep_after_torture(spec: str, torture_s: float, workdir) -> np.ndarray:
     """Write MB/s of each zone of a sampled 10-zone sweep run right after a fill and
-    ``torture_s`` of 4 KiB random writes QD32 on ``spec`` (the DRIVE geometry)."""
+    ``torture_s`` of 4 KiB random writes QD32 on ``spec`` (the DRIVE geometry; fio's files in
+    ``workdir``)."""
     from ssdlab.procedures import sweep
     from ssdlab.targets import open_target
     from ssdlab.targets.base import JobSpec
 
-    t = open_target(spec, sets=tuple(DRIVE[1::2]))
+    t = open_target(spec, sets=tuple(DRIVE[1::2]), workdir=workdir)
     try:
         t.purge()
         for job in (JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32),
@@ -112,15 +113,15 @@ def _sweep_after_torture(spec: str, torture_s: float) -> np.ndarray:
         t.close()
 
 
-def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator():
+def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     """The default drive collects garbage when idle: a sweep whose zones each ran in a fio run
     of their own gave it the start-up gaps to recover in (zones 3 to 10: median 94 MB/s on
     emu: against 16.9 MB/s on sim:). Run back to back, the zones measure the tortured drive as
     the simulator does. The sweep's fio run starts a few hundred ms after the torture's ended,
     time enough for the drive to clean blocks for its first zone or two (up to 375 MB/s on
     emu:): those are left out."""
-    sim = _sweep_after_torture("sim:default", 20)
-    emu = _sweep_after_torture("emu:default", 20)
+    sim = _sweep_after_torture("sim:default", 20, tmp_path / "sim")
+    emu = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
     assert np.all(np.isfinite(sim)) and np.all(np.isfinite(emu))
     assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.20, (sim, emu)
 
