@@ -60,6 +60,10 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     info = emu["target_info"]
     assert info["kind"] == "emu" and info["purge_method"] == "blkdiscard"
     assert info["emulator"]["lateness"]["replies"] > duration * sim_floor
+    # How late the emulator replied, per interval: a share of the interval's replies.
+    late = np.asarray(pq.read_table(tmp_path / "emu" / "series.parquet")["late_share"])
+    assert len(late) == duration and np.all((late >= 0) & (late <= 1))
+    assert ("warning" in info["emulator"]) == bool(info["emulator"].get("unreliable_phases"))
     assert os.listdir(tmp_path / "run") == [], "the emulated drive was torn down"
 
 
@@ -88,3 +92,53 @@ def test_an_emulated_target_refuses_what_the_simulator_refuses_and_a_bad_slowdow
     err = capsys.readouterr().err
     assert status == 2 and named in err and "Traceback" not in err, err
     assert not (tmp_path / "run").exists() or os.listdir(tmp_path / "run") == []
+
+
+def _sweep_after_torture(spec: str, torture_s: float, workdir) -> np.ndarray:
+    """Write MB/s of each zone of a sampled 10-zone sweep run right after a fill and
+    ``torture_s`` of 4 KiB random writes QD32 on ``spec`` (the DRIVE geometry; fio's files in
+    ``workdir``)."""
+    from ssdlab.procedures import sweep
+    from ssdlab.targets import open_target
+    from ssdlab.targets.base import JobSpec
+
+    t = open_target(spec, sets=tuple(DRIVE[1::2]), workdir=workdir)
+    try:
+        t.purge()
+        for job in (JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32),
+                    JobSpec("torture", "randwrite", qd=32, duration_s=torture_s)):
+            assert t.run_phase(job).complete
+        return sweep.sweep(t, sweep.zone_layout(t.capacity_bytes, 10), read=False, progress=False)["write_mbps"]
+    finally:
+        t.close()
+
+
+def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
+    """The default drive collects garbage when idle: a sweep whose zones each ran in a fio run
+    of their own gave it the start-up gaps to recover in (zones 3 to 10: median 94 MB/s on
+    emu: against 16.9 MB/s on sim:). Run back to back, the zones measure the tortured drive as
+    the simulator does. The sweep's fio run starts a few hundred ms after the torture's ended,
+    time enough for the drive to clean blocks for its first zone or two (up to 375 MB/s on
+    emu:): those are left out. The rest agreed within 3-10 % in runs on this 2-core host
+    (load 4-7); at QD1 each late reply delays the next request, an idle moment the drive's GC
+    uses, so a busier host may read faster zones: 30 %."""
+    sim = _sweep_after_torture("sim:default", 20, tmp_path / "sim")
+    emu = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
+    assert np.all(np.isfinite(sim)) and np.all(np.isfinite(emu))
+    assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.30, (sim, emu)
+
+
+def test_an_emulated_drive_run_slower_gives_the_same_figures_in_drive_time(tmp_path):
+    """At --set slowdown=2 every simulated time runs twice as long on the wall clock; the
+    results are rescaled to the drive's own time, so the same test gives the same figures:
+    as many one-second intervals, the same floor IOPS (within 8 %), the same WA (within 3 %)."""
+    duration = 16
+    one, one_iops = _consistency("emu:default", tmp_path / "k1", duration)
+    two, two_iops = _consistency("emu:default", tmp_path / "k2", duration, DRIVE + ["--set", "slowdown=2"])
+    assert len(one_iops) == len(two_iops) == duration
+    floor = slice(8, duration)
+    assert abs(np.median(two_iops[floor]) / np.median(one_iops[floor]) - 1) < 0.08, (one_iops, two_iops)
+    assert abs(two["write_amplification"] / one["write_amplification"] - 1) < 0.03
+    emulator = two["target_info"]["emulator"]
+    assert emulator["slowdown"] == 2 and "emulated at slowdown 2" in emulator["time"] and "rescaled" in emulator["time"]
+    assert "slowdown" not in one["target_info"]["emulator"]["time"]

@@ -278,6 +278,36 @@ def test_lateness_is_read_from_the_reply_buckets():
     assert emu.lateness(before | {"late_bounds_ns": bounds}, before)["late_share"] is None
 
 
+def test_a_phase_is_unreliable_when_late_replies_weigh_against_its_latency():
+    """More than 1 % of the replies late, and the p99 lateness (in the drive's time: wall /
+    slowdown) above 10 % of the phase's median latency."""
+    from ssdlab.targets.emulated import unreliable
+
+    late = {"late_share": 0.10, "p99_late_s": 100e-6}
+    assert unreliable(late, {"p50": 500.0}, 1)
+    assert not unreliable(late, {"p50": 500.0}, 4)  # 25 us of drive time: 5 % of 500 us
+    assert not unreliable(late, {"p50": 2000.0}, 1)
+    assert not unreliable({**late, "late_share": 0.005}, {"p50": 500.0}, 1)
+    assert not unreliable({"late_share": None, "p99_late_s": None}, {}, 1)  # no replies
+    assert unreliable(late, {}, 1)  # no latency measured to weigh it against
+
+
+def test_the_report_of_an_emulated_run_says_when_lateness_made_it_unreliable(tmp_path):
+    from ssdlab import report
+
+    (tmp_path / "summary.json").write_text(json.dumps({
+        "test": "consistency", "target": "emu:default", "complete": True,
+        "target_info": {"kind": "emu", "emulator": {"warning": "the emulator replied late in 1 phase(s) (fill)"}}}))
+    errors: list[str] = []
+    report.read_run(tmp_path, errors)
+    assert "emulated drive: the emulator replied late in 1 phase(s) (fill)" in errors
+    (tmp_path / "summary.json").write_text(json.dumps({"test": "consistency", "complete": True,
+                                                       "target_info": {"kind": "emu", "emulator": {}}}))
+    errors.clear()
+    report.read_run(tmp_path, errors)
+    assert not any("emulated drive" in e for e in errors)
+
+
 @pytest.mark.parametrize("data, problem", [
     ("bogus", "expected none, memory or file:PATH"),
     ("file:", "expected none, memory or file:PATH"),

@@ -32,6 +32,22 @@ def _free_bytes(path) -> int:
     return st.f_bfree * st.f_frsize
 
 
+def _filled_after_purge(fs, monkeypatch, leave_bytes: int):
+    """A 32 MiB sparse file in ``fs`` whose purge is followed by another program taking all
+    but ``leave_bytes`` of the filesystem; returns its path."""
+    target = fs / "t.img"
+    subprocess.run(["truncate", "-s", "32M", str(target)], check=True)
+    real_purge = fio_target.FioTarget.purge
+
+    def purge_then_someone_fills_the_fs(self):
+        out = real_purge(self)
+        subprocess.run(["fallocate", "-l", str(_free_bytes(fs) - leave_bytes), str(fs / "junk")], check=True)
+        return out
+
+    monkeypatch.setattr(fio_target.FioTarget, "purge", purge_then_someone_fills_the_fs)
+    return target
+
+
 def test_file_target_too_big_for_its_filesystem_is_refused_up_front(small_fs, tmp_path, capsys):
     target = small_fs / "t.img"
     subprocess.run(["truncate", "-s", "64M", str(target)], check=True)  # sparse: more than the fs holds
@@ -43,18 +59,8 @@ def test_file_target_too_big_for_its_filesystem_is_refused_up_front(small_fs, tm
 
 def test_filesystem_filling_up_mid_phase_is_an_error_with_partial_results(small_fs, tmp_path, capsys,
                                                                            monkeypatch):
-    target = small_fs / "t.img"
-    subprocess.run(["truncate", "-s", "32M", str(target)], check=True)
-    real_purge = fio_target.FioTarget.purge
-
-    def purge_then_someone_fills_the_fs(self):
-        out = real_purge(self)
-        # another program takes all but 8 MiB after ssdlab checked: the 32 MiB fill cannot fit
-        subprocess.run(["fallocate", "-l", str(_free_bytes(small_fs) - 8 * MiB), str(small_fs / "junk")],
-                       check=True)
-        return out
-
-    monkeypatch.setattr(fio_target.FioTarget, "purge", purge_then_someone_fills_the_fs)
+    # another program takes all but 8 MiB after ssdlab checked: the 32 MiB fill cannot fit
+    target = _filled_after_purge(small_fs, monkeypatch, 8 * MiB)
     out = tmp_path / "r"
     code = cli.main(["consistency", "--target", f"file:{target}", "--duration", "5", "--out", str(out)])
     err = capsys.readouterr().err
@@ -95,3 +101,21 @@ def test_fio_killed_mid_phase_is_an_error_naming_the_phase(tmp_path):
     summary = results.read_summary(out)
     assert summary["complete"] is False and summary["fill"]["host_write_bytes"] == 256 * MiB
     assert (out / "fill.parquet").exists() and (out / "report.html").exists()
+
+
+def test_filesystem_filling_up_mid_sweep_fails_the_zone_and_keeps_those_before(small_fs, tmp_path, capsys,
+                                                                                monkeypatch):
+    """A sweep's write pass runs as one fio job; the filesystem under the file filling up
+    (ENOSPC) in its third zone fails that zone, by name, and keeps the two before it."""
+    # another program leaves 10 MiB: two 4 MiB zones fit, the third does not
+    target = _filled_after_purge(small_fs, monkeypatch, 10 * MiB)
+    out = tmp_path / "r"
+    code = cli.main(["sweep", "--target", f"file:{target}", "--zones", "8", "--zone-bytes", "full", "--out", str(out),
+                     "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert f"fio failed on file:{target} in phase 'sweep_write_002'" in err and "No space left on device" in err
+    assert "001_sweep_write_000..sweep_read_007.fio" in err  # the job file to rerun by hand
+    write = results.read_series(out / "sweep.parquet")["write_mbps"]
+    assert (write[:2] > 0).all() and not (write[2:] > 0).any()

@@ -1,7 +1,7 @@
 """FioTarget / LoopTarget: fio job files, series and totals, TRIM, purge, dry-run, Ctrl-C.
 
 The loop-device tests need root, /dev/loop-control and fio. If loop devices cannot be made they
-FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in ~30 s.
+FAIL with the reason; set SSDLAB_NO_LOOP=1 to skip them. The whole file runs in ~45 s.
 """
 from __future__ import annotations
 
@@ -304,6 +304,103 @@ def test_timed_phase_series_covers_the_job_duration(tmp_path):
         (tmp_path / "007_w_clat_hist.1.log").write_text("".join(rows))
         data = {"jobs": [{"write": {"total_ios": 350}, "job_runtime": 3004}]}
         job = JobSpec("w", "randwrite", duration_s=3.0)
-        series, note = t._phase_series(job, "007_w", data, {"duration_s": 3.004})
+        series, note = t._phase_series(job, tmp_path / "007_w_clat_hist.1.log", data, {"duration_s": 3.004})
     assert series["t_s"].tolist() == [0.0, 1.0, 2.0] and series["dt_s"].tolist() == [1.0, 1.0, 1.0]
     assert float(np.sum(series["iops"] * series["dt_s"])) == 350 and "final window" in note
+
+
+# ============================================================================ zones back to back
+
+def _longest_idle_s(device: str, run) -> float:
+    """Runs ``run()`` while sampling ``device``'s completed-request and in-flight counts
+    (/sys/block/NAME/stat) every ~0.2 ms; returns the longest time between its first and last
+    completion in which the device had nothing in flight and completed nothing [s]."""
+    import threading
+
+    stat = Path("/sys/block") / os.path.basename(os.path.realpath(device)) / "stat"
+    samples: list[tuple[float, int, int]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            f = stat.read_text().split()
+            samples.append((time.monotonic(), int(f[0]) + int(f[4]), int(f[8])))
+            time.sleep(0.0002)
+
+    th = threading.Thread(target=sample)
+    th.start()
+    try:
+        run()
+    finally:
+        done.set()
+        th.join()
+    counts = [c for _, c, _ in samples]
+    lo, hi = counts.index(counts[0] + 1) if counts[0] + 1 in counts else 0, counts.index(counts[-1])
+    longest, since = 0.0, None
+    for (t0, c0, f0), (t1, c1, f1) in zip(samples[lo:hi], samples[lo + 1:hi + 1]):
+        if c0 == c1 and f0 == f1 == 0:
+            since = t0 if since is None else since
+            longest = max(longest, t1 - since)
+        else:
+            since = None
+    return longest
+
+
+#: Longest idle time a sweep pass may leave the drive between its zones [s]. fio started per
+#: zone leaves several hundred ms (its start-up and ssdlab's bookkeeping).
+ZONE_GAP_S = 0.050
+
+
+def test_sweep_zones_run_back_to_back_without_idle_gaps(loops_ok, tmp_path):
+    """A sweep's write pass on a loop device: run_phases runs its zones in one fio job, and the
+    device never idles longer than ZONE_GAP_S between the first IO and the last; the same
+    zones through run_phase one by one leave gaps far longer (the checker sees them)."""
+    from ssdlab.procedures.sweep import phase_mbps, sweep_jobs, zone_layout
+    from ssdlab.targets.base import run_phases_one_by_one
+
+    with LoopTarget("64MiB", tmp_path) as t:
+        jobs = [job for _, job in sweep_jobs(zone_layout(t.capacity_bytes, 16, 2 * MiB), read=False)]
+        t._ioengine()  # probed before the sampling: the probe's read is not a zone
+        batch: list[PhaseResult] = []
+        gap_s = _longest_idle_s(t.real_path, lambda: batch.extend(t.run_phases(jobs)))
+        one: list[PhaseResult] = []
+        old_gap_s = _longest_idle_s(t.real_path, lambda: one.extend(run_phases_one_by_one(t, jobs)))
+        files = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("001_"))
+    assert gap_s < ZONE_GAP_S < 0.1 < old_gap_s, (gap_s, old_gap_s)
+    assert [r.job for r in batch] == jobs and all(r.complete for r in batch)
+    for r in batch:  # each zone's own IOs and time, from fio's per-IO log
+        assert r.totals["ios"] == 16 and r.totals["host_write_bytes"] == 2 * MiB
+        assert 0 < r.totals["duration_s"] < 1 and np.isfinite(phase_mbps(r))
+        assert float(np.sum(r.series["iops"] * r.series["dt_s"])) == pytest.approx(16)
+    assert files == ["001_sweep_write_000..sweep_write_015.fio", "001_sweep_write_000..sweep_write_015.json",
+                     "001_sweep_write_000..sweep_write_015.stderr", "001_sweep_write_000_clat.1.log"]
+
+
+_SWEEP_CHILD = textwrap.dedent("""\
+    import json, sys
+    import numpy as np
+    from ssdlab.procedures import sweep as sw
+    from ssdlab.targets.fio import LoopTarget
+
+    t = LoopTarget("1GiB", sys.argv[1])
+    print("RUNNING", t.real_path, t.describe()["loop"]["backing_file"], flush=True)
+    try:
+        # 4 KiB requests at QD1 over 64 zones of 8 MiB: seconds per pass on a loop device
+        sw.sweep(t, sw.zone_layout(t.capacity_bytes, 64, 8 << 20, bs_bytes=4096), progress=False)
+        res = {"interrupted": False}
+    except sw.SweepInterrupted as e:
+        res = {"interrupted": True, "write": int(np.isfinite(e.sweep["write_mbps"]).sum()),
+               "read": int(np.isfinite(e.sweep["read_mbps"]).sum()), "notes": e.result.notes,
+               "complete": e.result.complete}
+    finally:
+        t.close()
+    print(json.dumps(res), flush=True)
+""")
+
+
+def test_a_sweep_interrupted_in_its_fio_run_keeps_the_zones_it_finished(loops_ok, tmp_path):
+    res, dev, backing, stop_s = interrupt_fio_child(tmp_path, _SWEEP_CHILD, signal.SIGTERM)
+    assert res["interrupted"], "the sweep ended before the signal: make its zones larger"
+    assert 0 < res["write"] + res["read"] < 128 and res["complete"] is False
+    assert res["notes"][0] == "interrupted by SIGTERM: partial results"
+    assert stop_s < 15 and not loops_backed_by(backing)

@@ -13,6 +13,7 @@ from ssdlab.procedures import sweep as sweep_mod
 from ssdlab.profiles import load_profile
 from ssdlab.results import read_series
 from ssdlab.targets import open_target
+from ssdlab.targets.base import run_phases_one_by_one
 from ssdlab.targets.sim import SimTarget
 
 from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
@@ -273,6 +274,9 @@ class _InterruptAfter:
             raise KeyboardInterrupt
         self._left -= 1
         return self._t.run_phase(job, progress)
+
+    def run_phases(self, jobs, progress=None):
+        return run_phases_one_by_one(self, jobs, progress)
 
     def __getattr__(self, name):
         return getattr(self._t, name)

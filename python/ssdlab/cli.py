@@ -205,6 +205,8 @@ def run_procedure(args, module, params, printer) -> int:
         finally:
             _close(target)
     printer(summary)
+    if warning := ((summary.get("target_info") or {}).get("emulator") or {}).get("warning"):
+        print(f"  warning: {warning}")
     print(f"  results in {args.out}/: open {Path(args.out) / 'report.html'} (charts, tables, the run's settings)")
     return 0
 

@@ -94,6 +94,14 @@ HOST_COLUMNS: tuple[Column, ...] = (
     Column("write_amplification", "", "write amplification",
            "NAND bytes / host bytes written in the interval (NaN when the host wrote nothing).", "lower", "ratio",
            "wa"),
+    # An emulated drive's faithfulness (emu: targets), on the wall clock.
+    Column("late_share", "", "late replies",
+           "Share of the emulated drive's replies in the interval sent more than 50 us (wall clock) after their "
+           "simulated completion time: the host was too slow to emulate the drive (emu: targets).", "lower",
+           "ratio"),
+    Column("late_p99_us", "us", "lateness p99",
+           "99th percentile of how late the emulated drive's replies in the interval were sent [us, wall clock; "
+           "the upper bound of its 1-2-5 bucket] (emu: targets).", "lower", "latency"),
     # A trace replay's series: one row per window of commands.
     Column("window", "", "window", "Index of the replay window.", reading="time"),
     Column("commands", "", "commands", "Commands replayed by the window's end.", reading="time"),

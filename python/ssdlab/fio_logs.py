@@ -684,7 +684,7 @@ def grid_from_log(raw: dict[str, np.ndarray], path: str | Path, kind: str, *, in
             grid.ios[name] = np.bincount(k, minlength=n).astype(np.float64)
             grid.bytes[name] = np.bincount(k, weights=raw["bs_bytes"][m][order].astype(np.float64), minlength=n)
             if base_kind == "lat":
-                grid.latency_us[name] = _percentiles_by_interval(k, raw["value"][m][order], n)
+                grid.latency_us[name] = percentiles_by_interval(k, raw["value"][m][order], n)
             grid.end_s = max(grid.end_s, n * interval_s)
             grid._last_ms[name] = float(t[-1]) if t.size else 0.0
             continue
@@ -729,8 +729,9 @@ def _hist_percentiles(h: np.ndarray, values_ns: np.ndarray, rows: int = 4096) ->
     return out
 
 
-def _percentiles_by_interval(k: np.ndarray, lat_ns: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """Exact per-interval latency statistics [us] of per-IO samples (nearest rank)."""
+def percentiles_by_interval(k: np.ndarray, lat_ns: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """Exact latency statistics [us] of per-IO samples ``lat_ns`` [ns] in each of ``n``
+    intervals (nearest rank); ``k`` is each sample's interval, 0 to n - 1."""
     out = {label: np.full(n, np.nan) for label, _ in LATENCY_STATS}
     if not k.size:
         return out

@@ -721,6 +721,10 @@ def read_run(folder: str | os.PathLike, errors: list[str] | None = None) -> tupl
         if series is None and main is not None:
             series = main.series
             errors.append(rebuilt.describe())
+    info = (summary or {}).get("target_info")
+    emulator = info.get("emulator") if isinstance(info, Mapping) else None
+    if isinstance(emulator, Mapping) and emulator.get("warning"):
+        errors.append(f"emulated drive: {emulator['warning']}")
     if summary is None:
         summary = dict(rebuilt.head) if rebuilt is not None and rebuilt.head else {"test": "unknown"}
         summary["complete"] = False

@@ -183,20 +183,23 @@ def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool
     if not jobs:
         raise ValueError("sweep: write and read are both off, nothing to measure")
     with phase_bar(label, enabled=progress) as bar:
+
+        def sub(k: int, fraction: float, _text: str) -> None:
+            zone, job = jobs[k]
+            bar((k + fraction) / len(jobs), f"{job.pattern} zone {zone + 1}/{layout.zones}")
+
         result = None
         try:
-            for k, (zone, job) in enumerate(jobs):
-                text = f"{job.pattern} zone {zone + 1}/{layout.zones}"
-
-                def sub(fraction: float, _text: str, k: int = k, text: str = text) -> None:
-                    bar((k + fraction) / len(jobs), text)
-
-                result = target.run_phase(job, sub)
+            # Back to back: a drive that collects garbage when idle gets no idle time between zones.
+            for k, result in enumerate(target.run_phases([job for _, job in jobs], sub)):
                 if not result.complete:
                     raise SweepInterrupted(result, out, label)
+                zone, job = jobs[k]
                 out[f"{job.pattern}_mbps"][zone] = phase_mbps(result)
         except KeyboardInterrupt:
             raise SweepInterrupted(result, out, label) from None
+        if result is None or k + 1 < len(jobs):
+            raise SweepInterrupted(result, out, label)  # the target stopped before the last zone
     return out
 
 

@@ -12,7 +12,7 @@ megabytes per second (``mbps``, 1 MB = 10^6 bytes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -115,10 +115,15 @@ class PhaseResult:
     complete: bool = True
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    #: When the phase ran on the wall clock, (start, end) [s since the epoch], where the target
+    #: knows it closer than its fio run's (a sweep pass's zones); None otherwise.
+    wall_span_s: tuple[float, float] | None = None
 
 
 #: Progress callback: (done_fraction 0..1, human text) -> None.
 Progress = Callable[[float, str], None]
+#: Progress of a list of phases: (index of the running phase, its done fraction 0..1, human text) -> None.
+PhasesProgress = Callable[[int, float, str], None]
 
 
 class LiveFigures:
@@ -231,6 +236,14 @@ class Target(Protocol):
         """Run one job and return its series. Must keep partial results on KeyboardInterrupt."""
         ...
 
+    def run_phases(self, jobs: Sequence[JobSpec], progress: PhasesProgress | None = None) -> Iterator[PhaseResult]:
+        """Run ``jobs`` back to back, yielding each one's result as :meth:`run_phase` returns
+        it; the first result that is not complete is the last one yielded. A drive sees no idle
+        time between the phases beyond what the target cannot avoid (a fio target runs them in
+        one fio run), so a drive that collects garbage when idle cannot recover between them.
+        :class:`TargetDefaults` runs them one by one (:func:`run_phases_one_by_one`)."""
+        ...
+
     def plan_workload(self, workload, interval_s: float) -> list:
         """The steps (one per group) in which the target runs a workload written in fio's
         language (:class:`ssdlab.workload.fiojob.Workload`), checked against the target before
@@ -286,6 +299,23 @@ class TargetDefaults:
 
     def release(self) -> None:
         """Nothing to let go of."""
+
+    def run_phases(self, jobs: Sequence[JobSpec], progress: PhasesProgress | None = None) -> Iterator[PhaseResult]:
+        """:meth:`Target.run_phases` by :func:`run_phases_one_by_one`."""
+        return run_phases_one_by_one(self, jobs, progress)
+
+
+def run_phases_one_by_one(target, jobs: Sequence[JobSpec], progress: PhasesProgress | None = None
+                          ) -> Iterator[PhaseResult]:
+    """:meth:`Target.run_phases` as a loop of ``target.run_phase``: right for a simulated
+    drive (whose time does not pass between phases); on a real drive each phase's start-up is
+    idle time for the drive."""
+    for k, job in enumerate(jobs):
+        sub = None if progress is None else (lambda fraction, text, k=k: progress(k, fraction, text))
+        result = target.run_phase(job, sub)
+        yield result
+        if not result.complete:
+            return
 
 
 # ============================================================================ trace replay

@@ -6,16 +6,32 @@ question by two paths: the real-drive path checked against a drive whose truth i
 
 The drive keeps no data (reads return zeros): tests time I/O and never read back what they
 wrote. It runs at the simulated drive's speed on the wall clock (``slowdown`` times slower), so
-a test lasts its drive time; how late the emulator answered is in ``describe()["emulator"]``.
+a test lasts its drive time (times ``slowdown``); how late the emulator answered is in
+``describe()["emulator"]``.
+
+At a slowdown K above 1 every phase runs K times longer on the wall clock (timed jobs, idle
+phases, series intervals) and its results are given in the drive's own time
+(:func:`drive_time`: IOPS and MB/s x K, times and latencies / K), so they compare with the
+simulator's as they are; the summary's ``target_info.emulator.time`` says so. Workloads in
+fio's language (``ssdlab run``) and trace replays are not stretched: their figures are wall
+time.
 """
 from __future__ import annotations
 
 import argparse
+import bisect
+import dataclasses
+import math
 import os
+import threading
+import time
+
+import numpy as np
 
 from ..errors import UserError
 from ..params import number
-from .emu import MAX_SLOWDOWN, EmulatedDrive, lateness
+from .base import JobSpec, PhaseResult
+from .emu import LATE_NS, MAX_SLOWDOWN, EmulatedDrive, lateness
 from .fio import FioError, FioTarget
 from .loop import LoopError
 from .safety import UnsafeTargetError
@@ -24,6 +40,93 @@ from .safety import UnsafeTargetError
 SLOWDOWN_KEY = "slowdown"
 #: ``--set slowdown=K``: as ``ssdlab emulate --slowdown``.
 parse_slowdown = number(float, 1, MAX_SLOWDOWN)
+
+
+#: How often the emulated drive's counters are read while fio runs [s]: the resolution of
+#: the per-interval lateness.
+COUNTER_SAMPLE_S = 0.05
+#: A phase's emulated figures are unreliable when more than this share of its replies was
+#: late (more than LATE_NS after its simulated time)...
+UNRELIABLE_LATE_SHARE = 0.01
+#: ...and its p99 lateness, in the drive's time, is more than this fraction of its median
+#: completion latency: the replies' lateness is then a visible part of what fio measured.
+UNRELIABLE_LATE_FRACTION = 0.10
+
+
+def unreliable(late: dict, latency_us: dict, slowdown: float) -> bool:
+    """Whether a phase whose replies were late as ``late`` says (:func:`ssdlab.targets.emu.lateness`,
+    wall clock) with completion latency percentiles ``latency_us`` (drive time) measured the
+    emulator rather than the drive (:data:`UNRELIABLE_LATE_SHARE`, :data:`UNRELIABLE_LATE_FRACTION`)."""
+    share, p99_s, p50_us = late.get("late_share"), late.get("p99_late_s"), latency_us.get("p50")
+    if share is None or p99_s is None or share <= UNRELIABLE_LATE_SHARE:
+        return False
+    return not p50_us or p99_s / slowdown * 1e6 > UNRELIABLE_LATE_FRACTION * p50_us
+
+
+class _CounterSamples:
+    """How late the emulated drive's replies were, read from its counters every
+    :data:`COUNTER_SAMPLE_S` on a thread from now until :meth:`stop`: the reply buckets
+    (``late``), ``late_ns`` and ``max_late_ns`` at each wall time ``times`` [s since the epoch]
+    (kept as one int64 row each: about 20 KB a minute)."""
+
+    def __init__(self, drive: EmulatedDrive):
+        self.drive = drive
+        self.bounds = drive.counters()["late_bounds_ns"]
+        self.times: list[float] = []
+        self.rows: list[np.ndarray] = []
+        self._read()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ssdlab-emu-counters", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        c = self.drive.counters()
+        self.rows.append(np.array(c["late"] + [c["late_ns"], c["max_late_ns"]], dtype=np.int64))
+        self.times.append(time.time())
+
+    def _run(self) -> None:
+        while not self._stop.wait(COUNTER_SAMPLE_S):
+            self._read()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._read()
+
+    def between(self, start_s: float, end_s: float) -> dict:
+        """:func:`ssdlab.targets.emu.lateness` of the replies between the readings nearest
+        before ``start_s`` and ``end_s`` [s since the epoch]."""
+
+        def at(t: float) -> dict:
+            row = self.rows[max(0, bisect.bisect_right(self.times, t) - 1)].tolist()
+            return {"late_bounds_ns": self.bounds, "late": row[:-2], "late_ns": row[-2], "max_late_ns": row[-1]}
+
+        return lateness(at(end_s), at(start_s))
+
+
+def _time_factor(name: str, slowdown: float) -> float:
+    """What a series column or total named ``name`` is multiplied by to go from the wall
+    clock of a drive emulated ``slowdown`` times slower to the drive's own time: rates
+    (``iops``, ``mbps``, ``*_iops``, ``*_mbps``) x slowdown, times and latencies (``*_s``,
+    ``*_us``, ``*_ns``) / slowdown, anything else (bytes, counts) 1."""
+    if name in ("iops", "mbps") or name.endswith(("_iops", "_mbps")):
+        return slowdown
+    return 1.0 / slowdown if name.endswith(("_s", "_us", "_ns")) else 1.0
+
+
+def drive_time(result: PhaseResult, job: JobSpec, slowdown: float) -> PhaseResult:
+    """``result`` measured on the wall clock of a drive emulated ``slowdown`` times slower, as
+    the result of ``job`` in the drive's own time: series and totals by :func:`_time_factor`,
+    latency percentiles / slowdown; a note says so."""
+    return dataclasses.replace(
+        result, job=job,
+        series={c: np.asarray(v) * _time_factor(c, slowdown) for c, v in result.series.items()},
+        totals={k: v * _time_factor(k, slowdown) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                for k, v in result.totals.items()},
+        latency_us={k: v / slowdown for k, v in result.latency_us.items()},
+        notes=result.notes + [f"emulated at slowdown {slowdown:g}: ran {slowdown:g} times longer on the wall clock; "
+                              f"figures rescaled to the drive's time (IOPS and MB/s x {slowdown:g}, times and "
+                              f"latencies / {slowdown:g})"])
 
 
 def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> "EmuTarget":
@@ -63,6 +166,8 @@ class EmuTarget(FioTarget):
                  dry_run: bool = False, purge_method: str = "blkdiscard", fio: str = "fio"):
         self.profile, self.seed, self.slowdown = profile, seed, slowdown
         self.drive = None
+        self._samples: _CounterSamples | None = None
+        self._unreliable: list[dict] = []
         if dry_run:
             self._init_dry_loop(f"emu:{profile.name}", profile.user_bytes, workdir, purge_method, fio)
             return
@@ -76,23 +181,100 @@ class EmuTarget(FioTarget):
 
     def describe(self) -> dict:
         """The fio target's facts, and ``emulator``: the drive (profile, seed, slowdown, its
-        counters file) and ``lateness`` (:func:`ssdlab.targets.emu.lateness` since the start),
-        kept up to date after every fio run in the same dict."""
+        counters file), ``time`` (in which time the figures are), ``lateness``
+        (:func:`ssdlab.targets.emu.lateness` since the start) and, once a phase's figures were
+        :func:`unreliable`, ``unreliable_phases`` and ``warning``; kept up to date after every
+        fio run in the same dict."""
         d = super().describe()
         d["kind"] = "emu"
         d["emulator"] = {"profile": self.profile.name, "profile_source": self.profile.source, "seed": self.seed,
-                         "slowdown": self.slowdown, "counters": str(self.drive.counters_path) if self.drive else None}
+                         "slowdown": self.slowdown, "counters": str(self.drive.counters_path) if self.drive else None,
+                         "time": "drive time" if self.slowdown == 1 else
+                         f"drive time: emulated at slowdown {self.slowdown:g}, each phase ran {self.slowdown:g} times "
+                         f"longer on the wall clock and its figures were rescaled (IOPS and MB/s x {self.slowdown:g}, "
+                         f"times and latencies / {self.slowdown:g}); workloads and trace replays: wall time"}
+        if self._unreliable:
+            self._note_unreliable()
         self._note_lateness()
         return d
+
+    def _wall_job(self, job: JobSpec) -> JobSpec:
+        """``job`` stretched ``slowdown`` times on the wall clock: its duration and interval."""
+        if self.slowdown == 1:
+            return job
+        return dataclasses.replace(job, interval_s=job.interval_s * self.slowdown,
+                                   duration_s=None if job.duration_s is None else job.duration_s * self.slowdown)
+
+    def _drive_result(self, result: PhaseResult, job: JobSpec) -> PhaseResult:
+        """``result`` in the drive's own time (:func:`drive_time`), with the lateness of the
+        emulator's replies (:meth:`_with_lateness`)."""
+        return self._with_lateness(result if self.slowdown == 1 else drive_time(result, job, self.slowdown))
+
+    def _with_lateness(self, result: PhaseResult) -> PhaseResult:
+        """``result`` with how late the emulator's replies were while it ran (wall clock):
+        totals ``late_replies``, ``late_share``, ``late_p99_s``; series ``late_share`` and
+        ``late_p99_us`` per interval. The phase ran over its ``wall_span_s``, else the last
+        fio run's end less its run time; its intervals follow on the wall clock from its start
+        (to :data:`COUNTER_SAMPLE_S`, and fio's start-up for a phase of its own). A phase whose
+        figures the lateness makes :func:`unreliable` gets a note and goes into the
+        ``emulator`` facts' ``unreliable_phases`` and ``warning``."""
+        samples = self._samples
+        if samples is None or result.job.pattern == "idle":
+            return result
+        k = self.slowdown
+        run_start, run_end = samples.times[0], samples.times[-1]
+        start, end = result.wall_span_s or (max(run_start, run_end - float(result.totals.get("duration_s") or 0) * k),
+                                            run_end)
+        late = samples.between(start, end)
+        t = np.asarray(result.series.get("t_s", ()), dtype=np.float64)
+        dt = np.asarray(result.series.get("dt_s", np.ones_like(t) * result.job.interval_s), dtype=np.float64)
+        per = [samples.between(start + a * k, start + (a + d) * k) for a, d in zip(t, dt)]
+        series = {**result.series,
+                  "late_share": np.array([math.nan if p["late_share"] is None else p["late_share"] for p in per]),
+                  "late_p99_us": np.array([math.nan if p["p99_late_s"] is None else p["p99_late_s"] * 1e6
+                                           for p in per])}
+        totals = {**result.totals, "late_replies": late["replies"], "late_share": late["late_share"],
+                  "late_p99_s": late["p99_late_s"]}
+        notes = list(result.notes)
+        if unreliable(late, result.latency_us, k):
+            self._unreliable.append({"phase": result.job.name, "late_share": late["late_share"],
+                                     "p99_late_s": late["p99_late_s"], "latency_p50_us": result.latency_us.get("p50")})
+            notes.append(f"unreliable: {late['late_share']:.1%} of the emulator's replies were late by more than "
+                         f"{LATE_NS / 1000:g} us (p99 {late['p99_late_s'] * 1e6:,.0f} us on the wall clock), against "
+                         f"a median completion latency of {result.latency_us.get('p50') or 0:,.0f} us: the latencies "
+                         f"include that much of this host's delay, and IOPS and MB/s are the drive's only where the "
+                         f"drive, not the host, limits them")
+            self._note_unreliable()
+        return dataclasses.replace(result, series=series, totals=totals, notes=notes)
+
+    def _note_unreliable(self) -> None:
+        if "emulator" not in self._facts:
+            return
+        names = [u["phase"] for u in self._unreliable]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        self._facts["emulator"]["unreliable_phases"] = list(self._unreliable)
+        self._facts["emulator"]["warning"] = (
+            f"the emulator replied late in {len(names)} phase(s) ({shown}): more than "
+            f"{UNRELIABLE_LATE_SHARE:.0%} of their replies over {LATE_NS / 1000:g} us late, the p99 above "
+            f"{UNRELIABLE_LATE_FRACTION:.0%} of their median latency (each phase's late_share and late_p99_s, "
+            f"per interval in its series). Their latencies include this host's delay, and their IOPS and MB/s are "
+            f"the drive's only where the drive, not the host, limits them: where they differ from a sim: run of "
+            f"the same test, the simulator's are the drive's. Run emu: on a quieter host or at a higher "
+            f"--set slowdown")
 
     def _note_lateness(self) -> None:
         if self.drive is not None and self.drive.running and "emulator" in self._facts:
             self._facts["emulator"]["lateness"] = lateness(self.drive.counters())
 
     def _run_fio(self, *args, **kw):
+        """fio's run, with the drive's counters sampled meanwhile (:class:`_CounterSamples`)."""
+        samples = _CounterSamples(self.drive) if self.drive is not None and self.drive.running else None
         try:
             return super()._run_fio(*args, **kw)
         finally:
+            if samples is not None:
+                samples.stop()
+            self._samples = samples
             self._note_lateness()
 
     def close(self) -> None:

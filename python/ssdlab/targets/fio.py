@@ -20,6 +20,10 @@ runs ``fio --output-format=json`` on it and returns a
 Every job file is kept in the target's ``workdir`` next to its logs
 (``NNN_phase.fio``, ``NNN_phase_clat_hist.1.log``, ``NNN_phase.json``, ``NNN_phase.stderr``), so a
 user can rerun any phase by hand: ``cd WORKDIR && fio --output-format=json NNN_phase.fio``.
+Phases run back to back (:meth:`FioTarget.run_phases`: an LBA sweep's zones) share one job
+file, ``NNN_first..last.fio``, so that the drive has no idle time between them: each sweep
+pass is one fio job in strided zone mode whose per-IO completion log
+(``NNN_first_clat.K.log``) gives each zone's figures.
 
 Jobs use ``direct=1``, ``ioengine=io_uring`` (ssdlab probes io_uring once with a 4 KiB read
 and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-repeating
@@ -66,7 +70,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -75,8 +79,8 @@ from ..errors import UserError
 from ..journal import FIO_STATUS_S
 from . import fio_replay as _rp
 from .base import (DIRECTIONS, DRIVE_COUNTERS, FIO_JOBS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures,
-                   PhaseResult, Progress, ReplayJob, ReplayResult, TargetDefaults, WorkloadStep, latency_column,
-                   pattern_direction, refuse_sets, workload_steps)
+                   PhaseResult, PhasesProgress, Progress, ReplayJob, ReplayResult, TargetDefaults, WorkloadStep,
+                   latency_column, pattern_direction, refuse_sets, run_phases_one_by_one, workload_steps)
 from .counters import read_counters, unavailable
 from .loop import LoopDevice, LoopError, format_size, parse_size
 from .safety import (UnsafeTargetError, check_device, check_file, device_reasons, mark_own_file, resolve_device,
@@ -528,6 +532,12 @@ def _interval_ms(job: JobSpec) -> int:
     return max(1, int(round(job.interval_s * 1000)))
 
 
+def _log_lines(job: JobSpec, log_prefix: str) -> list[str]:
+    """A job file's options for ``job``'s histogram log ``log_prefix``."""
+    return ["; per-interval IO counts and completion-latency histograms (log_hist_coarseness=1: 1/32 resolution)",
+            f"write_hist_log={log_prefix}", f"log_hist_msec={_interval_ms(job)}", "log_hist_coarseness=1"]
+
+
 def _safe_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "phase"
 
@@ -802,13 +812,23 @@ class FioTarget(TargetDefaults):
             if job.duration_s is None:
                 raise ValueError(f"job {job.name!r}: an idle phase needs duration_s")
             return "\n".join(head + [f"; idle: no I/O for {job.duration_s:g} s (ssdlab waits; fio is not run)", ""])
+        trim_file = job.pattern == "trim" and self.kind == "file"
+        head.append(self._job_comment(job))
+        head.append("; rerun by hand: cd to this directory, then: fio --output-format=json <this file>")
+        g = self._global_lines(trim_file) + _log_lines(job, log_prefix)
+        return "\n".join(head + [""] + g + [""] + self._job_lines(job, trim_file)) + "\n"
+
+    def _job_comment(self, job: JobSpec) -> str:
+        """A job file's comment line saying what ``job`` does."""
         off, span = self._span(job)
         ends = (f"time_based, runtime {job.duration_s:g} s" if job.duration_s is not None
                 else f"after {job.io_bytes if job.io_bytes is not None else span} bytes")
-        trim_file = job.pattern == "trim" and self.kind == "file"
-        head.append(f"; pattern {job.pattern}, bs {job.bs_bytes} B, QD {1 if trim_file else job.qd}, "
-                    f"offset {off} B, span {span} B, ends {ends}")
-        head.append("; rerun by hand: cd to this directory, then: fio --output-format=json <this file>")
+        qd = 1 if job.pattern == "trim" and self.kind == "file" else job.qd
+        return f"; pattern {job.pattern}, bs {job.bs_bytes} B, QD {qd}, offset {off} B, span {span} B, ends {ends}"
+
+    def _global_lines(self, trim_file: bool) -> list[str]:
+        """The ``[global]`` section of a job file: the target, its I/O engine (``falloc`` for
+        TRIM on a file) and the review's data and offset options."""
         g = ["[global]", f"filename={_fio_escape(self.real_path if not self.dry_run else self.path)}"]
         if trim_file:
             g += ["ioengine=falloc", "; falloc: DDIR_TRIM = fallocate(PUNCH_HOLE|KEEP_SIZE); synchronous, so iodepth=1"]
@@ -817,16 +837,52 @@ class FioTarget(TargetDefaults):
             g += ["direct=1", f"ioengine={eng}"]
             if self.dry_run and self._engine is None:
                 g.append("; (ssdlab probes io_uring before a real run and falls back to libaio if it fails)")
-        g += ["refill_buffers=1", "randrepeat=0", "norandommap=1", "random_generator=tausworthe64",
-              "; per-interval IO counts and completion-latency histograms (log_hist_coarseness=1: 1/32 resolution)",
-              f"write_hist_log={log_prefix}", f"log_hist_msec={_interval_ms(job)}", "log_hist_coarseness=1"]
+        return g + ["refill_buffers=1", "randrepeat=0", "norandommap=1", "random_generator=tausworthe64"]
+
+    def _job_lines(self, job: JobSpec, trim_file: bool) -> list[str]:
+        """The job's own section: pattern, size, depth, where and how long."""
+        off, span = self._span(job)
         j = [f"[{_safe_stem(job.name)}]", f"rw={job.pattern}", f"bs={job.bs_bytes}",
              f"iodepth={1 if trim_file else job.qd}", f"offset={off}", f"size={span}"]
         if job.duration_s is not None:
             j += ["time_based=1", f"runtime={max(1, int(round(job.duration_s * 1000)))}ms"]
         elif job.io_bytes is not None:
             j.append(f"io_size={int(job.io_bytes)}")
-        return "\n".join(head + [""] + g + [""] + j) + "\n"
+        return j
+
+    def batch_text(self, groups: Sequence[Sequence[JobSpec]], log_prefixes: Sequence[str]) -> str:
+        """One fio job file running ``groups`` of jobs (reads and writes) back to back, a
+        section each, each section starting when the one before has ended (``stonewall``). A
+        group of one job is that job with its histogram log ``log_prefixes[k]``; a longer group
+        (a pass of an LBA sweep, :func:`_sweep_groups`) is one job over all its zones in fio's
+        strided zone mode, with no gap between them, and a per-IO completion latency log with
+        offsets (``PREFIX_clat.K.log``, K = k + 1) from which each zone's result is cut."""
+        jobs = [j for g in groups for j in g]
+        head = [f"; ssdlab phases {jobs[0].name!r} to {jobs[-1].name!r} ({len(jobs)}) on {self.name} back to back "
+                f"in one fio run"]
+        if self.refused:
+            head += ["; WARNING: a real run would be refused by the safety gate:", "; " + self.refused]
+        head.append("; rerun by hand: cd to this directory, then: fio --output-format=json <this file>")
+        out = head + [""] + self._global_lines(False)
+        for group, prefix in zip(groups, log_prefixes):
+            first = group[0]
+            if len(group) == 1:
+                out += ["", self._job_comment(first)] + self._job_lines(first, False) + _log_lines(first, prefix)
+            else:
+                stride = group[1].offset_bytes - first.offset_bytes
+                out += ["", f"; {len(group)} zones {first.name!r} to {group[-1].name!r}: {first.pattern} "
+                            f"{first.span_bytes} B every {stride} B from offset {first.offset_bytes} B, "
+                            f"bs {first.bs_bytes} B, QD {first.qd}, one zone right after the other",
+                        f"[{_safe_stem(first.name)}..{_safe_stem(group[-1].name)}]", f"rw={first.pattern}",
+                        f"bs={first.bs_bytes}", f"iodepth={first.qd}", f"offset={first.offset_bytes}",
+                        f"size={stride * (len(group) - 1) + first.span_bytes}", f"io_size={first.span_bytes * len(group)}",
+                        "zonemode=strided", f"zonesize={first.span_bytes}", f"zonerange={stride}",
+                        "; per-IO completion times [ms] and latencies [ns] with offsets: each zone's figures "
+                        "(completion latencies only: no total or submission latency log)",
+                        f"write_lat_log={prefix}", "log_offset=1", "log_unix_epoch=1", "disable_lat=1",
+                        "disable_slat=1"]
+            out.append("stonewall")
+        return "\n".join(out) + "\n"
 
     # -- running ---------------------------------------------------------------------------
     def run_phase(self, job: JobSpec, progress: Progress | None = None) -> PhaseResult:
@@ -834,7 +890,8 @@ class FioTarget(TargetDefaults):
         failing is not raised: the result has ``error`` set and keeps what was measured."""
         self._counter += 1
         stem = f"{self._counter:03d}_{_safe_stem(job.name)}"
-        text = self.job_text(job, log_prefix=stem)
+        wall = self._wall_job(job)
+        text = self.job_text(wall, log_prefix=stem)
         jobfile = self.workdir / f"{stem}.fio"
         _write_job_file(jobfile, text)
         if self.dry_run:
@@ -843,14 +900,32 @@ class FioTarget(TargetDefaults):
         if (stopped := self._stopped_before(job)) is not None:
             return stopped
         if job.pattern == "idle":
-            return self._idle(job, progress)
+            return self._drive_result(self._idle(wall, progress), job)
         direction = pattern_direction(job.pattern)
-        run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, job, progress)
+        run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, wall, progress)
+        result = self._drive_result(self._phase_result(wall, run, self.workdir / f"{stem}_clat_hist.1.log", jobfile),
+                                    job)
+        run.finish(result.series, result.complete)
+        return result
+
+    def _wall_job(self, job: JobSpec) -> JobSpec:
+        """The job fio runs for ``job``: ``job`` itself (a target whose drive runs slower than
+        the wall clock stretches its times)."""
+        return job
+
+    def _drive_result(self, result: PhaseResult, job: JobSpec) -> PhaseResult:
+        """``result`` of :meth:`_wall_job` of ``job`` as the result of ``job`` in the drive's
+        own time: as it is here."""
+        return result
+
+    def _phase_result(self, job: JobSpec, run: "_FioRun", log: Path, jobfile: Path) -> PhaseResult:
+        """The result of ``job`` from its fio run ``run`` and its histogram log ``log``."""
+        direction = pattern_direction(job.pattern)
         notes, data, failure, totals, lat = run.notes, run.data, run.failure, run.totals, run.latency_us
         interrupted, rc, err_path = run.interrupted, run.rc, run.err_path
         if run.json_error is not None:
             notes.append(f"fio's JSON summary is missing ({run.json_error}); totals come from its log")
-        series, log_note = self._phase_series(job, stem, data, totals)
+        series, log_note = self._phase_series(job, log, data, totals)
         if log_note:
             notes.append(log_note)
             if not interrupted and failure is None and not len(series["t_s"]) and totals.get("ios"):
@@ -865,9 +940,167 @@ class FioTarget(TargetDefaults):
             totals = {f"host_{d}_bytes": int(ios * job.bs_bytes) if d == direction else 0 for d in DIRECTIONS}
             totals.update(ios=int(ios), duration_s=dur, fio_iops=ios / dur if dur else 0.0)
         complete = interrupted is None and error is None
-        run.finish(series, complete)
         return PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
                            complete=complete, notes=notes, error=error)
+
+    def run_phases(self, jobs: Sequence[JobSpec], progress: PhasesProgress | None = None) -> Iterator[PhaseResult]:
+        """Runs ``jobs`` back to back (:meth:`Target.run_phases`): each run of consecutive read
+        and write jobs that end by bytes (an LBA sweep's zones) goes to fio as one job file
+        (:meth:`batch_text`), so the drive sees no fio start-up and no ssdlab bookkeeping
+        between them: a sweep pass's zones are one fio job (:meth:`_zone_results`), other
+        jobs one section each with ``stonewall`` (fio starts each job a few hundred ms after
+        the one before) and their results as :meth:`run_phase` gives them. Other phases
+        (timed, idle, TRIM) and a dry run go one by one through :meth:`run_phase`. Ctrl-C/SIGTERM stops fio:
+        the jobs it finished are yielded complete, the one it was running with what it
+        measured (``complete=False``), and none after it."""
+        jobs = list(jobs)
+        k = 0
+        while k < len(jobs):
+            end = k
+            while end < len(jobs) and _batchable(jobs[end]) and not self.dry_run:
+                end += 1
+            end = max(end, k + 1)
+            sub = None if progress is None else (lambda i, fraction, text, k=k: progress(k + i, fraction, text))
+            results = (self._run_batch(jobs[k:end], sub) if end - k > 1
+                       else run_phases_one_by_one(self, jobs[k:end], sub))
+            for result in results:
+                yield result
+                if not result.complete:
+                    return
+            k = end
+
+    def _run_batch(self, jobs: list[JobSpec], progress: PhasesProgress | None) -> list[PhaseResult]:
+        """Runs ``jobs`` (read and write jobs that end by bytes) in one fio run; see
+        :meth:`run_phases`. Files: ``NNN_<first>..<last>.fio`` (the job file), ``.json``,
+        ``.stderr``, and per section its log: ``MMM_<job>_clat_hist.K.log`` for a single job,
+        ``MMM_<job>_clat.K.log`` (per IO) for a sweep pass."""
+        drive_jobs, jobs = jobs, [self._wall_job(j) for j in jobs]
+        groups = _sweep_groups(jobs)
+        stems = []
+        for g in groups:
+            stems.append(f"{self._counter + 1:03d}_{_safe_stem(g[0].name)}")
+            self._counter += len(g)
+        stem = f"{stems[0]}..{_safe_stem(jobs[-1].name)}"
+        jobfile = self.workdir / f"{stem}.fio"
+        _write_job_file(jobfile, self.batch_text(groups, stems))
+        if (stopped := self._stopped_before(jobs[0])) is not None:
+            return [stopped]
+        for old in stems:
+            for p in glob.glob(str(self.workdir / f"{old}_*.log")):
+                os.unlink(p)
+        sizes = np.cumsum([0] + [self._span(j)[1] if j.io_bytes is None else j.io_bytes for j in jobs])
+
+        def sub(fraction: float, text: str) -> None:
+            if progress is not None:
+                i = min(int(np.searchsorted(sizes, fraction * sizes[-1], side="right")) - 1, len(jobs) - 1)
+                progress(i, float((fraction * sizes[-1] - sizes[i]) / (sizes[i + 1] - sizes[i])), text)
+
+        run = self._run_job_file(stem, stem, jobfile, [], False, None, sub, self._batch_status(jobs, sizes),
+                                 journalled=False)
+        data = run.data or {}
+        entries = data.get("jobs") or []
+        errors = [int(e.get("error", 0) or 0) for e in entries]
+        out: list[PhaseResult] = []
+        for n, (group, prefix) in enumerate(zip(groups, stems)):
+            entry = entries[n] if n < len(entries) else {}
+            last_section = n == len(groups) - 1 or not any(_entry_ios(e) for e in entries[n + 1:])
+            part = _FioRun(interrupted=run.interrupted if last_section else None, rc=run.rc,
+                           notes=[f"job file: {jobfile} (section {n + 1} of {len(groups)}, run back to back with "
+                                  f"the others)"] + (run.notes[1 + bool(run.interrupted):] if last_section else []),
+                           out_json=run.out_json, err_path=run.err_path, journal=run.journal,
+                           data={**data, "jobs": [entry]} if run.data else None, json_error=run.json_error)
+            if part.interrupted and len(group) == 1:  # a sweep pass's zones say it themselves
+                part.notes.insert(0, run.notes[0])
+            part.totals, part.latency_us, ferr = _summarize(part.data) if part.data else ({}, {}, 0)
+            if not run.interrupted:
+                # fio's failure belongs to the section that reports an error, else to the last one or one without IO.
+                ios = part.totals.get("ios")
+                part.failure = (_fio_error_text(ferr) if ferr else run.failure
+                                if run.failure is not None and not any(errors) and (last_section or not ios)
+                                else None if ios else "it completed no IO")
+            if len(group) == 1:
+                results_ = [self._phase_result(group[0], part, self.workdir / f"{prefix}_clat_hist.{n + 1}.log",
+                                               jobfile)]
+            else:
+                results_ = self._zone_results(group, part, self.workdir / f"{prefix}_clat.{n + 1}.log", jobfile)
+            for result in results_:
+                result = self._drive_result(result, drive_jobs[len(out)])
+                _journal_phase(result.job.name, result)
+                out.append(result)
+                if not result.complete:
+                    _keep_final_report(run.out_json)
+                    return out
+            if part.interrupted:
+                break
+        _keep_final_report(run.out_json)
+        return out
+
+    def _zone_results(self, group: list[JobSpec], run: "_FioRun", log: Path, jobfile: Path) -> list[PhaseResult]:
+        """The result of each zone of a sweep pass (a strided section of :meth:`batch_text`)
+        from its per-IO completion log ``log`` (times since the epoch): the zone's IOs are
+        those at its offsets; it starts when the zone before it ended (the first: when the
+        pass's first IO was submitted, its completion time less its latency) and ends with its
+        last completion (times at fio's 1 ms log resolution); ``wall_span_s`` says when. Zones
+        after one cut short (Ctrl-C) or failed are not returned."""
+        direction = pattern_direction(group[0].pattern)
+        try:
+            rows = np.loadtxt(log, delimiter=",", dtype=np.int64, ndmin=2, usecols=(0, 1, 4))
+        except (OSError, ValueError) as e:
+            rows = np.zeros((0, 3), dtype=np.int64)
+            run.notes.append(f"fio's per-IO log {log.name} cannot be read ({e})")
+        t_ms, lat_ns, off = rows[:, 0], rows[:, 1], rows[:, 2]
+        first, stride, sample = group[0].offset_bytes, group[1].offset_bytes - group[0].offset_bytes, group[0].span_bytes
+        zone = (off - first) // stride
+        out, start_ms = [], int(np.min(t_ms - lat_ns // 1_000_000)) if len(t_ms) else 0
+        for z, job in enumerate(group):
+            mine = zone == z
+            ios = int(mine.sum())
+            done = ios * job.bs_bytes >= sample
+            end_ms = int(t_ms[mine].max()) if ios else start_ms
+            dur_s = max(end_ms - start_ms, 1) / 1000.0 if ios else 0.0
+            notes = list(run.notes)
+            interrupted = run.interrupted if not done else None
+            failure = None if done else run.failure if run.failure is not None else (
+                None if interrupted else f"fio ended the pass after {ios} of the zone's {sample // job.bs_bytes} IOs")
+            error = None
+            if failure is not None:
+                error = self._fail_msg(job, jobfile, run.err_path, run.rc, failure, run.out_json)
+                notes.insert(0, f"failed: {error}")
+            elif interrupted:
+                notes.insert(0, f"interrupted by {interrupted}: partial results")
+            n = max(1, math.ceil(dur_s / job.interval_s - 1e-9)) if ios else 0
+            k = np.minimum((t_ms[mine] - start_ms) / 1000.0 // job.interval_s, n - 1).astype(np.int64)
+            t_s = np.arange(n, dtype=np.float64) * job.interval_s
+            dt_s = np.minimum(job.interval_s, dur_s - t_s) if n else np.zeros(0)
+            iops = np.bincount(k, minlength=n)[:n] / np.where(dt_s > 0, dt_s, np.nan) if n else np.zeros(0)
+            series = {"t_s": t_s, "iops": iops, "mbps": iops * job.bs_bytes / 1e6, "dt_s": dt_s}
+            for label, col in fio_logs.percentiles_by_interval(k, lat_ns[mine].astype(np.float64), n).items():
+                series[latency_column(direction, label)] = col
+            totals = {f"host_{d}_bytes": ios * job.bs_bytes if d == direction else 0 for d in DIRECTIONS}
+            totals.update(ios=ios, duration_s=dur_s, fio_iops=ios / dur_s if dur_s else 0.0)
+            lat = fio_logs.latency_percentiles_us(lat_ns[mine], (50.0, 99.0, 99.9)) if ios else {}
+            out.append(PhaseResult(job=job, series=series, totals=totals, latency_us=lat,
+                                   complete=error is None and interrupted is None, notes=notes, error=error,
+                                   wall_span_s=(start_ms / 1000.0, end_ms / 1000.0) if ios else None))
+            if not out[-1].complete:
+                break
+            start_ms = end_ms
+        return out
+
+    def _batch_status(self, jobs: list[JobSpec], sizes: np.ndarray):
+        """Progress of a batch (:meth:`_run_batch`): the fraction of its bytes the device moved."""
+        moved = self._progress_probe()
+
+        def status(el: float) -> tuple[float, str]:
+            try:
+                done = moved() if moved else None
+            except (OSError, ValueError, IndexError):
+                done = None
+            if done is None:
+                return 0.0, f"{len(jobs)} phases back to back: {el:,.0f} s"
+            return min(1.0, done / sizes[-1]), f"{len(jobs)} phases back to back: {done / 1e6:,.0f} MB moved"
+
+        return status
 
     def plan_workload(self, workload, interval_s: float) -> list[WorkloadStep]:
         """One step per group of a :class:`~ssdlab.workload.fiojob.Workload`, after checking
@@ -937,10 +1170,12 @@ class FioTarget(TargetDefaults):
                            complete=complete, notes=notes, error=error)
 
     def _run_job_file(self, name: str, stem: str, jobfile: Path, directions: Sequence[str], per_direction: bool,
-                      job: JobSpec | None, progress: Progress | None, status=None) -> "_FioRun":
+                      job: JobSpec | None, progress: Progress | None, status=None, journalled: bool = True
+                      ) -> "_FioRun":
         """Runs fio on ``jobfile`` (its logs named ``stem``; stale ones removed first) with
         JSON output and a status report every FIO_STATUS_S, journalled as phase ``name``
-        (``directions``, per direction or not); ``job`` and ``status`` as :meth:`_run_fio`.
+        (``directions``, per direction or not) unless not ``journalled``; ``job`` and
+        ``status`` as :meth:`_run_fio`.
         Returns what fio did and wrote; nothing raised for fio's failure (``failure``)."""
         for old in glob.glob(str(self.workdir / f"{stem}_*.log")):
             os.unlink(old)
@@ -948,8 +1183,8 @@ class FioTarget(TargetDefaults):
         out_json.unlink(missing_ok=True)
         cmd = [_find_fio(self.fio), "--output-format=json+", f"--status-interval={FIO_STATUS_S}",
                f"--output={out_json.name}", jobfile.name]
-        journal = _StatusJournal(results.open_phase_journal(name, "fio status reports"), out_json, list(directions),
-                                 per_direction=per_direction)
+        journal = _StatusJournal(results.open_phase_journal(name, "fio status reports") if journalled else None,
+                                 out_json, list(directions), per_direction=per_direction)
         interrupted, rc, stop_notes = self._run_fio(cmd, err_path, job, progress, status, poll=journal.poll)
         run = _FioRun(interrupted=interrupted, rc=rc, notes=[f"job file: {jobfile}"] + stop_notes, out_json=out_json,
                       err_path=err_path, journal=journal)
@@ -984,10 +1219,10 @@ class FioTarget(TargetDefaults):
         notes += grid.notes
         return fio_logs.run_series(grid, data, per_direction=True)
 
-    def _phase_series(self, job: JobSpec, stem: str, data: dict | None, totals: dict) -> tuple[dict, str | None]:
-        """The phase's series from its histogram log and fio's JSON (for the final window fio
-        does not log), and a note on what was added or missing."""
-        grid = self._run_grid(job, [self.workdir / f"{stem}_clat_hist.1.log"], data, totals)
+    def _phase_series(self, job: JobSpec, log: Path, data: dict | None, totals: dict) -> tuple[dict, str | None]:
+        """The phase's series from its histogram log ``log`` and fio's JSON (for the final
+        window fio does not log), and a note on what was added or missing."""
+        grid = self._run_grid(job, [log], data, totals)
         return fio_logs.run_series(grid, data, per_direction=False, bs_bytes=job.bs_bytes), "; ".join(grid.notes) or None
 
     def _run_grid(self, job: JobSpec | WorkloadStep, logs: list[Path], data: dict | None, totals: dict) -> "fio_logs.Grid":
@@ -1604,6 +1839,47 @@ class FioTarget(TargetDefaults):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, capacity_bytes={self.capacity_bytes}, workdir={str(self.workdir)!r})"
+
+
+def _sweep_groups(jobs: Sequence[JobSpec]) -> list[list[JobSpec]]:
+    """``jobs`` cut into runs of consecutive jobs that are one pass of an LBA sweep (the same
+    sequential pattern, block size, depth, seed, interval and sample, ``io_bytes`` = the
+    sample, at offsets a constant stride of at least the sample apart), and single jobs."""
+    groups: list[list[JobSpec]] = []
+
+    def key(j: JobSpec):
+        return (j.pattern, j.bs_bytes, j.qd, j.seed, j.interval_s, j.span_bytes)
+
+    for job in jobs:
+        g = groups[-1] if groups else None
+        if (g and job.pattern in ("read", "write") and key(job) == key(g[0]) and job.span_bytes
+                and job.io_bytes == job.span_bytes and g[0].io_bytes == g[0].span_bytes
+                and (stride := (g[1].offset_bytes - g[0].offset_bytes) if len(g) > 1
+                     else job.offset_bytes - g[0].offset_bytes) >= job.span_bytes
+                and job.offset_bytes - g[-1].offset_bytes == stride):
+            g.append(job)
+        else:
+            groups.append([job])
+    return groups
+
+
+def _batchable(job: JobSpec) -> bool:
+    """Whether ``job`` can run in a batch of back-to-back jobs: reads and writes that end by bytes."""
+    return job.duration_s is None and pattern_direction(job.pattern) in ("read", "write")
+
+
+def _entry_ios(entry: dict) -> int:
+    """IOs a job entry of fio's JSON output completed."""
+    return sum(int((entry.get(d) or {}).get("total_ios", 0) or 0) for d in DIRECTIONS)
+
+
+def _journal_phase(name: str, result: PhaseResult) -> None:
+    """Journals a phase that ran inside a batch: its final series, then its end."""
+    journal = results.open_phase_journal(name, "fio logs")
+    if journal is not None:
+        if len(result.series.get("t_s", ())):
+            journal.replace(result.series)
+        journal.close(result.complete)
 
 
 def fio_engines(data: dict | None) -> list[str]:
