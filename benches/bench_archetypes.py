@@ -67,7 +67,7 @@ def consistency(profile: str, span_pct: float, interval_s: float) -> tuple[dict,
     from ssdlab.results import read_series
 
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{profile}", "--span",
+        cmd = [sys.executable, "-m", "ssdlab", "consistency", "--target", f"sim:{profile}", "--span",
                str(span_pct), "--interval", str(interval_s), "--out", out, "--no-progress"]
         wall, _, _ = run_child(cmd)
         s = read_series(Path(out) / "series")

@@ -49,7 +49,7 @@ def run_child(cmd: list[str]) -> tuple[float, float, int]:
 
 def run_once(drive: str, duration: float, profile: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{profile}",
+        cmd = [sys.executable, "-m", "ssdlab", "consistency", "--target", f"sim:{profile}",
                "--duration", str(duration), "--out", out, "--no-progress", *DRIVES[drive]]
         wall, _, peak_bytes = run_child(cmd)
         peak_gib = peak_bytes / 2**30

@@ -51,7 +51,7 @@ def machine() -> dict:
 
 
 def run_ssdlab(dev: str, duration: float, out: Path) -> dict:
-    cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", dev, "--destroy-data", dev,
+    cmd = [sys.executable, "-m", "ssdlab", "consistency", "--target", dev, "--destroy-data", dev,
            "--duration", f"{duration:g}", "--out", str(out), "--force", "--no-progress"]
     t0 = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -43,7 +43,7 @@ def capacity_bytes(drive: str) -> int:
 def random_write_run(drive: str, io_bytes: int) -> dict:
     """One ``ssdlab run`` of 4 KiB random writes at QD32 writing ``io_bytes`` in all."""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "run", "--name=long", "--rw=randwrite", "--bs=4k",
+        cmd = [sys.executable, "-m", "ssdlab", "run", "--name=long", "--rw=randwrite", "--bs=4k",
                "--iodepth=32", "--norandommap=1", f"--io_size={io_bytes}", "--out", out, "--no-progress",
                *DRIVES[drive]]
         wall, cpu, peak_bytes = run_child(cmd)
@@ -58,7 +58,7 @@ def random_write_run(drive: str, io_bytes: int) -> dict:
 def trace_run(drive: str, passes: int) -> dict:
     """The JEDEC-like trace test (QD32 and QD1, with and without TRIM) with ``passes``."""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--passes", str(passes),
+        cmd = [sys.executable, "-m", "ssdlab", "trace", "run", "jedec-like", "--passes", str(passes),
                "--out", out, "--no-progress", *DRIVES[drive]]
         wall, cpu, peak_bytes = run_child(cmd)
         summary = json.loads((Path(out) / "summary.json").read_text())

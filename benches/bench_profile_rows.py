@@ -31,7 +31,7 @@ def run(name: str, duration_s: float, capacity: str | None = None) -> tuple[dict
     """One consistency run of profile ``name``, scaled to ``capacity`` if given: its summary and wall time [s]."""
     scale = ["--set", f"capacity={capacity}"] if capacity else []
     with tempfile.TemporaryDirectory() as out:
-        wall, _, _ = run_child([sys.executable, "-m", "ssdlab.cli", "consistency", "--target", f"sim:{name}",
+        wall, _, _ = run_child([sys.executable, "-m", "ssdlab", "consistency", "--target", f"sim:{name}",
                                 "--duration", str(duration_s), "--out", out, "--no-progress", *scale])
         return json.loads((Path(out) / "summary.json").read_text()), wall
 

@@ -28,7 +28,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "pts"
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "ssdlab.cli", "pts", "--variant", a.variant, "--test", a.test,
+        proc = subprocess.run([sys.executable, "-m", "ssdlab", "pts", "--variant", a.variant, "--test", a.test,
                                "--no-progress", "--out", str(out)], capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if proc.returncode != 0:

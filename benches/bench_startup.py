@@ -49,7 +49,7 @@ def main() -> None:
     args = ap.parse_args()
     rec = Recorder("startup", vars(args))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    ssdlab = [sys.executable, "-m", "ssdlab.cli"]
+    ssdlab = [sys.executable, "-m", "ssdlab"]
     print(f"a 1 s `ssdlab run` on a 1.75 GiB simulated drive, {args.runs} runs each; {machine()}")
     with tempfile.TemporaryDirectory(prefix="ssdlab-startup-") as tmp:
         commands = {

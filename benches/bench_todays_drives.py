@@ -48,7 +48,7 @@ BIG_FILL = ["--set", "blocks_per_plane=4096", "--set", "user_capacity_bytes=4000
 
 def fill(profile: str, *args: str) -> tuple[dict, float, float, int]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "fill", "--target", f"sim:{profile}", "--out", out,
+        cmd = [sys.executable, "-m", "ssdlab", "fill", "--target", f"sim:{profile}", "--out", out,
                "--no-progress", *args]
         wall, cpu, peak = run_child(cmd)
         return json.loads((Path(out) / "summary.json").read_text()), wall, cpu, peak

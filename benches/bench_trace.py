@@ -30,7 +30,7 @@ from records import Recorder, machine  # noqa: E402
 
 def run_once(drive: str, profile: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ssdlab.cli", "trace", "run", "jedec-like", "--target", f"sim:{profile}",
+        cmd = [sys.executable, "-m", "ssdlab", "trace", "run", "jedec-like", "--target", f"sim:{profile}",
                "--out", out, "--no-progress", *DRIVES[drive], *extra]
         wall, cpu, peak_bytes = run_child(cmd)
         peak_gib = peak_bytes / 2**30

@@ -47,8 +47,8 @@ def fill_then_random_writes(target, duration_s: float, span_pct: float = 100.0, 
 
 
 def run_cli(*args: str, check: bool = True, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Runs ``python -m ssdlab.cli ARGS`` in a subprocess (the real command line)."""
-    proc = subprocess.run([sys.executable, "-m", "ssdlab.cli", *args], capture_output=True, text=True,
+    """Runs ``python -m ssdlab ARGS`` in a subprocess (the real command line)."""
+    proc = subprocess.run([sys.executable, "-m", "ssdlab", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
     if check and proc.returncode != 0:
         raise AssertionError(f"ssdlab {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
@@ -57,12 +57,12 @@ def run_cli(*args: str, check: bool = True, timeout: float = 300, env: dict | No
 
 def interrupt_cli(*args: str, ready=None, ready_timeout_s: float = 60, settle_s: float = 1.0,
                   exit_timeout_s: float = 60, **popen) -> tuple[str, str]:
-    """Starts ``python -m ssdlab.cli ARGS``, waits until ``ready()`` is true (at most
+    """Starts ``python -m ssdlab ARGS``, waits until ``ready()`` is true (at most
     ``ready_timeout_s``; no wait without it), ``settle_s`` more, then sends SIGINT (Ctrl-C).
     Asserts the command exits 130 (interrupted, results kept) and returns (stdout, stderr)."""
     import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
     try:
         deadline = time.time() + ready_timeout_s
@@ -186,7 +186,7 @@ def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: 
 
 def signal_fio_of_phase(args: list[str], jobfile: str, action, wait_s: float,
                         start_timeout_s: float = 120, exit_timeout_s: float = 120) -> tuple[int, str, str]:
-    """Runs ``python -m ssdlab.cli ARGS``; once the fio running job file ``jobfile`` (e.g.
+    """Runs ``python -m ssdlab ARGS``; once the fio running job file ``jobfile`` (e.g.
     "002_randwrite.fio") has run ``wait_s`` seconds, calls ``action(pids)`` with the pids of
     its processes (fio's parent and job processes), then waits for the command to end.
     Returns (exit status, stdout, stderr)."""
@@ -196,7 +196,7 @@ def signal_fio_of_phase(args: list[str], jobfile: str, action, wait_s: float,
         out = subprocess.run(["pgrep", "-f", jobfile], capture_output=True, text=True).stdout
         return [int(p) for p in out.split() if int(p) != os.getpid()]
 
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + start_timeout_s

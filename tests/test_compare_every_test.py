@@ -69,7 +69,7 @@ def folders(tmp_path_factory):
     while pending or running:
         while pending and len(running) < 2:
             name, (args, _) = pending.pop(0)
-            cmd = [sys.executable, "-m", "ssdlab.cli", *args, *set_args(), "--no-progress", "--out", str(root / name)]
+            cmd = [sys.executable, "-m", "ssdlab", *args, *set_args(), "--no-progress", "--out", str(root / name)]
             running.append((name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
         name, proc = running.pop(0)
         out, err = proc.communicate(timeout=600)

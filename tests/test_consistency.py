@@ -104,7 +104,7 @@ def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
 
 def test_sigterm_behaves_like_ctrl_c(tmp_path):
     out = tmp_path / "terminated"
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "consistency", *set_args(), "--duration", "604800",
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", "consistency", *set_args(), "--duration", "604800",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while not (out / "fill.parquet").exists() and time.time() < deadline:

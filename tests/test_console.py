@@ -122,7 +122,7 @@ def _timed_lines(args: list[str], every_s: float, env: dict | None = None) -> tu
 
     with tempfile.TemporaryFile("w+") as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.DEVNULL, stderr=err,
+        proc = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], stdout=subprocess.DEVNULL, stderr=err,
                                 text=True, env={**os.environ, "SSDLAB_PROGRESS_EVERY_S": str(every_s), **(env or {})})
         seen: list[tuple[float, str]] = []
         while True:

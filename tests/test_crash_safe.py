@@ -33,7 +33,7 @@ def _journal_rows(folder: Path, phase: str) -> int:
 def _start_and_kill(args: list[str], out: Path, phase: str, rows: int, timeout_s: float = 120) -> int:
     """Starts ``ssdlab ARGS``, waits until the journal of ``phase`` holds at least ``rows``
     intervals, SIGKILLs it; returns the rows seen just before the kill."""
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", *args], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + timeout_s

@@ -33,7 +33,7 @@ def _start(run_dir: Path, *args: str, data: str = "memory") -> tuple[subprocess.
     the process and its device once it has printed it (the lines up to it: ``_start.header``)."""
     sets = [a for kv in EMU_DRIVE for a in ("--set", kv)]
     env = {**os.environ, "SSDLAB_RUN_DIR": str(run_dir), "PYTHONPATH": PYTHON_DIR}
-    proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "emulate", "default", *sets, "--data", data, *args],
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", "emulate", "default", *sets, "--data", data, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60
     _start.header = ""

@@ -260,7 +260,7 @@ def _wait_for(pred, timeout_s: float = 60) -> None:
 
 
 def _recovery(target: str, out, idle_min: float = 0.15) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "recovery", "--target", target, "--out", str(out),
+    return subprocess.Popen([sys.executable, "-m", "ssdlab", "recovery", "--target", target, "--out", str(out),
                              "--torture-min", "0.02", "--idle-min", str(idle_min), "--zones", "4", "--no-read",
                              "--no-retorture", "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -29,7 +29,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("charts and report", ("ssdlab.charts", "ssdlab.report", "ssdlab.plots")),
     ("procedures", ("ssdlab.procedures", "ssdlab.procedures.*", "ssdlab.pts", "ssdlab.pts.*")),
     ("studies", ("ssdlab.grid", "ssdlab.fit", "ssdlab.fit.*")),
-    ("command line", ("ssdlab.cli", "ssdlab.entry", "ssdlab.commands", "ssdlab.commands.*")),
+    ("command line", ("ssdlab.cli", "ssdlab.entry", "ssdlab.__main__", "ssdlab.commands", "ssdlab.commands.*")),
 ]
 
 

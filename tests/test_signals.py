@@ -120,7 +120,7 @@ def _signal_run(scratch: Path, out: Path, sig: int, delay_s: float = 0.0,
     """Starts a ``loop:64MiB`` consistency run, sends ``sig`` ``delay_s`` after it handles the
     signals (and ``until(pid)`` is true, if given), and returns how it ended and when (s
     after exec) it began to handle them."""
-    cmd = [sys.executable, "-m", "ssdlab.cli", "consistency", "--target", "loop:64MiB", "--duration", "2",
+    cmd = [sys.executable, "-m", "ssdlab", "consistency", "--target", "loop:64MiB", "--duration", "2",
            "--out", str(out), "--no-progress"]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(scratch))
@@ -179,7 +179,7 @@ def test_a_signal_while_fio_probes_the_device_leaves_no_fio(tmp_path, sig):
 
 
 def test_handlers_are_in_place_before_the_heavy_imports(tmp_path):
-    """``python -m ssdlab.cli`` and the console script's entry point install the stop
+    """``python -m ssdlab`` and the console script's entry point install the stop
     handlers before numpy (the first heavy import) is imported."""
     probe = tmp_path / "probe"
     probe.mkdir()
@@ -197,7 +197,7 @@ def test_handlers_are_in_place_before_the_heavy_imports(tmp_path):
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["ssdlab"] == "ssdlab.entry:main"
     entry = "import sys; from ssdlab.entry import main; sys.exit(main())"  # what pip's script does
-    for name, argv in (("python -m ssdlab.cli", ["-m", "ssdlab.cli"]), ("console script", ["-c", entry])):
+    for name, argv in (("python -m ssdlab", ["-m", "ssdlab"]), ("console script", ["-c", entry])):
         out = tmp_path / f"{name}.txt"
         env = {**os.environ, "PROBE_OUT": str(out),
                "PYTHONPATH": os.pathsep.join([str(probe), PYTHON_DIR, os.environ.get("PYTHONPATH", "")])}

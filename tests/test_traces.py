@@ -298,7 +298,7 @@ def test_output_into_a_closed_pipe_ends_quietly():
     r, w = os.pipe()
     os.close(r)  # the reader is gone before ssdlab writes
     try:
-        proc = subprocess.run([sys.executable, "-m", "ssdlab.cli", "profiles", "--keys"], stdout=w,
+        proc = subprocess.run([sys.executable, "-m", "ssdlab", "profiles", "--keys"], stdout=w,
                               stderr=subprocess.PIPE, text=True, timeout=60)
     finally:
         os.close(w)

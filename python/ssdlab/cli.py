@@ -7,13 +7,6 @@ in seconds, spans in percent of the target's capacity.
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # `python -m ssdlab.cli`: stop handlers first, then the imports below
-    import sys
-
-    from ssdlab.entry import main as _entry
-
-    sys.exit(_entry())
-
 import argparse
 import functools
 import importlib

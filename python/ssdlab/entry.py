@@ -1,4 +1,4 @@
-"""The ``ssdlab`` command's entry point (the console script, and ``python -m ssdlab.cli``).
+"""The ``ssdlab`` command's entry point (the console script, and ``python -m ssdlab``).
 
 Importing and reading the command line (:mod:`ssdlab.cli`: the tests, numpy, pyarrow, the
 simulator; matplotlib only when a command draws) takes a tenth of a second or more. This
