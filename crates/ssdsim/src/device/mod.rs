@@ -60,7 +60,7 @@
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::{Config, ConfigError, Geometry, UNIT_BYTES};
-use crate::ftl::Ftl;
+use crate::ftl::{FastDiv, Ftl};
 use crate::map_cache::{Lookup, MapCache};
 use crate::media::{MediaLedger, MediaWork};
 use crate::slc::SlcCache;
@@ -104,6 +104,10 @@ pub struct Device {
     pub(crate) ftl: Ftl,
     /// The drive's geometry (dies, planes, blocks, units), from the profile.
     geo: Geometry,
+    /// Slot to die (slots per die) and slot to NAND page (units per page), without a `div`
+    /// instruction on the read path: a pool's slots follow each other, and a die's pools.
+    die_of_slot: FastDiv,
+    page_of_slot: FastDiv,
     /// The controller: when it takes the next command, and its per-command costs.
     ctrl: Controller,
     /// The host link (PCIe/SATA) between host and write buffer.
@@ -206,6 +210,8 @@ impl Device {
             map_carry: 0,
             map_die: 0,
             fold_die: 0,
+            die_of_slot: FastDiv::new(geo.slots_per_block * geo.blocks_per_pool * geo.planes_per_die),
+            page_of_slot: FastDiv::new(geo.units_per_page),
             ftl,
             geo,
         })
@@ -475,7 +481,7 @@ impl Device {
     /// its data is in the controller (`t` if it holds none).
     fn rmw_read(&mut self, lpn: u64, t: Ns) -> Ns {
         let Some(slot) = self.ftl.lookup(lpn) else { return t };
-        let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
+        let die = self.die_of_slot(slot);
         let ch = self.channel_of_die(die);
         let start = self.dies.free_ns[die].max(t);
         let sensed = start + self.dies.t_read_ns;
@@ -499,6 +505,14 @@ impl Device {
         done
     }
 
+    /// The die that holds `slot`.
+    #[inline(always)]
+    fn die_of_slot(&self, slot: u32) -> usize {
+        let die = self.die_of_slot.div(slot) as usize;
+        debug_assert_eq!(die, self.ftl.pool_of_slot(slot) / self.geo.planes_per_die);
+        die
+    }
+
     /// Reads `n` units from `lpn`, submitted at `submit`; returns the completion time.
     /// Units of one command stored in the same NAND page share one page read (sense).
     /// Not inlined: the host loop stays small enough to keep its state in registers.
@@ -511,16 +525,15 @@ impl Device {
         // Data can be read once its map entries are known.
         let t = self.map_lookup(lpn, n, false, t);
         let mut done = t;
-        let upp = self.geo.units_per_page as u32;
         let mut last_page = u32::MAX;
         let mut last_sensed = t;
         for u in lpn..lpn + n {
             let ready = match self.ftl.lookup(u) {
                 None => t,
                 Some(slot) => {
-                    let die = self.ftl.pool_of_slot(slot) / self.geo.planes_per_die;
+                    let die = self.die_of_slot(slot);
                     let ch = self.channel_of_die(die);
-                    let page = slot / upp;
+                    let page = self.page_of_slot.div(slot);
                     let sensed = if page == last_page { last_sensed } else { self.read_start(die, t) + self.dies.t_read_ns };
                     last_page = page;
                     last_sensed = sensed;

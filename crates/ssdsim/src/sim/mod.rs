@@ -93,16 +93,29 @@ pub struct PhaseLive {
 /// among the last [`MAX_SHIFT`] entries, else kept in a binary heap beside the ring (a deep
 /// queue whose TRIMs end long before its writes would shift thousands of entries per TRIM);
 /// the earliest of the two leaves first, so the queue is exact for any input: entries leave
-/// in (time, tag) order, as from one binary heap.
+/// in (time, tag) order, as from one binary heap. An entry is kept as one `u128`, time in the
+/// high half and tag in the low, which orders as the pair does and compares in one step.
 #[derive(Default)]
 pub(crate) struct Completions {
     /// A power-of-two number of entries; indices wrap with `mask`.
-    buf: Vec<(Ns, u64)>,
+    buf: Vec<u128>,
     mask: usize,
     head: usize,
     len: usize,
     /// Completions earlier than all of the last MAX_SHIFT in the ring, earliest first.
-    early: BinaryHeap<Reverse<(Ns, u64)>>,
+    early: BinaryHeap<Reverse<u128>>,
+}
+
+/// A completion as it is kept: time in the high half, tag in the low.
+#[inline(always)]
+fn entry(t: Ns, tag: u64) -> u128 {
+    (t as u128) << 64 | tag as u128
+}
+
+/// The time and tag of a completion kept as [`entry`] made it.
+#[inline(always)]
+fn unpack(e: u128) -> (Ns, u64) {
+    ((e >> 64) as Ns, e as u64)
 }
 
 /// Entries of the ring a push out of order may shift; one earlier than them goes to the heap.
@@ -111,7 +124,7 @@ const MAX_SHIFT: usize = 32;
 impl Completions {
     pub(crate) fn new(qd: usize) -> Self {
         let cap = qd.next_power_of_two();
-        Completions { buf: vec![(0, 0); cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
+        Completions { buf: vec![0; cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
     }
 
     #[inline(always)]
@@ -123,22 +136,26 @@ impl Completions {
     #[inline]
     pub(crate) fn push(&mut self, t: Ns, tag: u64) {
         debug_assert!(self.len() < self.buf.len());
-        // Its place in the ring (rarely before the end: completions mostly come in order).
-        let mut i = self.len;
-        while i > 0 && self.buf[self.at(i - 1)] > (t, tag) {
-            i -= 1;
-            if self.len - i > MAX_SHIFT {
-                self.early.push(Reverse((t, tag)));
-                return;
+        let e = entry(t, tag);
+        let mask = self.buf.len() - 1;
+        // One earlier than the last MAX_SHIFT of the ring goes to the heap.
+        if self.len > MAX_SHIFT && self.buf[(self.head + self.len - 1 - MAX_SHIFT) & mask] > e {
+            self.early.push(Reverse(e));
+            return;
+        }
+        // Its place in the ring (rarely before the end: completions mostly come in order),
+        // the later completions moving up by one on the way.
+        let mut to = (self.head + self.len) & mask;
+        for _ in 0..self.len {
+            let from = to.wrapping_sub(1) & mask;
+            let prev = self.buf[from];
+            if prev <= e {
+                break;
             }
+            self.buf[to] = prev;
+            to = from;
         }
-        // Shift the later completions up by one.
-        for j in (i..self.len).rev() {
-            let (to, from) = (self.at(j + 1), self.at(j));
-            self.buf[to] = self.buf[from];
-        }
-        let at = self.at(i);
-        self.buf[at] = (t, tag);
+        self.buf[to] = e;
         self.len += 1;
     }
 
@@ -152,9 +169,9 @@ impl Completions {
     #[inline]
     pub(crate) fn earliest_ns(&self) -> Ns {
         if self.ring_first() {
-            self.buf[self.at(0)].0
+            unpack(self.buf[self.at(0)]).0
         } else {
-            self.early.peek().map_or(0, |&Reverse((t, _))| t)
+            self.early.peek().map_or(0, |&Reverse(e)| unpack(e).0)
         }
     }
 
@@ -169,12 +186,12 @@ impl Completions {
         debug_assert!(self.len() > 0);
         if !self.ring_first() {
             let Reverse(e) = self.early.pop().expect("a completion outstanding");
-            return e;
+            return unpack(e);
         }
         let e = self.buf[self.at(0)];
         self.head = self.at(1);
         self.len -= 1;
-        e
+        unpack(e)
     }
 
     #[inline]
