@@ -136,10 +136,10 @@ impl Ftl {
     /// Returns false (the drive is out of space) when no other plane can take a block.
     #[cold]
     pub(super) fn spill(&mut self, pool: usize) -> bool {
-        let (fg, bpp, spb) = (self.geo.gc_fg_free_blocks, self.geo.blocks_per_pool, self.geo.slots_per_block);
-        let held = |ftl: &Ftl, q: usize| ftl.blocks[q * bpp..(q + 1) * bpp].iter().map(|b| b.valid as usize).sum::<usize>();
-        let Some(dest) = (0..self.geo.pools).filter(|&q| q != pool).min_by_key(|&q| held(self, q)) else { return false };
-        if held(self, dest) + spb > self.plane_limit_units() as usize || !self.has_victim(pool) {
+        let fg = self.geo.gc_fg_free_blocks;
+        let least = (0..self.geo.pools).filter(|&q| q != pool).map(|q| (self.plane_valid_units(q), q)).min();
+        let Some((held, dest)) = least else { return false };
+        if held + self.geo.slots_per_block as u64 > self.plane_limit_units() || !self.has_victim(pool) {
             return false;
         }
         while self.pools[dest].free.len() <= fg + 1 {
@@ -152,6 +152,12 @@ impl Ftl {
         self.relocate(pool, victim, dest);
         self.counters.spilled_blocks += 1;
         true
+    }
+
+    /// Valid 4 KiB units plane `pool` holds (companion slots of compressed data included).
+    fn plane_valid_units(&self, pool: usize) -> u64 {
+        let bpp = self.geo.blocks_per_pool;
+        self.blocks[pool * bpp..(pool + 1) * bpp].iter().map(|b| b.valid as u64).sum()
     }
 
     /// The most valid units a plane can hold and still always find a block with invalid data
@@ -195,12 +201,10 @@ impl Ftl {
     #[cold]
     pub(super) fn fail_out_of_space(&mut self, pool: usize) {
         let spb = self.geo.slots_per_block;
-        let bpp = self.geo.blocks_per_pool;
-        let valid_units = self.blocks[pool * bpp..(pool + 1) * bpp].iter().map(|b| b.valid as u64).sum();
         self.out_of_space = Some(OutOfSpace {
             plane: pool,
             free_blocks: self.pools[pool].free.len(),
-            valid_units,
+            valid_units: self.plane_valid_units(pool),
             plane_limit_units: self.plane_limit_units(),
         });
         // The plane's host block may have been collected meanwhile: point its host block at a
@@ -214,11 +218,13 @@ impl Ftl {
 
     /// Ok while every plane can take data. Err once a plane ran out of room: it needed a
     /// block for host data while at its foreground-GC reserve and no block held invalid
-    /// data (every closed block fully valid), so GC could free nothing. Profile validation
-    /// rules this out while each plane holds no more than its share of the user capacity;
-    /// the drive places writes on whichever die is free first (and idle sorting moves data
-    /// between planes), so a workload can leave more than that in one plane. The error names
-    /// the profile key to change (more spare area: a lower `user_capacity_bytes`).
+    /// data (every closed block fully valid), so GC could free nothing, and no other plane
+    /// could take one of its blocks ([`Ftl::spill`]). Profile validation rules this out
+    /// while each plane holds no more than its share of the user capacity, and a plane given
+    /// more (writes go to whichever die is free first, idle sorting moves data between
+    /// planes) spills to the plane holding the least, which then holds less than its share;
+    /// the property tests hold valid profiles to that. The error names the profile key to
+    /// change (more spare area: a lower `user_capacity_bytes`).
     /// Once failed, the FTL drops host data that needs a new block and idle GC stops.
     pub fn check_space(&self) -> Result<(), ConfigError> {
         let Some(e) = &self.out_of_space else { return Ok(()) };

@@ -641,7 +641,7 @@ impl Ftl {
                 }
                 // Still at the reserve: no closed block holds invalid data (see
                 // `Config::validate` for why a plane holding no more than its share of the
-                // user capacity always has one).
+                // user capacity always has one): the plane holds more, and spills a block.
                 if self.pools[pool].free.len() <= fg && !self.spill(pool) {
                     self.fail_out_of_space(pool);
                     return NONE;
