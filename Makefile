@@ -60,6 +60,9 @@ bench: setup
 	$(PY) benches/bench_profile_rows.py
 	$(PY) benches/bench_fit_coverage.py
 	$(PY) benches/bench_emulate.py
+	$(PY) benches/bench_emu_differential.py
+	$(PY) benches/bench_fdp_placement.py
+	$(PY) benches/bench_fdp_placement.py --capacity 256GB
 	$(PY) benches/bench_startup.py
 	$(PY) benches/records.py render
 

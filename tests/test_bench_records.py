@@ -64,3 +64,18 @@ def test_an_ab_run_writes_its_figures_to_the_file_and_no_record(records, tmp_pat
     records.Recorder("demo", {}).write({"wall_s": 2.0})
     assert json.loads(out.read_text()) == {"wall_s": 2.0}
     assert records.read("demo") == []
+
+
+def test_make_bench_runs_every_benchmark_in_benches():
+    """`make bench` names every benches/bench_*.py and every cargo bench target, so a
+    benchmark added without a line in the Makefile is caught here."""
+    import re
+
+    root = BENCHES.parent
+    recipe = re.search(r"^bench: .*?\n((?:\t.*\n)+)", (root / "Makefile").read_text(), re.M).group(1)
+    scripts = {p.name for p in BENCHES.glob("bench_*.py")}
+    named = set(re.findall(r"benches/(bench_\w+\.py)", recipe))
+    assert scripts - named == set(), "benchmarks missing from `make bench`"
+    assert named - scripts == set(), "`make bench` names a benchmark that does not exist"
+    cargo = {(p.parents[1].name, p.stem) for p in root.glob("crates/*/benches/*.rs")}
+    assert cargo and cargo <= set(re.findall(r"cargo bench -p (\w+) --bench (\w+)", recipe))
