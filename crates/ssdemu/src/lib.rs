@@ -41,7 +41,7 @@ pub const IMAGE_NAME: &str = "drive.img";
 /// Name of the drive's counters file (JSON) in the mounted filesystem.
 pub const COUNTERS_NAME: &str = "counters.json";
 /// Version of the counters file's layout.
-pub const COUNTERS_FORMAT: u32 = 1;
+pub const COUNTERS_FORMAT: u32 = 2;
 
 /// Where the drive's data is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,19 +210,25 @@ impl Emulator {
 /// - `sim_time_ns`, `slowdown`: the drive's simulated time now, wall seconds per simulated second;
 /// - `host_write_bytes` (host data written, by completion), `nand_write_bytes` (4 KiB units
 ///   programmed to NAND: host, GC copies, SLC folding, map write-back), `gc_copied_bytes`,
-///   `erases`, `fold_bytes`, `gc_die_ns` (die time of GC work), levels `free_blocks` and
-///   `slc_bytes` (data in the pseudo-SLC cache, not yet folded);
+///   `erases`, `fold_bytes`: the work the drive has decided, whether or not its dies have
+///   carried it out yet (data in the write buffer, GC queued on the dies), as the simulator's
+///   phase totals count it, so that the deltas over a phase are the simulator's figures for it
+///   even when GC work decided in it runs on after its end; the same amounts as the dies have
+///   carried them out by now under `done` (these lag by the drive's backlog, seconds for a
+///   drive deep in GC);
+/// - `gc_die_ns` (die time of GC work carried out), levels `free_blocks` and `slc_bytes` (data in
+///   the pseudo-SLC cache, not yet folded);
 /// - `commands`: reads, writes, trims, flushes and their bytes; `errors` (requests failed);
 /// - `replies` (sent), `late_bounds_ns` and `late` (replies by how long after their completion
 ///   time they were sent: `late[i]` at most `late_bounds_ns[i]`, the last one more), `late_ns`
 ///   (the sum), `max_late_ns`;
 /// - `error`: the simulator's first refusal, or null.
 fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> String {
-    let (snap, now_ns, counts, error) = {
+    let (snap, decided, now_ns, counts, error) = {
         let st = drive.sim.lock().expect("the drive's lock");
         // No earlier than the latest submission (the series' boundaries are passed up to it).
         let now_ns = drive.clock.sim_ns(Instant::now()).max(st.sim.online_state().last_submit_ns);
-        (st.sim.snapshot_at(now_ns), now_ns, st.counts, st.error.clone())
+        (st.sim.snapshot_at(now_ns), st.sim.device().media_decided(), now_ns, st.counts, st.error.clone())
     };
     let sent = completer.lock().expect("the completer's lock").sent();
     let unit = ssdsim::UNIT_BYTES;
@@ -234,10 +240,12 @@ fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> Stri
         "slowdown": drive.clock.slowdown,
         "capacity_bytes": drive.capacity_bytes,
         "host_write_bytes": snap.host_bytes,
-        "nand_write_bytes": snap.nand_units * unit,
-        "gc_copied_bytes": snap.gc_units * unit,
-        "erases": snap.erases,
-        "fold_bytes": snap.fold_units * unit,
+        "nand_write_bytes": decided.nand_units * unit,
+        "gc_copied_bytes": decided.gc_units * unit,
+        "erases": decided.erases,
+        "fold_bytes": decided.fold_units * unit,
+        "done": {"nand_write_bytes": snap.nand_units * unit, "gc_copied_bytes": snap.gc_units * unit,
+                 "erases": snap.erases, "fold_bytes": snap.fold_units * unit},
         "gc_die_ns": snap.gc_die_done_ns,
         "free_blocks": snap.free_blocks,
         "slc_bytes": snap.slc_units * unit,

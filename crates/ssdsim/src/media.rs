@@ -206,6 +206,17 @@ impl MediaLedger {
         out
     }
 
+    /// All the work decided so far, carried out or not, with `unbooked` (decided, not yet
+    /// booked: what [`MediaLedger::settle`] would count now), cumulative: what a phase
+    /// ending now would count.
+    pub fn decided(&self, unbooked: MediaWork) -> MediaWork {
+        let mut out = self.booked;
+        let mut beyond_credit = unbooked;
+        beyond_credit.zip(self.credit, |a, b| *a = a.saturating_sub(b));
+        out.add(beyond_credit);
+        out
+    }
+
     /// Counts the bookings over by `t` as done: later questions are about `t` or after.
     pub fn forget_before(&mut self, t: Ns) {
         for q in &mut self.lanes {

@@ -78,7 +78,8 @@ this table are not guessed: the snapshot says 'unavailable' for what it cannot r
 
 An emulated drive (``ssdlab emulate``: a loop device over the emulator's drive file) is read
 from its counters file (``ssdlab.targets.emu``): host and NAND bytes as the simulator counts
-them, source ``ssdlab-emu``.
+them (NAND work when the drive decides it, GC still queued on its dies included, as a phase's
+totals on ``sim:`` count it), source ``ssdlab-emu``.
 
 Other loop devices, files, device-mapper/md stacks, virtual disks (virtio, Xen), zram, network
 block devices and SAS drives report 'unavailable' with the reason.
@@ -564,7 +565,9 @@ def read_counters(device_path: str | os.PathLike, run: Runner | None = None) -> 
 
 def emu_counters(path: Path, dev: str) -> dict:
     """The snapshot of an emulated drive (``ssdlab emulate``) from its counters file ``path``:
-    host and NAND bytes as the simulated drive counts them (bytes, exact to its 4 KiB unit)."""
+    host and NAND bytes as the simulated drive counts them (bytes, exact to its 4 KiB unit; NAND
+    work as decided, so a phase's delta is the simulator's figure for it even when GC it decided
+    runs on after its end)."""
     try:
         d = emu.read(path)
     except (OSError, ValueError) as e:
@@ -576,7 +579,7 @@ def emu_counters(path: Path, dev: str) -> dict:
             "reason": f"emulated drive's counters ({path}): host and NAND bytes written, in bytes",
             "device": dev, "model": "ssdlab emulated drive", "counters": counters,
             "wa_pair": {"host": host, "nand": nand, "unit": "bytes", "host_resolution": 1, "nand_resolution": 4096,
-                        "what": "emulated drive's NAND bytes written / host bytes written"}}
+                        "what": "emulated drive's NAND bytes written (as decided) / host bytes written"}}
 
 
 def write_amplification(before: dict | None, after: dict | None) -> tuple[float | None, str]:

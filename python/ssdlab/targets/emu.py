@@ -44,7 +44,7 @@ from .loop import LoopDevice, LoopError, _loop_backing_files, _sysfs
 #: The counters file beside the drive's file, and the layout this module reads.
 COUNTERS_NAME = "counters.json"
 IMAGE_NAME = "drive.img"
-COUNTERS_FORMAT = 1
+COUNTERS_FORMAT = 2
 
 #: Logical block size of the emulated device [bytes]: the simulator's 4 KiB mapping unit, so
 #: every request covers whole units.

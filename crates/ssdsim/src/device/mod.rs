@@ -304,13 +304,23 @@ impl Device {
         self.media.done_by(t)
     }
 
+    /// All the work decided so far, cumulative, whether or not the dies have carried it out
+    /// (the units of the program being filled and of map pages not yet a whole program
+    /// included): what a phase ending now counts ([`Device::settle_media`]).
+    pub fn media_decided(&self) -> MediaWork {
+        self.media.decided(self.unbooked())
+    }
+
+    fn unbooked(&self) -> MediaWork {
+        MediaWork { nand_units: (self.buf.fill_units as u64) + self.map_carry, ..MediaWork::default() }
+    }
+
     /// Counts all the work decided so far as carried out from now on ([`Device::media_done`]
     /// then gives it for any time): at a phase's end, the work its dies still have to do
     /// goes into its last interval, not into the next phase's. The units of the program
     /// being filled and of map pages not yet a whole program count too.
     pub fn settle_media(&mut self) {
-        let unbooked = (self.buf.fill_units as u64) + self.map_carry;
-        self.media.settle(MediaWork { nand_units: unbooked, ..MediaWork::default() });
+        self.media.settle(self.unbooked());
     }
 
     /// A phase's series asks about the work carried out only at `start + k × interval` [ns],
