@@ -43,6 +43,7 @@ test-fuzz fuzz: setup
 	./fuzz/run.sh $(FUZZ_S)
 
 # Every benchmark; each appends a record to benches/records/ (figures, commit, machine, load)
+# (MQSIM=DIR: a built MQSim checkout, for the equal-work comparison with it)
 # and prints its ratios against the last record with the same parameters; BENCHMARKS.md's
 # table of current figures is then rendered from the records.
 bench: setup
@@ -64,6 +65,7 @@ bench: setup
 	$(PY) benches/bench_fdp_placement.py
 	$(PY) benches/bench_fdp_placement.py --capacity 256GB
 	$(PY) benches/bench_startup.py
+	$(PY) benches/bench_mqsim_equal_work.py $(if $(MQSIM),--mqsim $(MQSIM))
 	$(PY) benches/records.py render
 
 # A quick subset (~10 min on 2 cores), each compared with its last record at the same
