@@ -52,10 +52,11 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     assert abs(emu_floor / sim_floor - 1) < 0.05, (sim_floor, emu_floor)
     assert np.median(np.abs(emu_iops[floor] / sim_iops[floor] - 1)) < 0.06
     assert emu["zero_iops_seconds"] == sim["zero_iops_seconds"]
-    # WA read from the emulated drive's counters, as from a real drive's SMART log; the emulated
-    # drive also collects in the idle gaps fio leaves between the fill and the random writes.
+    # WA read from the emulated drive's counters, as from a real drive's SMART log (10.24 against
+    # the simulator's 10.40 here): the emulated drive also collects in the idle gap fio leaves
+    # between the fill and the random writes, work its counters count before the phase.
     assert "ssdlab-emu" in emu["write_amplification_source"]
-    assert abs(emu["write_amplification"] / sim["write_amplification"] - 1) < 0.08, (
+    assert abs(emu["write_amplification"] / sim["write_amplification"] - 1) < 0.03, (
         sim["write_amplification"], emu["write_amplification"])
     info = emu["target_info"]
     assert info["kind"] == "emu" and info["purge_method"] == "blkdiscard"
@@ -80,6 +81,10 @@ def test_the_emulated_drive_stalls_when_and_as_long_as_the_simulated_one(tmp_pat
     assert abs(emu["longest_stall_s"] - sim["longest_stall_s"]) <= 1, (sim_iops, emu_iops)
     first_stall = [int(np.argmax(iops[2:] == 0)) + 2 for iops in (sim_iops, emu_iops)]
     assert abs(first_stall[0] - first_stall[1]) <= 1, first_stall
+    # The GC the drive decides in a stall runs on after the phase: the emulated drive's counters
+    # count it as decided, as the simulator's phase totals do (5.65 both here).
+    assert abs(emu["write_amplification"] / sim["write_amplification"] - 1) < 0.02, (
+        sim["write_amplification"], emu["write_amplification"])
 
 
 @pytest.mark.parametrize("setting, named", [("t_prog_us=1e15", "t_prog_us"), ("slowdown=0.5", "slowdown=0.5"),
