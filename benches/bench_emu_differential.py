@@ -13,7 +13,7 @@ through fio), and how far apart their figures are. The short versions run in the
 One record in benches/records/emu_differential.jsonl. Runs in real time on the emulated side
 (about 12 min). Needs root, /dev/fuse, loop devices and fio.
 
-    benches/bench_emu_differential.py [--duration 120]
+    benches/bench_emu_differential.py [--duration 120] [--slowdown 1]
 """
 from __future__ import annotations
 
@@ -47,12 +47,17 @@ def _run(args: list[str], out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
-def consistency(profile: str, duration_s: int, work: Path) -> dict:
+def _slowdown(kind: str, slowdown: float) -> list[str]:
+    return ["--set", f"slowdown={slowdown:g}"] if kind == "emu" and slowdown != 1 else []
+
+
+def consistency(profile: str, duration_s: int, work: Path, slowdown: float = 1.0) -> dict:
     sets = [a for kv in DRIVES[profile] for a in ("--set", kv)]
     runs = {}
     for kind in ("sim", "emu"):
         out = work / f"{kind}-{profile}"
-        s = _run(["consistency", "--target", f"{kind}:{profile}", *sets, "--duration", str(duration_s)], out)
+        s = _run(["consistency", "--target", f"{kind}:{profile}", *sets, *_slowdown(kind, slowdown),
+                  "--duration", str(duration_s)], out)
         runs[kind] = (s, np.asarray(pq.read_table(out / "series.parquet")["iops"], float))
     (sim, a), (emu, b) = runs["sim"], runs["emu"]
     n = min(len(a), len(b))
@@ -67,10 +72,10 @@ def consistency(profile: str, duration_s: int, work: Path) -> dict:
             "late_share_emu": emu["target_info"]["emulator"]["lateness"]["late_share"]}
 
 
-def recovery(work: Path) -> dict:
+def recovery(work: Path, slowdown: float = 1.0) -> dict:
     out = {}
     for kind in ("sim", "emu"):
-        sets = [a for kv in FOUR_PLANES for a in ("--set", kv)]
+        sets = [a for kv in FOUR_PLANES for a in ("--set", kv)] + _slowdown(kind, slowdown)
         s = _run(["recovery", "--target", f"{kind}:default", *sets, "--torture-min", "1",
                   "--idle-min", "1", "--zones", "10", "--zone-bytes", "sample"], work / f"{kind}-recovery")
         out.update({f"{stage}_write_mbps_{kind}": s["stages"][stage]["write_mbps_mean"] for stage in STAGES})
@@ -81,18 +86,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=120, help="seconds of random writes per consistency run "
                                                                   "(default: %(default)s)")
+    ap.add_argument("--slowdown", type=float, default=1.0,
+                    help="the emulated drive's slowdown K (wall seconds per drive second; default: %(default)s): "
+                         "K > 1 keeps a loaded host's late replies small against the drive's times")
     a = ap.parse_args()
-    rec = Recorder("emu_differential", vars(a))
-    print(f"sim: vs emu:, consistency {a.duration} s and recovery; {machine()}")
+    rec = Recorder("emu_differential", vars(a) if a.slowdown != 1 else {"duration": a.duration})
+    print(f"sim: vs emu: (slowdown {a.slowdown:g}), consistency {a.duration} s and recovery; {machine()}")
     figures = {}
     with tempfile.TemporaryDirectory(prefix="ssdlab-bench-emu-diff-") as work:
         os.environ.setdefault("SSDLAB_RUN_DIR", str(Path(work) / "run"))
         for profile in DRIVES:
-            f = consistency(profile, a.duration, Path(work))
+            f = consistency(profile, a.duration, Path(work), a.slowdown)
             print(f"consistency {profile}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                          for k, v in f.items()), flush=True)
             figures.update({f"{profile}_{k}": v for k, v in f.items() if v is not None})
-        f = recovery(Path(work))
+        f = recovery(Path(work), a.slowdown)
         print("recovery default: " + ", ".join(f"{k} {v:.4g}" for k, v in f.items()))
         figures.update({f"recovery_{k}": v for k, v in f.items()})
     rec.write(figures)
