@@ -223,3 +223,15 @@ def test_a_real_fdp_drive_reports_in_the_simulators_columns():
         g = group_summary(step, PhaseResult(job=JobSpec("w", "randwrite"), series={}, totals=dict(totals)))
         assert fdp_bytes <= set(g) and g["write_amplification"] is not None and "fdp_handles" in g
     np.testing.assert_equal(s.totals["fdp_hbmw_bytes"], s.totals["host_write_bytes"])
+
+
+def test_targets_without_fdp_say_so_in_their_description(loops_ok, tmp_path):
+    from ssdlab.targets.fio import LoopTarget
+
+    with LoopTarget("64MiB", tmp_path / "w") as t:
+        assert t.describe()["fdp_counters"].endswith("is not an NVMe namespace: no FDP counters")
+        r = t.run_phase(JobSpec("w", "randwrite", io_bytes=1 << 20, interval_s=0.5))
+        assert not any(k.startswith("fdp_") for k in r.totals) and not any("FDP" in n for n in r.notes)
+    f = FioTarget(f"file:{tmp_path / 'img'}", tmp_path / "w2", size_bytes=1 << 20)
+    assert f.describe()["fdp_counters"] == "no FDP counters on a file or in a dry run"
+    f.close()
