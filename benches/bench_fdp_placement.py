@@ -55,8 +55,8 @@ FILL = {"write_bs_bytes": 128 * 1024, "write_random_fraction": 0.0, "qd": 32}
 
 
 def _hot_cold(user: int, write_bytes: int | None, *, hot_ids: list[int] | None, cold_ids: list[int] | None) -> dict:
-    """The hot and cold jobs writing `write_bytes` together at random; None: each fills its
-    range sequentially, through its placement ids."""
+    """The hot and cold jobs writing `write_bytes` together, each its range in order from its
+    start; None: each fills its range sequentially, through its placement ids."""
     hot_span = user // 10 // 4096 * 4096
     jobs = [{"name": "hot", "span_bytes": hot_span}, {"name": "cold", "offset_bytes": hot_span, "span_bytes": user - hot_span}]
     if write_bytes is None:
