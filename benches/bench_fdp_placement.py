@@ -5,12 +5,11 @@ Flexible Data Placement on the same simulated drive, side by side.
 The drive is the built-in ``default`` profile scaled to ``--capacity``, as is
 (no FDP) and with ``fdp = 1`` (``--handles`` persistently isolated reclaim unit handles: GC
 keeps each handle's data in reclaim units of its own). Each case fills the drive
-sequentially (each range through its placement ids), then writes 4 KiB until the drive has
-been written ``--passes`` times over, and reports the write amplification of the last pass
-(NAND bytes / host bytes, steady state) and, with FDP, of each handle written. The hot/cold
-workload is two jobs on disjoint LBA ranges, each overwriting its range in order (a log):
-*hot*, 10 % of the LBAs taking 90 % of the writes (qd 27), and *cold*, the other 90 %
-taking 10 % (qd 3): two lifetimes. The cases:
+sequentially (each range through its placement ids), then writes 4 KiB and reports the
+write amplification (NAND bytes / host bytes) of its last phase and, with FDP, of each
+handle written. The hot/cold workload is two jobs on disjoint LBA ranges, each overwriting
+its range in order (a log): *hot*, 10 % of the LBAs taking half the writes, and *cold*, the
+other 90 % taking the other half: two lifetimes. The cases:
 
 - ``no FDP``: the two jobs without placement ids (the drive mixes hot and cold data);
 - ``FDP, one lifetime per handle``: hot through handle 0, cold through handle 1;
@@ -21,13 +20,25 @@ taking 10 % (qd 3): two lifetimes. The cases:
   handle's open reclaim units, host and GC, in every plane hold space no other handle can
   use, which the drive's spare area pays for).
 
-    benches/bench_fdp_placement.py [--capacity 16GB] [--passes 3] [--handles 2] [--many-handles 32]
+How much is written after the fill, in drive capacities: a hot/cold case writes
+``--passes`` - 1, then 1 more, measured (each phase starts each log at its range's start,
+so its figure depends on where the phases end: it is the last pass after that warm-up, not
+a figure of a steady log); a uniform case writes ``--warmup``, then ``--window``, measured
+(random writes have no position to restart: the window's write amplification is the long
+run's, see ``--window``). Cases run side by side in ``--jobs`` processes, the costliest
+first.
+
+    benches/bench_fdp_placement.py [--capacity 16GB] [--passes 3] [--warmup 0.5] [--window 0.25]
+                                   [--handles 2] [--many-handles 32] [--jobs 2]
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,9 +54,9 @@ HOT_LBA, HOT_WRITES = 0.1, 0.5
 FILL = {"write_bs_bytes": 128 * 1024, "write_random_fraction": 0.0, "qd": 32}
 
 
-def _hot_cold(user: int, write_bytes: int | None, hot_ids: list[int] | None, cold_ids: list[int] | None) -> dict:
-    """The hot and cold jobs writing `write_bytes` together at random; None: each fills its
-    range sequentially, through its placement ids."""
+def _hot_cold(user: int, write_bytes: int | None, *, hot_ids: list[int] | None, cold_ids: list[int] | None) -> dict:
+    """The hot and cold jobs writing `write_bytes` together, each its range in order from its
+    start; None: each fills its range sequentially, through its placement ids."""
     hot_span = user // 10 // 4096 * 4096
     jobs = [{"name": "hot", "span_bytes": hot_span}, {"name": "cold", "offset_bytes": hot_span, "span_bytes": user - hot_span}]
     if write_bytes is None:
@@ -61,69 +72,97 @@ def _hot_cold(user: int, write_bytes: int | None, hot_ids: list[int] | None, col
     return {"interval_s": 10.0, "jobs": jobs}
 
 
-def _uniform(user: int, write_bytes: int | None, handles: int | None) -> dict:
+def _uniform(user: int, write_bytes: int | None, *, handles: int | None) -> dict:
     w = {"io_bytes": write_bytes, "interval_s": 10.0} if write_bytes is not None else {**FILL, "interval_s": 10.0}
     if handles is not None:
         w.update(placement_ids=list(range(handles)), placement_select="random")
     return w
 
 
-def run_case(profile, passes: float, workload) -> tuple[float, list[float]]:
-    """Fills the drive (`workload(user, None)`), writes it over `passes` times with
-    `workload(user, bytes)`, returns the last pass's WAF and each handle's."""
+def run_case(profile, workload, warmup: float, window: float) -> tuple[float, list[float], float, float]:
+    """Fills the drive (`workload(user, None)`), writes it over `warmup` times, then `window`
+    times with `workload(user, bytes)`; returns the last phase's WAF, each handle's, the wall
+    time and the CPU time [s]."""
+    t0, c0 = time.perf_counter(), time.process_time()
     t = SimTarget(profile, seed=1)
     user = t.capacity_bytes
     t.run_workload(workload(user, None))
-    if passes > 1:
-        t.run_workload(workload(user, int((passes - 1) * user)))
-    r = t.run_workload(workload(user, user))
+    if warmup > 0:
+        t.run_workload(workload(user, int(warmup * user)))
+    r = t.run_workload(workload(user, int(window * user)))
     handles = [h["write_amplification"] for h in r.totals.get("fdp_handles", []) if h["host_write_bytes"]]
-    return r.totals["write_amplification"], handles
+    return r.totals["write_amplification"], handles, time.perf_counter() - t0, time.process_time() - c0
+
+
+def _run_indexed(args: tuple) -> tuple:
+    i, case = args
+    return (i, *run_case(*case))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--capacity", default="16GB",
-                    help="the default drive scaled to this user capacity (default: %(default)s; at 256 GB, as the "
-                         "profile is, the no-FDP hot/cold case runs a plane out of room: the drive stripes writes "
-                         "over its planes whatever their addresses, and the two logs' interleave leaves more than a "
-                         "plane's share of data in some)")
+                    help="the default drive scaled to this user capacity (default: %(default)s; 256GB is the "
+                         "profile's own size)")
     ap.add_argument("--passes", type=float, default=3.0,
-                    help="random writes after the fill, in drive capacities; the last is measured (default: %(default)s)")
+                    help="hot/cold cases: writes after the fill, in drive capacities; the last one is measured "
+                         "(default: %(default)s)")
+    ap.add_argument("--warmup", type=float, default=0.5,
+                    help="uniform cases: random writes after the fill before the measured window, in drive "
+                         "capacities (default: %(default)s)")
+    ap.add_argument("--window", type=float, default=0.25,
+                    help="uniform cases: the measured random writes, in drive capacities (default: %(default)s; "
+                         "after the default warm-up its write amplification is within 2 %% of the last of three "
+                         "full passes': 16 and 256 GB, README)")
     ap.add_argument("--handles", type=int, default=2,
                     help="reclaim unit handles of the FDP drive of the hot/cold cases (default: %(default)s)")
     ap.add_argument("--many-handles", type=int, default=32,
                     help="reclaim unit handles of the FDP drive of the uniform case (default: %(default)s)")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="cases run side by side in this many processes (default: %(default)s)")
     args = ap.parse_args()
     rec = Recorder("fdp_placement", vars(args))
     base = [f"capacity={args.capacity}"]
     plain = load_profile("default", base)
+
     def fdp_drive(handles: int):
         return load_profile("default", base + ["fdp=1", f"fdp_reclaim_unit_handles={handles}",
                                                "fdp_ruh_type=persistently-isolated"])
 
     fdp, many = fdp_drive(args.handles), fdp_drive(args.many_handles)
-    print(f"hot/cold placement study on sim:default {' '.join(base)}, {args.passes:g} passes; {machine()}")
+    logs, uniform = (args.passes - 1, 1.0), (args.warmup, args.window)
+    print(f"hot/cold placement study on sim:default {' '.join(base)}: hot/cold {args.passes:g} passes, uniform "
+          f"{args.warmup:g} + {args.window:g} measured; {args.jobs} processes; {machine()}")
     cases = [
-        ("no FDP", plain, lambda u, b: _hot_cold(u, b, None, None)),
-        ("FDP, one lifetime per handle", fdp, lambda u, b: _hot_cold(u, b, [0], [1])),
-        ("FDP, 1/4 of each job to the other's handle", fdp, lambda u, b: _hot_cold(u, b, [0, 0, 0, 1], [1, 1, 1, 0])),
-        ("FDP, lifetimes mixed in handles", fdp, lambda u, b: _hot_cold(u, b, [0, 1], [0, 1])),
-        ("no FDP, uniform", plain, lambda u, b: _uniform(u, b, None)),
-        (f"FDP, uniform over every handle ({args.many_handles})", many, lambda u, b: _uniform(u, b, args.many_handles)),
+        ("no FDP", plain, partial(_hot_cold, hot_ids=None, cold_ids=None), logs),
+        ("FDP, one lifetime per handle", fdp, partial(_hot_cold, hot_ids=[0], cold_ids=[1]), logs),
+        ("FDP, 1/4 of each job to the other's handle", fdp,
+         partial(_hot_cold, hot_ids=[0, 0, 0, 1], cold_ids=[1, 1, 1, 0]), logs),
+        ("FDP, lifetimes mixed in handles", fdp, partial(_hot_cold, hot_ids=[0, 1], cold_ids=[0, 1]), logs),
+        ("no FDP, uniform", plain, partial(_uniform, handles=None), uniform),
+        (f"FDP, uniform over every handle ({args.many_handles})", many,
+         partial(_uniform, handles=args.many_handles), uniform),
     ]
+    # The costliest first (CPU s at 256 GB: 39, 27, 23, 22, 19, 17), so the processes end together.
+    order = [5, 3, 2, 1, 0, 4]
     t0 = time.perf_counter()
+    work = [(i, (cases[i][1], cases[i][2], *cases[i][3])) for i in order]
+    if args.jobs > 1:
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            done = list(pool.imap_unordered(_run_indexed, work, chunksize=1))
+    else:
+        done = [_run_indexed(w) for w in work]
+    wall = time.perf_counter() - t0
     figures = {}
-    print(f"| {'case':<40} | {'WAF':>5} | {'WAF per handle written':<28} | {'s':>5} |")
-    print(f"|{'-' * 42}|{'-' * 7}|{'-' * 30}|{'-' * 7}|")
-    for i, (name, profile, workload) in enumerate(cases):
-        c0 = time.perf_counter()
-        waf, handles = run_case(profile, args.passes, workload)
+    print(f"| {'case':<44} | {'WAF':>5} | {'WAF per handle written':<30} | {'s':>5} | {'CPU s':>5} |")
+    print(f"|{'-' * 46}|{'-' * 7}|{'-' * 32}|{'-' * 7}|{'-' * 7}|")
+    for i, waf, handles, seconds, cpu in sorted(done):
         per = ", ".join(f"{h:.2f}" for h in handles[:4]) + (" ..." if len(handles) > 4 else "")
-        print(f"| {name:<40} | {waf:>5.2f} | {per:<28} | {time.perf_counter() - c0:>5.1f} |")
+        print(f"| {cases[i][0]:<44} | {waf:>5.2f} | {per:<30} | {seconds:>5.1f} | {cpu:>5.1f} |")
         figures[f"waf_case{i + 1}"] = waf
-    figures["wall_s"] = time.perf_counter() - t0
-    print(f"total {figures['wall_s']:.1f} s wall")
+    figures["wall_s"] = wall
+    figures["cpu_s"] = sum(d[4] for d in done)
+    print(f"total {wall:.1f} s wall, {figures['cpu_s']:.1f} s CPU (load {os.getloadavg()[0]:.1f})")
     rec.write(figures)
 
 

@@ -77,6 +77,7 @@ import numpy as np
 from .. import fio_logs, results, stop
 from ..errors import UserError
 from ..journal import FIO_STATUS_S
+from . import fdpstats
 from . import fio_replay as _rp
 from .base import (DIRECTIONS, DRIVE_COUNTERS, FIO_JOBS, LATENCY_STATS, CommandChunk, JobSpec, LiveFigures,
                    PhaseResult, PhasesProgress, Progress, ReplayJob, ReplayResult, TargetDefaults, WorkloadStep,
@@ -571,6 +572,9 @@ class FioTarget(TargetDefaults):
     _scratch: Path | None = None
     #: Why the claim could not be taken again after a phase that let it go (the run stops).
     _claim_lost: str | None = None
+    #: The FDP namespace whose counters each phase reads (:mod:`ssdlab.targets.fdpstats`), or
+    #: why there is none.
+    _fdp: "fdpstats.FdpDevice | str" = "no FDP counters on a file or in a dry run"
 
     def __init__(self, name: str, workdir: str | os.PathLike | None = None, *, destroy: str | None = None,
                  dry_run: bool = False, size_bytes: int | None = None, purge_method: str = "blkdiscard",
@@ -597,6 +601,8 @@ class FioTarget(TargetDefaults):
             self._init_block(destroy, tempfile.gettempdir() if workdir is None else workdir)
         try:
             self._set_workdir(workdir)
+            if self.kind == "block" and not dry_run:
+                self._fdp = fdpstats.probe(self.real_path)
         except BaseException:
             self.close()
             raise
@@ -899,13 +905,45 @@ class FioTarget(TargetDefaults):
                                notes=["dry run: nothing was run", f"job file: {jobfile}", text])
         if (stopped := self._stopped_before(job)) is not None:
             return stopped
+        fdp_before = self._fdp_read()
         if job.pattern == "idle":
-            return self._drive_result(self._idle(wall, progress), job)
+            return self._with_fdp(self._drive_result(self._idle(wall, progress), job), fdp_before, False)
         direction = pattern_direction(job.pattern)
         run = self._run_job_file(job.name, stem, jobfile, [direction] if direction else [], False, wall, progress)
         result = self._drive_result(self._phase_result(wall, run, self.workdir / f"{stem}_clat_hist.1.log", jobfile),
                                     job)
         run.finish(result.series, result.complete)
+        return self._with_fdp(result, fdp_before, False)
+
+    def _fdp_read(self) -> dict | None:
+        """The drive's FDP counters before a phase (:func:`fdpstats.read`), None where it has
+        none; a failed read is kept as ``{"error": why}`` for the phase's notes."""
+        if not isinstance(self._fdp, fdpstats.FdpDevice):
+            return None
+        try:
+            return fdpstats.read(self._fdp)
+        except UserError as e:
+            return {"error": str(e)}
+
+    def _with_fdp(self, result: PhaseResult, before: dict | None, placed: bool) -> PhaseResult:
+        """``result`` with the phase's FDP totals (:func:`fdpstats.phase_totals`: the columns
+        the simulator reports them in) from the counters read ``before`` it and now. Where
+        the drive has none, a phase whose jobs place data (``placed``) says why in its notes;
+        a counter read that failed is a note, never the phase's failure."""
+        if before is None:
+            if placed:
+                result.notes.append(f"FDP counters: {self._fdp}")
+            return result
+        try:
+            if "error" in before:
+                raise UserError(before["error"])
+            after = fdpstats.read(self._fdp)
+            totals = fdpstats.phase_totals(before, after)
+        except UserError as e:
+            result.notes.append(f"FDP counters unavailable for this phase: {e}")
+            return result
+        result.totals.update(totals)
+        result.notes += [f"FDP counters: {n}" for n in dict.fromkeys(before["notes"] + after["notes"])]
         return result
 
     def _wall_job(self, job: JobSpec) -> JobSpec:
@@ -1146,6 +1184,7 @@ class FioTarget(TargetDefaults):
         if (stopped := self._stopped_before(step)) is not None:
             return stopped
         moved = self._progress_probe()
+        fdp_before = self._fdp_read()
 
         def status(el: float) -> tuple[float, str]:
             try:
@@ -1166,8 +1205,9 @@ class FioTarget(TargetDefaults):
         totals.update(_direction_totals(data))
         complete = run.interrupted is None and error is None
         run.finish(series, complete)
-        return PhaseResult(job=step, series=series, totals=totals, latency_us=lat,
-                           complete=complete, notes=notes, error=error)
+        return self._with_fdp(PhaseResult(job=step, series=series, totals=totals, latency_us=lat, complete=complete,
+                                          notes=notes, error=error), fdp_before,
+                              any(j.dataplacement == "fdp" for j in workload.jobs))
 
     def _run_job_file(self, name: str, stem: str, jobfile: Path, directions: Sequence[str], per_direction: bool,
                       job: JobSpec | None, progress: Progress | None, status=None, journalled: bool = True
@@ -1793,6 +1833,8 @@ class FioTarget(TargetDefaults):
             d["fio_version"] = None
         if self.refused:
             d["refused"] = self.refused
+        d["fdp_counters"] = (f"nvme fdp stats/usage of {self._fdp.device}, endurance group {self._fdp.endgid}, "
+                             f"around each phase" if isinstance(self._fdp, fdpstats.FdpDevice) else self._fdp)
         if self.gate_overridden:
             d["destroy_overrode"] = list(self.gate_overridden)
         if self.kind == "block" and self.kernel_name:
