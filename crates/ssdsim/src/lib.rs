@@ -42,7 +42,7 @@ pub mod time;
 pub mod workload;
 
 pub use error::SimError;
-pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
+pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, ZoneGeometry, KEYS, UNIT_BYTES};
 pub use online::{OnlineState, Submitted};
 pub use command::{CmdKind, Command, Job, Pattern};
 pub use replay::{Mapper, Remap, ReplayReport};
