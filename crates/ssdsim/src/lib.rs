@@ -40,6 +40,7 @@ pub mod slc;
 pub mod stats;
 pub mod time;
 pub mod workload;
+pub mod zns;
 
 pub use error::SimError;
 pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, ZoneGeometry, KEYS, UNIT_BYTES};

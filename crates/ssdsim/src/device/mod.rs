@@ -71,6 +71,7 @@ pub mod channel;
 pub mod die;
 pub mod idle;
 pub mod link;
+mod zoned;
 
 use buffer::WriteBuffer;
 use channel::Channels;
@@ -150,6 +151,8 @@ pub struct Device {
     map_die: usize,
     /// The die that takes the next program's worth of folding [die index].
     fold_die: usize,
+    /// A zoned namespace's zones (None: a conventional namespace).
+    zns: Option<crate::zns::Zones>,
 }
 
 impl Device {
@@ -210,6 +213,7 @@ impl Device {
             map_carry: 0,
             map_die: 0,
             fold_die: 0,
+            zns: geo.zones.as_ref().map(crate::zns::Zones::new),
             die_of_slot: FastDiv::new(geo.slots_per_block * geo.blocks_per_pool * geo.planes_per_die),
             page_of_slot: FastDiv::new(geo.units_per_page),
             ftl,

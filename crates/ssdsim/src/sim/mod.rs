@@ -44,6 +44,7 @@ use crate::workload::placement::Placer;
 
 mod series;
 mod source;
+mod zoned;
 
 pub use series::{Window, MAX_SERIES_INTERVALS};
 pub(crate) use series::{Bin, Series, SeriesLimit, Windows};
@@ -617,6 +618,7 @@ impl Simulation {
         let slc_units = self.dev.slc().map_or(0, |c| c.used_units());
         let (map_misses, map_bypassed, map_writeback_units) =
             self.dev.map_cache().map_or((0, 0, 0), |m| (m.misses, m.bypassed, m.writeback_units));
+        let z = self.dev.zones().map(|z| z.counters()).unwrap_or_default();
         Snapshot {
             host_units: m.host_units,
             host_bytes: m.host_bytes,
@@ -633,6 +635,13 @@ impl Simulation {
             map_writeback_units,
             erased_units: m.erases * self.geometry().slots_per_block as u64,
             ru_filled: self.dev.ftl.handle_counters().iter().map(|h| h.ru_filled).sum(),
+            zone_resets: z.resets,
+            zone_finishes: z.finishes,
+            zone_invalid_writes: z.invalid_writes,
+            zone_full_writes: z.full_writes,
+            zone_too_many_open: z.too_many_open,
+            zone_too_many_active: z.too_many_active,
+            zone_boundary_errors: z.boundary_errors,
         }
     }
 
@@ -1017,6 +1026,9 @@ impl Simulation {
     #[inline(always)]
     fn issue_bytes(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, bytes: u64, submit: Ns) -> (Ns, u64) {
         // The constant direction in each arm lets `record` index without checks.
+        if self.dev.zones().is_some() && kind != CmdKind::Read {
+            return self.issue_zoned(s, kind, unit, units, bytes, submit);
+        }
         match kind {
             CmdKind::Write => {
                 let done = if self.dev.compressing() { self.dev.write_compressed(unit, units, submit) } else { self.dev.write(unit, units, submit) };
@@ -1050,7 +1062,7 @@ impl Simulation {
         let (unit, units) = (sector / SECTORS_PER_UNIT, end.div_ceil(SECTORS_PER_UNIT) - sector / SECTORS_PER_UNIT);
         let (head, tail) = (!sector.is_multiple_of(SECTORS_PER_UNIT), !end.is_multiple_of(SECTORS_PER_UNIT));
         match kind {
-            CmdKind::Write if head || tail => {
+            CmdKind::Write if (head || tail) && self.dev.zones().is_none() => {
                 let done = self.dev.write_partial(unit, units, head, tail, units * SECTORS_PER_UNIT - sectors, submit);
                 self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);
