@@ -177,3 +177,66 @@ fn a_host_that_ignores_the_zones_gets_errors_counted_in_the_snapshot_and_the_sam
     assert_eq!(a.0, b.0);
     assert_eq!(format!("{:?}", a.1), format!("{:?}", b.1));
 }
+
+fn zbd(w: Workload, max_open_zones: u32, reset: (f64, f64)) -> Workload {
+    let zbd = ssdsim::workload::Zbd { max_open_zones, job_max_open_zones: 0, reset_threshold: reset.0, reset_frequency: reset.1, read_beyond_wp: false };
+    Workload { zbd: Some(zbd), ..w }
+}
+
+#[test]
+fn fio_zbd_random_writes_keep_max_open_zones_fill_zones_and_reset_them_with_write_amplification_one() {
+    let mut sim = Simulation::new(&zoned(0, 0), 3).unwrap();
+    let mut w = zbd(seq_write(32768, 1.0), 4, (0.0, 0.0));
+    // Four drive capacities of random writes.
+    w.io_bytes = Some(4 * ZONES * ZONE * 4096);
+    w.qd = 4;
+    sim.run_workload(&w).unwrap();
+    let s = sim.snapshot();
+    let zones = sim.device().zones().unwrap();
+    assert_eq!(s.zone_invalid_writes + s.zone_full_writes + s.zone_too_many_open + s.zone_too_many_active + s.zone_boundary_errors, 0, "{s:?}");
+    assert!(zones.open_zones() <= 4 && zones.active_zones() <= 4, "{} open", zones.open_zones());
+    // Every unit went to a write pointer: the drive was written 4 times over through resets.
+    assert_eq!(s.host_units, 4 * ZONES * ZONE);
+    assert!(s.zone_resets >= 3 * ZONES - 4, "{} resets", s.zone_resets);
+    assert_eq!((s.gc_units, s.nand_units), (0, s.host_units), "no GC: write amplification 1");
+    assert_eq!(s.erases, s.zone_resets * 4);
+}
+
+#[test]
+fn fio_zbd_open_limit_above_the_drives_is_refused_and_the_drive_limit_is_kept() {
+    let mut sim = Simulation::new(&zoned(6, 6), 3).unwrap();
+    let e = sim.run_workload(&zbd(seq_write(32768, 1.0), 8, (0.0, 0.0))).unwrap_err();
+    assert!(e.to_string().contains("zns_max_open_zones"), "{e}");
+    // max_open_zones = 0: the drive's 6.
+    let mut w = zbd(seq_write(32768, 1.0), 0, (0.0, 0.0));
+    w.qd = 8;
+    sim.run_workload(&w).unwrap();
+    let s = sim.snapshot();
+    assert_eq!(s.zone_too_many_active + s.zone_too_many_open, 0);
+    assert_eq!(sim.device().zones().unwrap().open_zones(), 6);
+    // Without zbd the same random writes miss the write pointers.
+    sim.run_workload(&seq_write(32768, 1.0)).unwrap();
+    assert!(sim.snapshot().zone_invalid_writes > 0);
+}
+
+#[test]
+fn fio_zone_reset_threshold_and_frequency_reset_zones_before_they_fill() {
+    let run = |seed| {
+        let mut sim = Simulation::new(&zoned(0, 0), seed).unwrap();
+        let mut w = zbd(seq_write(65536, 1.0), 8, (0.5, 0.125));
+        w.span_bytes = Some(8 * ZONE * 4096);
+        w.io_bytes = Some(64 * ZONE * 4096);
+        sim.run_workload(&w).unwrap();
+        let s = sim.snapshot();
+        let held: u64 = (0..8).map(|z| sim.device().zones().unwrap().write_pointer(z)).sum();
+        (s, held)
+    };
+    let (s, held) = run(5);
+    // Once half the 8 zones hold data, every 8th write resets its zone first: the zones
+    // hover around half full instead of filling.
+    assert!(held < 6 * ZONE, "{held} units held");
+    assert!(s.zone_resets > 64 / 8, "{} resets", s.zone_resets);
+    assert_eq!(s.zone_invalid_writes + s.zone_full_writes, 0);
+    let (s2, held2) = run(5);
+    assert_eq!((format!("{s:?}"), held), (format!("{s2:?}"), held2), "same seed, same result");
+}
