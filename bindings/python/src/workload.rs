@@ -172,10 +172,10 @@ pub(crate) fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
 }
 
 /// The zone keys (`zonemode` "zbd", `zbd_max_open_zones`, `zbd_job_max_open_zones`,
-/// `zbd_reset_threshold`, `zbd_reset_frequency`, `zbd_read_beyond_wp`): None without
+/// `zbd_reset_threshold`, `zbd_reset_frequency`, `zbd_read_beyond_wp`, `zbd_zone_size_bytes`, `zbd_ignore_zone_limits`): None without
 /// `zonemode`; the others need it.
 fn zbd(w: &WorkloadDict<'_, '_>) -> PyResult<Option<Zbd>> {
-    const OPTIONS: [&str; 5] = ["zbd_max_open_zones", "zbd_job_max_open_zones", "zbd_reset_threshold", "zbd_reset_frequency", "zbd_read_beyond_wp"];
+    const OPTIONS: [&str; 7] = ["zbd_ignore_zone_limits", "zbd_max_open_zones", "zbd_job_max_open_zones", "zbd_reset_threshold", "zbd_reset_frequency", "zbd_read_beyond_wp", "zbd_zone_size_bytes"];
     match w.get::<String>("zonemode", "a name")?.as_deref() {
         None | Some("none") => {
             if let Some(k) = OPTIONS.into_iter().find(|k| w.0.get_item(k).ok().flatten().is_some()) {
@@ -189,6 +189,8 @@ fn zbd(w: &WorkloadDict<'_, '_>) -> PyResult<Option<Zbd>> {
             reset_threshold: w.f64("zbd_reset_threshold")?.unwrap_or(0.0),
             reset_frequency: w.f64("zbd_reset_frequency")?.unwrap_or(0.0),
             read_beyond_wp: w.get::<bool>("zbd_read_beyond_wp", "True or False")?.unwrap_or(false),
+            zone_size_bytes: w.u64("zbd_zone_size_bytes")?.unwrap_or(0),
+            ignore_zone_limits: w.get::<bool>("zbd_ignore_zone_limits", "True or False")?.unwrap_or(false),
         })),
         Some(other) => Err(key_err("zonemode", format!("{other:?} is not one of none, zbd"))),
     }

@@ -179,7 +179,7 @@ fn a_host_that_ignores_the_zones_gets_errors_counted_in_the_snapshot_and_the_sam
 }
 
 fn zbd(w: Workload, max_open_zones: u32, reset: (f64, f64)) -> Workload {
-    let zbd = ssdsim::workload::Zbd { max_open_zones, job_max_open_zones: 0, reset_threshold: reset.0, reset_frequency: reset.1, read_beyond_wp: false };
+    let zbd = ssdsim::workload::Zbd { max_open_zones, job_max_open_zones: 0, reset_threshold: reset.0, reset_frequency: reset.1, read_beyond_wp: false, zone_size_bytes: 0, ignore_zone_limits: false };
     Workload { zbd: Some(zbd), ..w }
 }
 

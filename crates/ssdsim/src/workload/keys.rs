@@ -17,7 +17,7 @@ pub const WORKLOAD_KEYS: &[&str] = &[
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
     "rate_iops_total", "buffer_compress_pct", "placement_ids", "placement_select", "placement_scheme",
     "zonemode", "zbd_max_open_zones", "zbd_job_max_open_zones", "zbd_reset_threshold", "zbd_reset_frequency",
-    "zbd_read_beyond_wp", "name",
+    "zbd_read_beyond_wp", "zbd_zone_size_bytes", "zbd_ignore_zone_limits", "name",
 ];
 
 /// The keys a job of a phase of several takes besides a workload's.

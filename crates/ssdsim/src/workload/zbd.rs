@@ -34,6 +34,12 @@ pub struct Zbd {
     pub reset_frequency: f64,
     /// fio's `read_beyond_wp`: reads go where the offsets say, written or not.
     pub read_beyond_wp: bool,
+    /// fio's `zonesize`: must be the drive's zone size (fio refuses another on a zoned
+    /// device); 0: the drive's [bytes].
+    pub zone_size_bytes: u64,
+    /// fio's `ignore_zone_limits`: the drive's open zone limit is not the host's (only
+    /// `max_open_zones` is).
+    pub ignore_zone_limits: bool,
 }
 
 /// Write target zones, shared by every job of a phase (fio's `zbdi->write_zones`).
@@ -74,12 +80,18 @@ impl ZbdJob {
         let Some(geo) = zones else {
             return Err(err("zbd", "zonemode=zbd needs a zoned drive: set the profile key zns_zone_size_bytes (the zone size), or use the zns profile"));
         };
+        if cfg.zone_size_bytes != 0 && cfg.zone_size_bytes != geo.zone_units * 4096 {
+            return Err(err(
+                "zbd.zone_size_bytes",
+                format!("{} bytes is not the drive's zone size, {} bytes (zns_zone_size_bytes); fio refuses a zonesize other than a zoned device's: set it to that or leave it out", cfg.zone_size_bytes, geo.zone_units * 4096),
+            ));
+        }
         for (field, v) in [("zbd.reset_threshold", cfg.reset_threshold), ("zbd.reset_frequency", cfg.reset_frequency)] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(err(field, format!("{v} is not a fraction between 0 and 1")));
             }
         }
-        if geo.max_open != 0 && cfg.max_open_zones as usize > geo.max_open {
+        if !cfg.ignore_zone_limits && geo.max_open != 0 && cfg.max_open_zones as usize > geo.max_open {
             return Err(err(
                 "zbd.max_open_zones",
                 format!("{} is more than the drive's {} open zones (zns_max_open_zones), which fio refuses; lower it or set it to 0 (the drive's limit)", cfg.max_open_zones, geo.max_open),
@@ -96,9 +108,9 @@ impl ZbdJob {
     }
 
     /// The phase's write target set limit for this job: fio's `max_open_zones`, else the
-    /// drive's open limit.
+    /// drive's open limit (none with `ignore_zone_limits`).
     pub(crate) fn max_write_zones(&self) -> usize {
-        if self.cfg.max_open_zones != 0 { self.cfg.max_open_zones as usize } else { self.geo.max_open }
+        if self.cfg.max_open_zones != 0 || self.cfg.ignore_zone_limits { self.cfg.max_open_zones as usize } else { self.geo.max_open }
     }
 
     fn reset_write_cnt(&mut self) {
