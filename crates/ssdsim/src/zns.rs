@@ -143,6 +143,11 @@ impl Zones {
         self.active
     }
 
+    /// The open zones, in the order they were opened.
+    pub fn open_list(&self) -> &[u32] {
+        &self.open
+    }
+
     /// Checks a write of `n` units at `lpn` and, if the drive takes it, opens its zone as
     /// needed and moves the write pointer (the zone becomes full at its capacity). Returns
     /// the zone, or the error the drive returns (counted; nothing changed).

@@ -240,3 +240,18 @@ fn fio_zone_reset_threshold_and_frequency_reset_zones_before_they_fill() {
     let (s2, held2) = run(5);
     assert_eq!((format!("{s:?}"), held), (format!("{s2:?}"), held2), "same seed, same result");
 }
+
+#[test]
+fn a_later_zbd_phase_takes_the_zones_left_open_as_write_targets() {
+    let mut sim = Simulation::new(&zoned(6, 6), 3).unwrap();
+    for _ in 0..3 {
+        let mut w = zbd(seq_write(32768, 1.0), 0, (0.0, 0.0));
+        w.io_bytes = Some(ZONE * 4096);
+        sim.run_workload(&w).unwrap();
+    }
+    let s = sim.snapshot();
+    // The first phase left 6 zones open, at the active limit: the later ones keep writing
+    // them instead of opening more, which the drive would refuse.
+    assert_eq!(s.zone_too_many_active + s.zone_too_many_open, 0, "{s:?}");
+    assert_eq!(s.host_units, 3 * ZONE);
+}

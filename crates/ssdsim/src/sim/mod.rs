@@ -706,7 +706,7 @@ impl Simulation {
             Box::new(p)
         });
         h.placer = plan.placer.map(Box::new);
-        self.write_zones = WriteZones::new(plan.zbd.as_ref().map_or(0, |z| z.max_write_zones()));
+        self.write_zones = WriteZones::new(plan.zbd.as_ref().map_or(0, |z| z.max_write_zones()), self.dev.zones().map_or(&[], |z| z.open_list()));
         h.zbd = plan.zbd.map(Box::new);
         let src = PhaseSource::One(JobSource::of(plan.gen, &mut self.rng));
         self.host = Some(Box::new(h));
@@ -775,7 +775,7 @@ impl Simulation {
             });
             host.placer = plan.placer.map(Box::new);
             if let Some(z) = &plan.zbd {
-                self.write_zones = WriteZones::new(z.max_write_zones());
+                self.write_zones = WriteZones::new(z.max_write_zones(), self.dev.zones().map_or(&[], |z| z.open_list()));
             }
             host.zbd = plan.zbd.map(Box::new);
             let src = JobSource::of(plan.gen, &mut rng);

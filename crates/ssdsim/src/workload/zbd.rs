@@ -51,8 +51,11 @@ pub(crate) struct WriteZones {
 }
 
 impl WriteZones {
-    pub(crate) fn new(max: usize) -> Self {
-        WriteZones { zones: Vec::new(), max }
+    /// At most `max` write target zones (0: no limit), starting with the zones the drive has
+    /// open (`open`, oldest first): fio adds the zones it finds open when it sets up a job.
+    pub(crate) fn new(max: usize, open: &[u32]) -> Self {
+        let zones = if max == 0 { Vec::new() } else { open.iter().take(max).copied().collect() };
+        WriteZones { zones, max }
     }
 }
 
