@@ -106,6 +106,23 @@ fn each_open_zone_writes_blocks_of_its_own_striped_over_its_planes() {
 }
 
 #[test]
+fn zones_written_in_turn_program_whole_multi_plane_pages_on_each_die() {
+    let mut dev = Device::new(&zoned(0, 0), false, 1).unwrap();
+    // Zone 1 two pages (one die's program) ahead of zone 0: their next pages are always bound
+    // for different dies.
+    let mut t = fill(&mut dev, 1, 8, 8, 0);
+    for _ in 0..ZONE / 8 - 2 {
+        t = fill(&mut dev, 0, 4, 4, t);
+        t = fill(&mut dev, 1, 4, 4, t);
+    }
+    dev.flush(t);
+    // Each die fills its own program (2 planes × 4 units), as a zoned drive buffers each open
+    // zone's data: whole programs, not a page each time the writes change die.
+    let units = dev.ftl().counters().host_units;
+    assert_eq!((units, dev.timing().host_programs), (8 + 2 * 4 * (ZONE / 8 - 2), units / 8));
+}
+
+#[test]
 fn refused_writes_are_counted_by_kind_and_change_nothing() {
     let mut dev = Device::new(&zoned(2, 3), false, 1).unwrap();
     let mut t = fill(&mut dev, 0, ZONE, 64, 0);

@@ -15,8 +15,8 @@ impl Device {
 
     /// Writes `n` units from `lpn` on a zoned namespace, submitted at `submit`: its
     /// completion time, or, refused, the error and when the drive returned it. Each unit
-    /// goes to the plane its zone offset gives; a die's program holds one die's units, so a
-    /// unit bound for another die than the program being filled sends that one first.
+    /// goes to the plane its zone offset gives, into the program its die is filling (every
+    /// die fills one, as a zoned drive buffers the open zones' data), sent when full.
     pub fn write_zoned(&mut self, lpn: u64, n: u64, submit: Ns) -> Result<Ns, (ZoneError, Ns)> {
         let accepted = self.accept_command(submit);
         let zns = self.zns.as_mut().expect("a zoned write on a zoned namespace");
@@ -27,21 +27,33 @@ impl Device {
         for u in lpn..lpn + n {
             let off = u - start;
             let die = self.ftl.zone_pool(z, off) / self.geo.planes_per_die;
-            if self.buf.fill_units > 0 && die != self.buf.die {
-                self.program_pending();
-            }
             t = self.buffer_and_send(accepted, t);
-            self.buf.die = die;
             let payload = self.next_payload;
             self.next_payload += 1;
             self.ftl.write_zoned(u, z, off, payload);
-            self.buf.fill_units += 1;
-            self.buf.ready_ns = t;
-            if self.buf.fill_units == self.geo.units_per_program {
-                self.program_pending();
+            let fill = &mut self.zone_fill[die];
+            *fill = (fill.0 + 1, t);
+            if fill.0 == self.geo.units_per_program {
+                self.program_zone_fill(die);
             }
         }
         Ok(t)
+    }
+
+    /// Sends the program die `die` has been filling (the write buffer's program of that die).
+    fn program_zone_fill(&mut self, die: usize) {
+        let (units, ready) = std::mem::take(&mut self.zone_fill[die]);
+        (self.buf.die, self.buf.fill_units, self.buf.ready_ns) = (die, units, ready);
+        self.program_pending();
+    }
+
+    /// Sends every die's partly filled program (a flush; nothing on a conventional namespace).
+    pub(super) fn program_zone_fills(&mut self) {
+        for die in 0..self.zone_fill.len() {
+            if self.zone_fill[die].0 > 0 {
+                self.program_zone_fill(die);
+            }
+        }
     }
 
     /// Zone Append of `n` units to zone `z` at `submit`: the first logical unit written
