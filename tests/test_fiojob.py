@@ -829,7 +829,7 @@ def test_unknown_option_names_file_line_and_the_closest(tmp_path):
 
 
 @pytest.mark.parametrize("option, value", [
-    ("verify", "md5"), ("zonemode", "zbd"), ("zonesize", "256m"), ("rw_sequencer", "identical"),
+    ("verify", "md5"), ("zonemode", "strided"), ("zoneskip", "256m"), ("rw_sequencer", "identical"),
     ("read_iolog", "trace.log"), ("dedupe_percentage", "30"), ("sync", "1"), ("write_barrier", "8"),
     ("latency_target", "10ms"), ("rate_min", "1m"), ("max_latency", "5ms"), ("flow", "2"), ("nrfiles", "4"),
     ("filesize", "1g"), ("buffer_pattern", "0xdeadbeef"), ("steadystate_duration", "60"), ("profile", "tiobench"),
@@ -854,9 +854,9 @@ def test_options_of_later_fio_releases_are_refused_naming_the_release(need_fio, 
 
 
 def test_options_not_modelled_are_listed_at_their_default():
-    j = parse_job_text("[a]\nverify=0\nzonemode=none\nnrfiles=1\nsync=none\nfsync=0\nrw_sequencer=sequential\n").jobs[0]
+    j = parse_job_text("[a]\nverify=0\nzoneskip=0\nnrfiles=1\nsync=none\nfsync=0\nrw_sequencer=sequential\n").jobs[0]
     assert [(o.name, o.reason) for o in j.host_options] == [
-        (n, "at fio's default value: no effect") for n in ("nrfiles", "rw_sequencer", "sync", "verify", "zonemode")]
+        (n, "at fio's default value: no effect") for n in ("nrfiles", "rw_sequencer", "sync", "verify", "zoneskip")]
     j = parse_job_text("[a]\nverify_backlog=16\nlatency_window=1s\nss=iops:5%\n").jobs[0]
     assert all("no effect unless" in o.reason for o in j.host_options)
 

@@ -24,7 +24,7 @@ fn series_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         d.set_item("meaning", c.meaning)?;
         d.set_item("better", match c.better { Better::Higher => "higher", Better::Lower => "lower", Better::Neither => "n/a" })?;
         d.set_item("chart", c.chart)?;
-        d.set_item("needs", match c.needs { Needs::Nothing => "", Needs::SlcCache => "slc_cache", Needs::MapCache => "map_cache", Needs::Fdp => "fdp" })?;
+        d.set_item("needs", match c.needs { Needs::Nothing => "", Needs::SlcCache => "slc_cache", Needs::MapCache => "map_cache", Needs::Fdp => "fdp", Needs::Zones => "zones" })?;
         columns.append(d)?;
     }
     let charts = PyList::empty(py);

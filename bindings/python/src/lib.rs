@@ -112,12 +112,14 @@ struct Simulator {
 
 impl Simulator {
     /// What a results dict needs to read the counter columns (`ssdlab.targets.sim`): the NAND
-    /// bytes per 4 KiB unit and the features a column may need (`slc_cache`, `map_cache`, `fdp`).
+    /// bytes per 4 KiB unit and the features a column may need (`slc_cache`, `map_cache`, `fdp`,
+    /// `zones`).
     fn drive_features(&self, d: &Bound<'_, PyDict>) -> PyResult<()> {
         d.set_item("nand_bytes_per_unit", self.sim.geometry().nand_bytes_per_unit)?;
         d.set_item("slc_cache", self.sim.device().slc().is_some())?;
         d.set_item("map_cache", self.sim.device().map_cache().is_some())?;
-        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)
+        d.set_item("fdp", self.sim.geometry().fdp_handles != 0)?;
+        d.set_item("zones", self.sim.geometry().zones.is_some())
     }
 }
 

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdsim::time::{s_to_ns, NS_PER_S};
 use ssdsim::workload::keys::key_message;
-use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, KeyScope, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zone};
+use ssdsim::workload::{BlockSize, Direction, DirectionMix, Distribution, KeyScope, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zbd, Zone};
 
 pub(crate) fn key_err(key: &str, msg: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(key_message(key, msg))
@@ -167,7 +167,33 @@ pub(crate) fn workload_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Workload> {
     out.rate_iops_total = w.f64("rate_iops_total")?.unwrap_or(0.0);
     out.buffer_compress_pct = w.get::<u32>("buffer_compress_pct", "a whole percentage 0..100")?;
     out.placement = placement(&w)?;
+    out.zbd = zbd(&w)?;
     Ok(out)
+}
+
+/// The zone keys (`zonemode` "zbd", `zbd_max_open_zones`, `zbd_job_max_open_zones`,
+/// `zbd_reset_threshold`, `zbd_reset_frequency`, `zbd_read_beyond_wp`, `zbd_zone_size_bytes`, `zbd_ignore_zone_limits`): None without
+/// `zonemode`; the others need it.
+fn zbd(w: &WorkloadDict<'_, '_>) -> PyResult<Option<Zbd>> {
+    const OPTIONS: [&str; 7] = ["zbd_ignore_zone_limits", "zbd_max_open_zones", "zbd_job_max_open_zones", "zbd_reset_threshold", "zbd_reset_frequency", "zbd_read_beyond_wp", "zbd_zone_size_bytes"];
+    match w.get::<String>("zonemode", "a name")?.as_deref() {
+        None | Some("none") => {
+            if let Some(k) = OPTIONS.into_iter().find(|k| w.0.get_item(k).ok().flatten().is_some()) {
+                return Err(key_err(k, "applies only with zonemode \"zbd\""));
+            }
+            Ok(None)
+        }
+        Some("zbd") => Ok(Some(Zbd {
+            max_open_zones: w.get::<u32>("zbd_max_open_zones", "a whole number of zones >= 0")?.unwrap_or(0),
+            job_max_open_zones: w.get::<u32>("zbd_job_max_open_zones", "a whole number of zones >= 0")?.unwrap_or(0),
+            reset_threshold: w.f64("zbd_reset_threshold")?.unwrap_or(0.0),
+            reset_frequency: w.f64("zbd_reset_frequency")?.unwrap_or(0.0),
+            read_beyond_wp: w.get::<bool>("zbd_read_beyond_wp", "True or False")?.unwrap_or(false),
+            zone_size_bytes: w.u64("zbd_zone_size_bytes")?.unwrap_or(0),
+            ignore_zone_limits: w.get::<bool>("zbd_ignore_zone_limits", "True or False")?.unwrap_or(false),
+        })),
+        Some(other) => Err(key_err("zonemode", format!("{other:?} is not one of none, zbd"))),
+    }
 }
 
 /// The placement keys (`placement_ids`, `placement_select`, `placement_scheme`): None when

@@ -11,7 +11,7 @@ pub type Counter = (&'static str, fn(&Snapshot) -> u64);
 
 /// Every counter of a [`Snapshot`], by name (cumulative since the drive was created, but
 /// `free_blocks` and `slc_units`, which are levels).
-pub const COUNTERS: [Counter; 15] = [
+pub const COUNTERS: [Counter; 22] = [
     ("host_units", |s| s.host_units),
     ("host_bytes", |s| s.host_bytes),
     ("nand_units", |s| s.nand_units),
@@ -27,6 +27,13 @@ pub const COUNTERS: [Counter; 15] = [
     ("map_writeback_units", |s| s.map_writeback_units),
     ("erased_units", |s| s.erased_units),
     ("ru_filled", |s| s.ru_filled),
+    ("zone_resets", |s| s.zone_resets),
+    ("zone_finishes", |s| s.zone_finishes),
+    ("zone_invalid_writes", |s| s.zone_invalid_writes),
+    ("zone_full_writes", |s| s.zone_full_writes),
+    ("zone_too_many_open", |s| s.zone_too_many_open),
+    ("zone_too_many_active", |s| s.zone_too_many_active),
+    ("zone_boundary_errors", |s| s.zone_boundary_errors),
 ];
 
 /// How a series column reads its counter at the snapshots bounding an interval.
@@ -71,6 +78,8 @@ pub enum Needs {
     MapCache,
     /// Flexible Data Placement (`fdp` = 1).
     Fdp,
+    /// A zoned namespace (`zns_zone_size_bytes` > 0).
+    Zones,
 }
 
 /// One per-interval series column made of a counter.
@@ -120,7 +129,7 @@ use Reading::*;
 use Scale::*;
 
 /// The drive's per-interval series columns, in series order.
-pub const COLUMNS: [Column; 15] = [
+pub const COLUMNS: [Column; 22] = [
     column("host_write_bytes", "host_bytes", Change, One, "bytes", "host writes",
         "Host data written in the interval, by the completion of its writes.", Neither, "", Needs::Nothing),
     column("nand_write_bytes", "nand_units", Change, NandUnitBytes, "bytes", "NAND writes",
@@ -161,10 +170,30 @@ pub const COLUMNS: [Column; 15] = [
     column("fdp_ru_filled", "ru_filled", Change, One, "RUs", "reclaim units filled",
         "FDP reclaim units (erase blocks) filled by host writes in the interval, every handle, as decided.", Neither, "",
         Needs::Fdp),
+    column("zone_resets", "zone_resets", Change, One, "zones", "zone resets",
+        "Zones holding data that a zone reset emptied in the interval (their blocks erased), as the drive took the command.",
+        Neither, "zones", Needs::Zones),
+    column("zone_finishes", "zone_finishes", Change, One, "zones", "zone finishes",
+        "Zones made full by Zone Finish in the interval.", Neither, "zones", Needs::Zones),
+    column("zone_invalid_write_errors", "zone_invalid_writes", Change, One, "commands", "Zone Invalid Write",
+        "Writes the drive refused in the interval because they did not start at their zone's write pointer (Zone Invalid Write).",
+        Lower, "zone_errors", Needs::Zones),
+    column("zone_full_errors", "zone_full_writes", Change, One, "commands", "Zone Is Full",
+        "Writes the drive refused in the interval because their zone was full (Zone Is Full).", Lower, "zone_errors",
+        Needs::Zones),
+    column("zone_open_limit_errors", "zone_too_many_open", Change, One, "commands", "Too Many Open Zones",
+        "Writes the drive refused in the interval because opening their zone would pass the open zone limit and no implicitly opened zone could be closed (Too Many Open Zones).",
+        Lower, "zone_errors", Needs::Zones),
+    column("zone_active_limit_errors", "zone_too_many_active", Change, One, "commands", "Too Many Active Zones",
+        "Writes the drive refused in the interval because opening their zone would pass the active zone limit (Too Many Active Zones).",
+        Lower, "zone_errors", Needs::Zones),
+    column("zone_boundary_errors", "zone_boundary_errors", Change, One, "commands", "Zone Boundary Error",
+        "Writes the drive refused in the interval because they crossed their zone's end or its writable capacity (Zone Boundary Error).",
+        Lower, "zone_errors", Needs::Zones),
 ];
 
 /// The charts of the drive's columns, in page order.
-pub const CHARTS: [Chart; 7] = [
+pub const CHARTS: [Chart; 9] = [
     Chart { id: "free_blocks", title: "Free blocks", ylabel: "free blocks", button: "free blocks", with: &[] },
     Chart {
         id: "gc",
@@ -208,6 +237,14 @@ pub const CHARTS: [Chart; 7] = [
         button: "FDP stats",
         with: &["fdp_hbmw_bytes"],
     },
+    Chart { id: "zones", title: "Zoned namespace: zone resets and finishes", ylabel: "zones per second", button: "zone resets", with: &[] },
+    Chart {
+        id: "zone_errors",
+        title: "Zoned namespace: writes the drive refused, by error",
+        ylabel: "commands per second",
+        button: "zone errors",
+        with: &[],
+    },
 ];
 
 /// The [`COUNTERS`] entry named `name`.
@@ -240,7 +277,8 @@ mod tests {
         let s = Snapshot {
             host_units: 1, host_bytes: 2, nand_units: 3, gc_units: 4, erases: 5, free_blocks: 6, gc_die_ns: 7,
             gc_die_done_ns: 8, slc_units: 9, fold_units: 10, map_misses: 11, map_bypassed: 12, map_writeback_units: 13,
-            erased_units: 14, ru_filled: 15,
+            erased_units: 14, ru_filled: 15, zone_resets: 16, zone_finishes: 17, zone_invalid_writes: 18,
+            zone_full_writes: 19, zone_too_many_open: 20, zone_too_many_active: 21, zone_boundary_errors: 22,
         };
         let mut seen: Vec<u64> = COUNTERS.iter().map(|(_, f)| f(&s)).collect();
         seen.sort_unstable();

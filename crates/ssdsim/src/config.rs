@@ -523,6 +523,14 @@ config_keys! {
     fdp_reclaim_groups: u64 = 1, int(1, 1, "groups");
     /// FDP reclaim unit handle type (the spec's RUHT): `initially-isolated` (GC may copy data of every handle into one shared GC reclaim unit: handles stay apart only until GC moves their data) or `persistently-isolated` (GC copies each handle's valid data only into that handle's own GC reclaim unit: handles never share a reclaim unit).
     fdp_ruh_type: String = s("initially-isolated"), choice(RUH_TYPE_NAMES);
+    /// Zoned namespace (NVMe ZNS, TP4053): the zone size (the spec's ZSZE), the LBA span of each zone; the namespace holds user_capacity_bytes / this many zones, each written only sequentially at its write pointer (zone reset empties it); 0 = a conventional namespace [bytes].
+    zns_zone_size_bytes: u64 = 0, int(UNIT_BYTES, 16 * TIB, "bytes").multiple_of(UNIT_BYTES).or_zero().note("a divisor of user_capacity_bytes, at least zns_zone_capacity_bytes");
+    /// Zoned namespace: the zone capacity (the spec's ZCAP), the bytes of a zone that can be written (the rest of its zone size up to the next zone is not writable): a whole number of erase blocks (pages_per_block × page_size_bytes), which the zone holds alone, striped page by page over g planes (g: the greatest common divisor of its blocks and the drive's planes, each plane holding blocks / g of them; zone z's planes start at plane z × g); 0 = the zone size [bytes].
+    zns_zone_capacity_bytes: u64 = 0, int(UNIT_BYTES, 16 * TIB, "bytes").or_zero().note("a multiple of the erase block, at most zns_zone_size_bytes; every zone's blocks within the planes");
+    /// Zoned namespace: the most zones open at once, implicitly or explicitly (the spec's MOR, maximum open resources, plus one); writing to a zone that is not open opens it, first closing an implicitly opened zone when at this limit; 0 = no limit [zones].
+    zns_max_open_zones: u64 = 0, int(1, 1 << 20, "zones").or_zero().note("at most zns_max_active_zones");
+    /// Zoned namespace: the most zones active at once, open or closed (the spec's MAR, maximum active resources, plus one); a write that would open one more zone fails with Too Many Active Zones; 0 = no limit [zones].
+    zns_max_active_zones: u64 = 0, int(1, 1 << 20, "zones").or_zero();
     /// Controller time per TRIM command [µs].
     trim_cmd_us: f64 = 0.0, float(0.0, MAX_TIME_US, "µs");
     /// Controller time per GiB deallocated by TRIM (mapping-table updates) [µs/GiB].
@@ -620,6 +628,35 @@ const ALLOCATION_NAMES: &[&str] = &["earliest", "striped"];
 /// The values of `fdp_ruh_type`.
 const RUH_TYPE_NAMES: &[&str] = &["initially-isolated", "persistently-isolated"];
 
+/// The zones of a zoned namespace ([`Config`]'s `zns_*` keys), in 4 KiB units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    /// Zones in the namespace [zones].
+    pub zones: usize,
+    /// LBA span of a zone (ZSZE) [units].
+    pub zone_units: u64,
+    /// Writable units of a zone (ZCAP) [units].
+    pub capacity_units: u64,
+    /// Planes a zone's blocks are striped over, page by page [planes].
+    pub planes: usize,
+    /// Erase blocks of a zone in each of its planes [blocks].
+    pub blocks_per_plane: usize,
+    /// Most zones open / active at once; 0 = no limit [zones].
+    pub max_open: usize,
+    pub max_active: usize,
+}
+
+impl ZoneGeometry {
+    /// Erase blocks a zone holds [blocks].
+    pub fn blocks(&self) -> usize {
+        self.planes * self.blocks_per_plane
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// What a foreground GC stalls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StallScope {
@@ -668,6 +705,8 @@ pub struct Geometry {
     pub fdp_handles: usize,
     /// FDP handles are persistently isolated: GC keeps each handle's data in its own blocks.
     pub fdp_persistent: bool,
+    /// Zoned namespace: its zones (None: a conventional namespace).
+    pub zones: Option<ZoneGeometry>,
     /// NAND bytes one 4 KiB mapping unit occupies (4096 / compression ratio).
     pub nand_bytes_per_unit: f64,
     /// The most NAND slots the drive can keep mapped: the user capacity may not exceed it,
@@ -980,6 +1019,67 @@ impl Config {
         Ok((self.fdp_reclaim_unit_handles as usize, self.fdp_ruh_type == "persistently-isolated"))
     }
 
+    /// The zones of a zoned namespace (`zns_zone_size_bytes` > 0), None for a conventional
+    /// one. A zone's capacity is whole erase blocks it holds alone, striped over
+    /// gcd(its blocks, planes) planes; every plane must hold the blocks of the zones striped
+    /// over it beside its host and GC block. Features that move data between blocks or mix
+    /// zones (FDP, compression, an SLC cache, idle sorting) are refused beside zones.
+    fn check_zns(&self, user_units: u64, pools: usize, slots_per_block: usize, blocks_per_pool: usize) -> Result<Option<ZoneGeometry>, ConfigError> {
+        if self.zns_zone_size_bytes == 0 {
+            for key in ["zns_zone_capacity_bytes", "zns_max_open_zones", "zns_max_active_zones"] {
+                if self.get(key) != Some(Value::Int(0)) {
+                    return Err(ConfigError::new(key, "applies to a zoned namespace only; set zns_zone_size_bytes (the zone size) too, or this key to 0"));
+                }
+            }
+            return Ok(None);
+        }
+        let zone_units = self.zns_zone_size_bytes / UNIT_BYTES;
+        let block_bytes = slots_per_block as u64 * UNIT_BYTES;
+        let cap = if self.zns_zone_capacity_bytes == 0 { self.zns_zone_size_bytes } else { self.zns_zone_capacity_bytes };
+        if cap > self.zns_zone_size_bytes {
+            return Err(ConfigError::new("zns_zone_capacity_bytes", format!("{} is more than the zone size, zns_zone_size_bytes = {}", bytes_text(cap), bytes_text(self.zns_zone_size_bytes))));
+        }
+        if !cap.is_multiple_of(block_bytes) {
+            let key = if self.zns_zone_capacity_bytes == 0 { "zns_zone_size_bytes" } else { "zns_zone_capacity_bytes" };
+            return Err(ConfigError::new(
+                key,
+                format!("a zone's capacity, {}, is not a whole number of erase blocks of {} (pages_per_block × page_size_bytes): a zone holds whole blocks of its own; set zns_zone_capacity_bytes to a multiple of {block_bytes}", bytes_text(cap), bytes_text(block_bytes)),
+            ));
+        }
+        if !(user_units * UNIT_BYTES).is_multiple_of(self.zns_zone_size_bytes) {
+            return Err(ConfigError::new(
+                "user_capacity_bytes",
+                format!("{} is not a whole number of zones of {} (zns_zone_size_bytes); set it to a multiple of the zone size", self.user_capacity_bytes, bytes_text(self.zns_zone_size_bytes)),
+            ));
+        }
+        for (key, on) in [("fdp", self.fdp != 0), ("compression_ratio", self.compression_ratio != 1.0), ("slc_static_bytes", self.slc_static_bytes != 0), ("slc_dynamic_max_bytes", self.slc_dynamic_max_bytes != 0), ("gc_idle_sort_regions", self.gc_idle_sort_regions != 0)] {
+            if on {
+                return Err(ConfigError::new(key, "is not modelled on a zoned namespace (each zone keeps its data in blocks of its own, written in order); set it to its default or zns_zone_size_bytes to 0"));
+            }
+        }
+        let zones = (user_units / zone_units) as usize;
+        let blocks = (cap / block_bytes) as usize;
+        let planes = gcd(blocks, pools);
+        // Zone z is striped over planes z·g .. z·g + g (mod planes): some planes take one zone more.
+        let zones_per_plane = (zones * planes).div_ceil(pools);
+        let need = zones_per_plane * (blocks / planes) + 2;
+        if need > blocks_per_pool {
+            return Err(ConfigError::new(
+                "user_capacity_bytes",
+                format!(
+                    "{zones} zones of {} capacity need {need} blocks in a plane ({zones_per_plane} zones × {} blocks, and its host and GC block), which has {blocks_per_pool}; lower user_capacity_bytes or zns_zone_capacity_bytes, or raise blocks_per_plane",
+                    bytes_text(cap),
+                    blocks / planes
+                ),
+            ));
+        }
+        let (max_open, max_active) = (self.zns_max_open_zones as usize, self.zns_max_active_zones as usize);
+        if max_active != 0 && (max_open == 0 || max_open > max_active) {
+            return Err(ConfigError::new("zns_max_open_zones", format!("{max_open} allows more open zones than zns_max_active_zones = {max_active} (an open zone is active); set it to at most that")));
+        }
+        Ok(Some(ZoneGeometry { zones, zone_units, capacity_units: cap / UNIT_BYTES, planes, blocks_per_plane: blocks / planes, max_open, max_active }))
+    }
+
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
         if self.scales() {
             return self.resolved()?.validate();
@@ -1101,7 +1201,9 @@ impl Config {
         // (`Ftl::spill`); only when no plane can take one does the FTL report an error naming
         // this key (`Ftl::check_space`).
         let max_user = usable_units.saturating_sub((pools * slots_per_block) as u64);
-        if user_units > max_user {
+        let zones = self.check_zns(user_units, pools, slots_per_block, blocks_per_pool)?;
+        // A zoned namespace's data needs no GC reserve: its zones' blocks are checked above.
+        if zones.is_none() && user_units > max_user {
             return Err(ConfigError::new(
                 "user_capacity_bytes",
                 format!(
@@ -1151,6 +1253,7 @@ impl Config {
             gc_idle_sort_regions: sort_regions,
             fdp_handles,
             fdp_persistent,
+            zones,
             nand_bytes_per_unit: self.page_size_bytes as f64 / units_per_page as f64,
             max_user_units: max_user,
             slc_static_blocks_per_pool: slc_static_blocks,
@@ -1312,6 +1415,36 @@ mod tests {
         let mut c = Config::default();
         c.set("t_prog_us", "-3").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "t_prog_us");
+    }
+
+    #[test]
+    fn zone_keys_change_nothing_while_off_and_refuse_a_drive_that_cannot_exist() {
+        let zoned = |pairs: &[(&str, &str)]| {
+            let mut c = Config::default();
+            // 240 GiB: 960 zones of 256 MiB.
+            c.set("user_capacity_bytes", "240GiB").unwrap();
+            c.set("zns_zone_size_bytes", "256MiB").unwrap();
+            for (k, v) in pairs {
+                c.set(k, v).unwrap();
+            }
+            c.validate()
+        };
+        assert_eq!(Config::default().validate().unwrap().zones, None);
+        let z = zoned(&[("zns_zone_capacity_bytes", "192MiB"), ("zns_max_open_zones", "14"), ("zns_max_active_zones", "14")]).unwrap().zones.unwrap();
+        // 48 blocks of 4 MiB over gcd(48, 32) = 16 planes, 3 in each.
+        assert_eq!((z.zones, z.zone_units, z.capacity_units, z.planes, z.blocks_per_plane, z.max_open, z.max_active), (960, 65536, 49152, 16, 3, 14, 14));
+        let bad = |pairs: &[(&str, &str)]| zoned(pairs).unwrap_err().key;
+        assert_eq!(bad(&[("zns_zone_capacity_bytes", "300MiB")]), "zns_zone_capacity_bytes");
+        assert_eq!(bad(&[("zns_zone_capacity_bytes", "6MiB")]), "zns_zone_capacity_bytes");
+        assert_eq!(bad(&[("zns_zone_size_bytes", "6MiB")]), "zns_zone_size_bytes");
+        assert_eq!(bad(&[("user_capacity_bytes", "240001MiB")]), "user_capacity_bytes");
+        // 960 zones of 256 MiB capacity need 1,920 blocks per plane, more than 1,024 have.
+        assert_eq!(bad(&[("blocks_per_plane", "1024")]), "user_capacity_bytes");
+        assert_eq!(bad(&[("zns_max_open_zones", "20"), ("zns_max_active_zones", "14")]), "zns_max_open_zones");
+        assert_eq!(bad(&[("fdp", "1")]), "fdp");
+        let mut c = Config::default();
+        c.set("zns_max_open_zones", "4").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "zns_max_open_zones");
     }
 
     #[test]

@@ -40,9 +40,10 @@ pub mod slc;
 pub mod stats;
 pub mod time;
 pub mod workload;
+pub mod zns;
 
 pub use error::SimError;
-pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, KEYS, UNIT_BYTES};
+pub use config::{Config, ConfigError, Geometry, KeyInfo, Value, ZoneGeometry, KEYS, UNIT_BYTES};
 pub use online::{OnlineState, Submitted};
 pub use command::{CmdKind, Command, Job, Pattern};
 pub use replay::{Mapper, Remap, ReplayReport};

@@ -201,6 +201,19 @@ pub struct Snapshot {
     /// FDP reclaim units (erase blocks) filled by host writes, every handle, as decided (0
     /// without FDP).
     pub ru_filled: u64,
+    /// Zoned namespace: zone resets of zones holding data, and zones made full by Zone
+    /// Finish [zones] (0 on a conventional namespace).
+    pub zone_resets: u64,
+    pub zone_finishes: u64,
+    /// Zoned namespace: commands the drive refused, by error ([`crate::zns::ZoneError`]):
+    /// a write not at the write pointer (Zone Invalid Write), to a full zone (Zone Is
+    /// Full), past the open or active zone limit (Too Many Open / Active Zones), across a
+    /// zone's end or its capacity (Zone Boundary Error) [commands].
+    pub zone_invalid_writes: u64,
+    pub zone_full_writes: u64,
+    pub zone_too_many_open: u64,
+    pub zone_too_many_active: u64,
+    pub zone_boundary_errors: u64,
 }
 
 /// What one data direction (read, write or TRIM) of a phase produced.

@@ -80,9 +80,12 @@ use crate::time::{Ns, NS_PER_S};
 
 pub mod keys;
 pub mod placement;
+pub mod zbd;
 pub use keys::{field_key, KeyScope, WORKLOAD_KEYS};
 pub use placement::{Placement, PlacementSelect, SchemeEntry};
 use placement::Placer;
+pub use zbd::Zbd;
+use zbd::ZbdJob;
 
 /// A data direction, in fio's order (its logs code them 0, 1, 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -245,6 +248,10 @@ pub struct Workload {
     /// `plids`, `plid_select`, `dp_scheme`; see [`placement`]); None: every write goes
     /// through handle 0, as fio's writes without `fdp=1`. A drive without FDP refuses it.
     pub placement: Option<Placement>,
+    /// fio's `zonemode=zbd` on a zoned drive ([`zbd`]): writes go to the write pointers of
+    /// the zones the host keeps open, full zones are reset; None: commands go where the
+    /// offsets say (a zoned drive refuses writes not at a write pointer).
+    pub zbd: Option<Zbd>,
 }
 
 impl Default for Workload {
@@ -275,6 +282,7 @@ impl Default for Workload {
             rate_poisson: false,
             buffer_compress_pct: None,
             placement: None,
+            zbd: None,
         }
     }
 }
@@ -347,6 +355,8 @@ pub(crate) struct Plan {
     pub slots_per_unit: f64,
     /// The placement id of each write, on a drive with FDP (None: handle 0).
     pub placer: Option<Placer>,
+    /// fio's zonemode=zbd host (None: commands as generated).
+    pub zbd: Option<ZbdJob>,
 }
 
 impl Plan {
@@ -389,6 +399,7 @@ impl Plan {
             pacing: None,
             slots_per_unit: 1.0,
             placer: None,
+            zbd: None,
         }
     }
 
@@ -534,6 +545,7 @@ impl Plan {
             ));
         }
         let seq = Sequence { random_every_ios: w.random_every_ios.max(1), stride_units, ios: 0 };
+        let write_smallest = dirs[Direction::Write.index()].smallest.max(1);
         let gen = Generator::new(start_unit, span_units, single, [read, read + write], dirs, sectors, seq);
         let pacing = Pacing::new(w, rng)?;
         // Only a random choice draws its seed (the others leave the job's numbers alone).
@@ -544,7 +556,13 @@ impl Plan {
                 Some(Placer::new(p, geo.fdp_handles, grain, seed)?)
             }
         };
+        let zbd = match &w.zbd {
+            None => None,
+            Some(_) if sectors => return Err(err("zbd", "zonemode=zbd runs in 4 KiB units: make every size and offset a multiple of 4096 bytes")),
+            Some(z) => Some(ZbdJob::new(z, geo.zones.as_ref(), start_unit, span_units, write_smallest, w.write.random_fraction > 0.0)?),
+        };
         Ok(Plan {
+            zbd,
             sectors,
             qd: w.qd,
             duration_ns: w.duration_ns,

@@ -1142,12 +1142,14 @@ class FioTarget(TargetDefaults):
 
     def plan_workload(self, workload, interval_s: float) -> list[WorkloadStep]:
         """One step per group of a :class:`~ssdlab.workload.fiojob.Workload`, after checking
-        that no job's ``filename`` names another device or file than this target, and that
-        fio and the target can run its data placement options (:func:`tofio.check_placement`)."""
+        that no job's ``filename`` names another device or file than this target, that
+        fio and the target can run its data placement options (:func:`tofio.check_placement`)
+        and its zone mode (:func:`tofio.check_zones`)."""
         from ..workload import tofio
 
         if any(j.dataplacement != "none" for j in workload.jobs):
             tofio.check_placement(workload, fio_version(self.fio), self.real_path)
+        tofio.check_zones(workload, self.real_path)
         tofio.check_filename(workload, self.path, (self.name, self.real_path))
         return workload_steps(workload, interval_s)
 

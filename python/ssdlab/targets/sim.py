@@ -225,6 +225,7 @@ class SimTarget(TargetDefaults):
         naming the job file's line."""
         from ..workload import tosim
 
+        tosim.check_zones(workload, int(self.profile.values.get("zns_zone_size_bytes") or 0), self.profile.name)
         return tosim.sim_groups(workload, self.capacity_bytes, interval_s)
 
     def workload_notes(self, workload, steps: list) -> dict:

@@ -55,7 +55,7 @@ Options fall in three classes:
     engine options...): the value is checked as fio would, then listed in
     :attr:`Job.host_options` as not applicable to the simulator, with the reason.
 (c) **Options that change the I/O pattern in ways not modelled** (``verify``,
-    ``zonemode``, ``rw_sequencer=identical``, ``read_iolog``, ``dedupe_percentage``,
+    ``zonemode=strided``, ``rw_sequencer=identical``, ``read_iolog``, ``dedupe_percentage``,
     ``sync=1``, ``write_barrier``, ``latency_target``, ``rate_min``, ``flow``, several files
     per job, engines that do no block I/O...): a :class:`~ssdlab.errors.UserError` naming
     the option, file and line. Set to fio's default value they change nothing and are
@@ -76,6 +76,13 @@ NVMe flexible data placement, fio 3.34's ``fdp=1`` and ``fdp_pli=``, 3.36's
 ``dp_scheme=``, is read as fio reads it (:attr:`Job.dataplacement`); the simulator runs it
 on a profile with ``fdp = 1``, and a fio target needs the fio release that brought the
 options as written (:func:`ssdlab.workload.tofio.check_placement`).
+
+Zoned block devices, fio's ``zonemode=zbd`` with ``zonesize``, ``zonecapacity``,
+``max_open_zones``, ``job_max_open_zones``, ``zone_reset_threshold``,
+``zone_reset_frequency``, ``read_beyond_wp``, ``ignore_zone_limits`` and sizes in zones
+(``size=8z``), are read as fio reads them (:attr:`Job.zonemode`); the simulator runs them on
+a profile with zones (``zns_zone_size_bytes``), fio on a zoned device or, with
+``zonesize``, in zones it emulates on a regular one (:func:`ssdlab.workload.tofio.check_zones`).
 """
 from __future__ import annotations
 
@@ -350,6 +357,23 @@ class Job:
     dp_scheme_file: str | None = None
     #: The oldest fio that reads the data placement options as written ("" if none given).
     dp_fio_version: str = ""
+    #: fio's zoned block device mode: "zbd" or "none". With zbd, writes go to the write
+    #: pointers of at most ``max_open_zones`` zones (``job_max_open_zones`` for this job; 0:
+    #: the device's limit) of ``zonesize`` bytes (0: the device's), ``zonecapacity`` bytes
+    #: writable (0: the zone size; regular devices only); full zones are reset before
+    #: rewriting, and once the job's zones hold ``zone_reset_threshold`` of its size, one write
+    #: in 1 / ``zone_reset_frequency`` resets its zone first; reads stay below the write
+    #: pointers unless ``read_beyond_wp``; ``ignore_zone_limits`` leaves the device's open
+    #: limit out.
+    zonemode: str = "none"
+    zonesize: int = 0
+    zonecapacity: int = 0
+    max_open_zones: int = 0
+    job_max_open_zones: int = 0
+    zone_reset_threshold: float = 0.0
+    zone_reset_frequency: float = 0.0
+    read_beyond_wp: bool = False
+    ignore_zone_limits: bool = False
 
     #: Where each option the job was given was last written, by fio's name of the option
     #: (``bs``, ``size``...), for messages about its value.
@@ -439,6 +463,12 @@ class _Pct:
     pct: int
 
 
+@dataclass(frozen=True)
+class _Zones:
+    """A size in zones (fio's ``z`` unit, zonemode=zbd): ``n`` × the zone size."""
+    n: int
+
+
 _UNIT_POW = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
@@ -511,8 +541,9 @@ def _size(text: str, kb_base: int, *, pct: bool = False, signed: bool = False) -
             raise _Bad(f"{text!r}: a percentage must be between 0% and 100%")
         return _Pct(n)
     if unit.lower() == "z":
-        raise _Bad(f"{text!r}: a count of zones needs zonemode=zbd, which ssdlab does not model; "
-                   "give the size in bytes")
+        if not pct:
+            raise _Bad(f"{text!r}: this option takes no count of zones; give the size in bytes")
+        return _Zones(sign * n)
     mult = _unit_mult(unit, kb_base)
     if mult is None:
         raise _Bad(f"unknown unit {unit!r} in {text!r}: fio knows k, m, g, t, p (powers of kb_base), "
@@ -678,7 +709,8 @@ _REASONS = {
 _REFUSALS = {
     "verify": "fio's data verification (verify, verify_pattern, verify_only, trim_percentage, trim_backlog) adds "
               "read-back and trim I/O that ssdlab does not model; remove it (verify=0) or run the job with fio",
-    "zones": "zoned block devices and fio's zone modes are not modelled; remove the zone options",
+    "zones": "zonemode=strided and zoneskip (fio's strided zones of a regular device) are not modelled "
+             "(zonemode=zbd is); remove them",
     "files": "several files per job are not modelled (the simulator is one drive); use one file "
              "(nrfiles=1) or one job per file",
     "iolog": "replaying an I/O log is not done by this parser; replay it with `ssdlab trace run FILE`, "
@@ -815,17 +847,17 @@ merge_blktrace_iters        floats   refuse:iolog
 exec_prerun                 str      host:system
 exec_postrun                str      host:system
 ioscheduler                 str      host:system
-zonemode                    enum:none|strided|zbd  refuse:zones  none
-zonesize                    size     refuse:zones  0
-zonecapacity                size     refuse:zones  0
-zonerange                   size     refuse:zones  0
+zonemode                    special  pattern
+zonesize                    special  pattern
+zonecapacity                special  pattern
+zonerange                   special  pattern
 zoneskip                    size     refuse:zones  0
-read_beyond_wp              bool     refuse:zones  0
-max_open_zones              int      refuse:zones  0
-job_max_open_zones          int      refuse:zones  0
-ignore_zone_limits          bool     refuse:zones  0
-zone_reset_threshold        floats   refuse:zones
-zone_reset_frequency        floats   refuse:zones
+read_beyond_wp              special  pattern
+max_open_zones              special  pattern
+job_max_open_zones          special  pattern
+ignore_zone_limits          special  pattern
+zone_reset_threshold        special  pattern
+zone_reset_frequency        special  pattern
 lockmem                     size     host:system
 rwmixread                   int      pattern
 rwmixwrite                  int      pattern
@@ -1071,6 +1103,9 @@ def _defaults() -> dict:
         "exitall": False, "exit_what": "group", "stonewall": False, "new_group": False, "kb_base": 1024,
         "ioengine": "psync", "direct": False,
         "dataplacement": "none", "plids": (), "plid_select": "roundrobin", "dp_scheme": None,
+        "zonemode": "none", "zonesize": 0, "zonecapacity": 0, "zonerange": 0, "read_beyond_wp": False,
+        "max_open_zones": 0, "job_max_open_zones": 0, "ignore_zone_limits": False, "zone_reset_threshold": 0.0,
+        "zone_reset_frequency": 0.0,
         "dp_names": frozenset(),
     }
 
@@ -1147,6 +1182,9 @@ def _h_size_like(key: str, pct_key: str, *, zero_pct_ok: bool) -> Callable[[_Sta
         if val is None:
             raise _Bad("needs a value")
         v = _size(_one(val), kb, pct=True)
+        if isinstance(v, _Zones):
+            st.v[key], st.v[pct_key] = v, 0
+            return
         if isinstance(v, _Pct):
             if v.pct == 0 and not zero_pct_ok:
                 raise _Bad("0% is no size; give a percentage from 1% to 100%")
@@ -1501,7 +1539,39 @@ def _read_dp_scheme(path: str, where: Where) -> tuple[tuple[int, int, int], ...]
     return tuple(entries)
 
 
+#: fio's limit of write target zones (ZBD_MAX_WRITE_ZONES).
+_ZBD_MAX_WRITE_ZONES = 4096
+
+
+def _h_zonemode(st: _State, val: str | None, kb: int) -> None:
+    v = _c_enum(("none", "strided", "zbd"))(val, kb)
+    if v == "strided":
+        raise _Bad(_REFUSALS["zones"])
+    st.v["zonemode"] = v
+
+
+def _c_fraction(val: str | None, kb: int) -> float:
+    f = _float(_one(_need(val)))
+    if not 0.0 <= f <= 1.0:
+        raise _Bad(f"{val!r} is not a fraction between 0 and 1 (fio refuses it)")
+    return f
+
+
+def _c_bytes(val: str | None, kb: int) -> int:
+    return _bytes(_one(_need(val)), kb)
+
+
 _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
+    "zonemode": _h_zonemode,
+    "zonesize": _simple("zonesize", _c_bytes),
+    "zonecapacity": _simple("zonecapacity", _c_bytes),
+    "zonerange": _simple("zonerange", _c_bytes),
+    "read_beyond_wp": _simple("read_beyond_wp", _c_bool(True)),
+    "max_open_zones": _simple("max_open_zones", _c_int(0, _ZBD_MAX_WRITE_ZONES)),
+    "job_max_open_zones": _simple("job_max_open_zones", _c_int(0, _ZBD_MAX_WRITE_ZONES)),
+    "ignore_zone_limits": _simple("ignore_zone_limits", _c_bool(True)),
+    "zone_reset_threshold": _simple("zone_reset_threshold", _c_fraction),
+    "zone_reset_frequency": _simple("zone_reset_frequency", _c_fraction),
     "name": _simple("name", _c_name),
     "wait_for": _simple("wait_for", _c_name),
     "rw": _h_rw,
@@ -2000,6 +2070,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         raise WorkloadError(f"{st.at('rate', 'rate_iops', default=where)}: job {name!r}: rate and rate_iops are "
                             "mutually exclusive in fio; keep one")
     dp = _data_placement(st, name, where)
+    zones = _zone_fields(st, name, where)
     min_bs = min(lo)                                 # fio's td_min_bs
     if v["size"] and v["size"] < min_bs:
         raise WorkloadError(f"{st.at('size', default=where)}: job {name!r}: size={v['size']} is below the "
@@ -2028,8 +2099,41 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         fsync_every_writes=v["fsync"], fdatasync_every_writes=v["fdatasync"], end_fsync=v["end_fsync"],
         fsync_on_close=v["fsync_on_close"], where=where, option_where=dict(st.lines),
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
-        ioengine=v["ioengine"], direct=v["direct"], **dp,
+        ioengine=v["ioengine"], direct=v["direct"], **dp, **zones,
     )
+
+
+_ZONE_OPTIONS = ("zonesize", "zonecapacity", "zonerange", "read_beyond_wp", "max_open_zones", "job_max_open_zones",
+                 "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency")
+
+
+def _zone_fields(st: _State, name: str, where: Where) -> dict:
+    """The job's zone fields (:attr:`Job.zonemode`...), and its sizes in zones (fio's ``z``
+    unit: ``size=8z``) in bytes. The zone options need zonemode=zbd (refused otherwise),
+    sizes in zones a ``zonesize``; ``zonerange`` is ignored by fio in this mode (refused
+    unless it equals ``zonesize``)."""
+    v = st.v
+    sized = [k for k in ("size", "io_size", "offset", "offset_increment") if isinstance(v[k], _Zones)]
+    given = [k for k in _ZONE_OPTIONS if k in st.given]
+    if v["zonemode"] != "zbd":
+        if given or sized:
+            raise WorkloadError(f"{st.at(*(given or sized), default=where)}: job {name!r}: "
+                                f"{', '.join(given or [f'{k} in zones' for k in sized])} apply only with zonemode=zbd; add "
+                                "zonemode=zbd or remove them")
+        return {}
+    if sized and not v["zonesize"]:
+        raise WorkloadError(f"{st.at(*sized, default=where)}: job {name!r}: a size in zones ({sized[0]}=...z) needs "
+                            "zonesize (ssdlab reads the job before it sees the drive); add zonesize=")
+    for k in sized:
+        v[k] = v[k].n * v["zonesize"]
+    if v["zonerange"] and v["zonerange"] != v["zonesize"]:
+        raise WorkloadError(f"{st.at('zonerange', default=where)}: job {name!r}: fio ignores zonerange with "
+                            "zonemode=zbd (the zone size is zonesize, or the device's); remove it")
+    if v["zonecapacity"] and v["zonesize"] and v["zonecapacity"] > v["zonesize"]:
+        raise WorkloadError(f"{st.at('zonecapacity', default=where)}: job {name!r}: zonecapacity is more than "
+                            "zonesize; fio refuses it")
+    return {k: v[k] for k in ("zonemode", "zonesize", "zonecapacity", "max_open_zones", "job_max_open_zones",
+                              "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp", "ignore_zone_limits")}
 
 
 def _data_placement(st: _State, name: str, where: Where) -> dict:
@@ -2312,6 +2416,7 @@ def _job_lines(job: Job) -> list[str]:
         if on:
             out.append(f"{key}=1")
     out += _dp_lines(job)
+    out += _zone_lines(job)
     if job.exit_what != "group":
         out.append(f"exit_what={job.exit_what}")
     if job.wait_for is not None:
@@ -2319,6 +2424,23 @@ def _job_lines(job: Job) -> list[str]:
     if job.host_options:
         out.append("; not applicable to the simulator (accepted as fio would):")
         out += [o.text() for o in job.host_options]
+    return out
+
+
+def _zone_lines(job: Job) -> list[str]:
+    """A job's zone options (zonemode=zbd and those set)."""
+    if job.zonemode != "zbd":
+        return []
+    out = ["zonemode=zbd"]
+    for key in ("zonesize", "zonecapacity", "max_open_zones", "job_max_open_zones"):
+        if getattr(job, key):
+            out.append(f"{key}={getattr(job, key)}")
+    for key in ("zone_reset_threshold", "zone_reset_frequency"):
+        if getattr(job, key):
+            out.append(f"{key}={getattr(job, key):g}")
+    for key in ("read_beyond_wp", "ignore_zone_limits"):
+        if getattr(job, key):
+            out.append(f"{key}=1")
     return out
 
 

@@ -75,6 +75,36 @@ def check_placement(workload: Workload, fio_version: str, target_path: str) -> N
                 f"(/dev/ngXnY, e.g. /dev/ng0n1, of a drive with FDP enabled); the target is {target_path}")
 
 
+def zoned_model(device_path: str) -> str:
+    """The kernel's zoned model of a block device ("none", "host-aware", "host-managed"),
+    from /sys/block/NAME/queue/zoned; "none" for a file or a device without the entry."""
+    from pathlib import Path
+
+    name = Path(device_path).resolve().name
+    try:
+        return Path(f"/sys/block/{name}/queue/zoned").read_text().strip() or "none"
+    except OSError:
+        return "none"
+
+
+def check_zones(workload: Workload, target_path: str) -> None:
+    """zonemode=zbd on a fio target: fio runs it on a zoned block device (zone size and
+    limits from the device) and emulates zones of ``zonesize`` on a regular file or
+    non-zoned device (its write pointers kept by fio; a reset only rewinds them). Refuses,
+    as fio would, a job without ``zonesize`` on a target that has no zones."""
+    model = None
+    for job in workload.jobs:
+        if job.zonemode != "zbd" or job.zonesize:
+            continue
+        model = model or zoned_model(target_path)
+        if model == "none":
+            where = f"{job.where}: " if job.where is not None else ""
+            raise WorkloadError(
+                f"{where}job {job.name!r}: zonemode=zbd on {target_path}, which has no zones: fio emulates zones on "
+                "a regular device or file only with zonesize= (it refuses the job otherwise); add zonesize=, e.g. "
+                "zonesize=256m")
+
+
 def _strip(job: Job) -> Job:
     return dataclasses.replace(job, host_options=tuple(o for o in job.host_options if not _own(o.name)))
 

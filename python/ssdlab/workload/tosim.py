@@ -242,6 +242,17 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
             keys["placement_scheme"] = [list(e) for e in job.dp_scheme]
         elif job.plids:
             keys["placement_ids"] = list(job.plids)
+    if job.zonemode == "zbd":
+        # fio's zbd host: the simulator keeps the write target zones and resets as fio does.
+        keys["zonemode"] = "zbd"
+        for key in ("max_open_zones", "job_max_open_zones", "zone_reset_threshold", "zone_reset_frequency"):
+            if getattr(job, key):
+                keys["zbd_" + key.removeprefix("zone_")] = getattr(job, key)
+        for key in ("read_beyond_wp", "ignore_zone_limits"):
+            if getattr(job, key):
+                keys["zbd_" + key] = True
+        if job.zonesize:
+            keys["zbd_zone_size_bytes"] = job.zonesize
     if job.startdelay_us or job.startdelay_max_us:
         keys["startdelay_s"] = job.startdelay_us / 1e6
         if job.startdelay_max_us != job.startdelay_us:
@@ -334,6 +345,23 @@ def _exit_stops(workload: Workload, gi: int, job: Job) -> list[int]:
 def not_applicable(workload: Workload) -> list[str]:
     """The options not applicable to the simulator, one line each: job, option, why."""
     return [f"{job}: {o.text()} ({o.reason})" for job, o in workload.not_applicable()]
+
+
+def check_zones(workload: Workload, zone_size_bytes: int, profile: str) -> None:
+    """Refuses zonemode=zbd on a profile without zones (``zone_size_bytes`` 0), naming the
+    profile key to set, and a ``zonesize`` other than the drive's zone size (fio refuses
+    it on a zoned device)."""
+    for job in workload.jobs:
+        if job.zonemode != "zbd":
+            continue
+        if not zone_size_bytes:
+            raise _fail(job, "zonemode", f"zonemode=zbd needs a zoned drive; profile {profile!r} has no zones: set "
+                                         "its key zns_zone_size_bytes (--set zns_zone_size_bytes=256MiB; see the zns "
+                                         "profile) or use --target sim:zns")
+        if job.zonesize and job.zonesize != zone_size_bytes:
+            raise _fail(job, "zonesize", f"zonesize={job.zonesize} is not the drive's zone size, {zone_size_bytes} "
+                                         f"bytes (profile {profile!r}, zns_zone_size_bytes); fio refuses another "
+                                         "zone size on a zoned device: set zonesize to it or leave it out")
 
 
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:

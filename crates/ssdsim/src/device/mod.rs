@@ -71,6 +71,7 @@ pub mod channel;
 pub mod die;
 pub mod idle;
 pub mod link;
+mod zoned;
 
 use buffer::WriteBuffer;
 use channel::Channels;
@@ -150,6 +151,12 @@ pub struct Device {
     map_die: usize,
     /// The die that takes the next program's worth of folding [die index].
     fold_die: usize,
+    /// A zoned namespace's zones (None: a conventional namespace).
+    zns: Option<crate::zns::Zones>,
+    /// A zoned namespace: per die, the units of the program being filled and when the last
+    /// of them was buffered [units, ns] (each die fills its own: zones' units are bound for
+    /// their dies).
+    zone_fill: Vec<(usize, Ns)>,
 }
 
 impl Device {
@@ -210,6 +217,8 @@ impl Device {
             map_carry: 0,
             map_die: 0,
             fold_die: 0,
+            zns: geo.zones.as_ref().map(crate::zns::Zones::new),
+            zone_fill: if geo.zones.is_some() { vec![(0, 0); geo.dies] } else { Vec::new() },
             die_of_slot: FastDiv::new(geo.slots_per_block * geo.blocks_per_pool * geo.planes_per_die),
             page_of_slot: FastDiv::new(geo.units_per_page),
             ftl,
@@ -556,10 +565,12 @@ impl Device {
     }
 
     /// A flush (cache sync) submitted at `submit`, after every earlier command completed:
-    /// the program being filled is sent to NAND (partly filled), and the flush completes once
+    /// the program being filled (on a zoned namespace, every die's) is sent to NAND (partly
+    /// filled), and the flush completes once
     /// every buffered unit is programmed. Returns the completion time.
     pub fn flush(&mut self, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
+        self.program_zone_fills();
         if self.buf.fill_units > 0 {
             self.program_pending();
         }

@@ -45,6 +45,7 @@ mod idle;
 mod idle_sort;
 mod invariants;
 mod policy;
+mod zoned;
 
 pub(crate) use bits::FastDiv;
 use bits::{prefetch_ptr, two_blocks_mut, ValidBits};
@@ -252,6 +253,9 @@ pub struct Ftl {
     out_of_space: Option<OutOfSpace>,
     /// Flexible Data Placement: the reclaim unit handles' blocks and counters.
     fdp: fdp::Fdp,
+    /// Zoned namespace: each zone's erase blocks (NONE where not yet written), zone by zone
+    /// (`ZoneGeometry::blocks` each); empty until the first zoned write.
+    zone_blocks: Vec<u32>,
 }
 
 /// A plane that needed a block for host data while at or below its foreground-GC reserve
@@ -332,6 +336,7 @@ impl Ftl {
             companions: 0,
             out_of_space: None,
             fdp: fdp::Fdp::default(),
+            zone_blocks: Vec::new(),
         };
         for p in 0..geo.pools {
             let b = ftl.pop_free(p);
@@ -379,6 +384,7 @@ impl Ftl {
             + self.sort_scan.capacity() * 4
             + self.sort_next_pool.capacity() * 4
             + self.fdp.state_bytes()
+            + self.zone_blocks.capacity() * 4
     }
 
     /// Free (erased, unallocated) blocks in the whole drive.
@@ -533,6 +539,15 @@ impl Ftl {
             self.mapped -= 1;
             return (NONE, ActiveWork::default());
         }
+        self.map_host_unit(lpn, slot, pool, payload);
+        self.fdp_host(lpn as usize, 1);
+        let active = if self.geo.gc_bg_start_free_blocks != 0 { self.active_gc(pool) } else { ActiveWork::default() };
+        (slot, active)
+    }
+
+    /// Maps host unit `lpn` (its old copy dropped) to `slot` of plane `pool`, and counts it.
+    #[inline(always)]
+    fn map_host_unit(&mut self, lpn: u64, slot: u32, pool: usize, payload: u64) {
         self.p2l[slot as usize] = lpn as u32;
         // A plane's host block takes its P2L entries in order, but the planes' streams are
         // too many for the hardware prefetcher: fetch the line 8 ahead (a sequential fill
@@ -545,9 +560,6 @@ impl Ftl {
         }
         self.counters.host_units += 1;
         self.pools[pool].host_units += 1;
-        self.fdp_host(lpn as usize, 1);
-        let active = if self.geo.gc_bg_start_free_blocks != 0 { self.active_gc(pool) } else { ActiveWork::default() };
-        (slot, active)
     }
 
     /// Free blocks in one plane.

@@ -41,9 +41,11 @@ use crate::stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, Late
 use crate::time::{Ns, NS_PER_S};
 use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 use crate::workload::placement::Placer;
+use crate::workload::zbd::{WriteZones, ZbdJob};
 
 mod series;
 mod source;
+mod zoned;
 
 pub use series::{Window, MAX_SERIES_INTERVALS};
 pub(crate) use series::{Bin, Series, SeriesLimit, Windows};
@@ -415,6 +417,8 @@ pub(crate) struct Host {
     pacing: Option<Box<Pacing>>,
     /// The placement id of each write on a drive with FDP (None: handle 0).
     placer: Option<Box<Placer>>,
+    /// fio's zonemode=zbd host (None: commands as generated).
+    zbd: Option<Box<ZbdJob>>,
     pub(crate) idle_gaps: u64,
     pub(crate) idle_ns: Ns,
     pub(crate) series: Series,
@@ -452,6 +456,7 @@ impl Host {
             stop_ns: Ns::MAX,
             pacing: None,
             placer: None,
+            zbd: None,
             idle_gaps: 0,
             idle_ns: 0,
             series: Series::new(start_ns, interval_ns, first, series.intervals, series.ends_phase),
@@ -481,6 +486,8 @@ pub struct Simulation {
     source: Option<PhaseSource>,
     /// Most intervals a series may hold ([`MAX_SERIES_INTERVALS`] unless set lower).
     pub(crate) series_limit: u64,
+    /// fio's write target zones of the running phase's zbd jobs.
+    write_zones: WriteZones,
 }
 
 impl Simulation {
@@ -491,7 +498,7 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, SimError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS })
+        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS, write_zones: WriteZones::default() })
     }
 
     /// Lowers the most intervals a phase's series may hold (at most [`MAX_SERIES_INTERVALS`];
@@ -617,6 +624,7 @@ impl Simulation {
         let slc_units = self.dev.slc().map_or(0, |c| c.used_units());
         let (map_misses, map_bypassed, map_writeback_units) =
             self.dev.map_cache().map_or((0, 0, 0), |m| (m.misses, m.bypassed, m.writeback_units));
+        let z = self.dev.zones().map(|z| z.counters()).unwrap_or_default();
         Snapshot {
             host_units: m.host_units,
             host_bytes: m.host_bytes,
@@ -633,6 +641,13 @@ impl Simulation {
             map_writeback_units,
             erased_units: m.erases * self.geometry().slots_per_block as u64,
             ru_filled: self.dev.ftl.handle_counters().iter().map(|h| h.ru_filled).sum(),
+            zone_resets: z.resets,
+            zone_finishes: z.finishes,
+            zone_invalid_writes: z.invalid_writes,
+            zone_full_writes: z.full_writes,
+            zone_too_many_open: z.too_many_open,
+            zone_too_many_active: z.too_many_active,
+            zone_boundary_errors: z.boundary_errors,
         }
     }
 
@@ -691,6 +706,8 @@ impl Simulation {
             Box::new(p)
         });
         h.placer = plan.placer.map(Box::new);
+        self.write_zones = WriteZones::new(plan.zbd.as_ref().map_or(0, |z| z.max_write_zones()), self.dev.zones().map_or(&[], |z| z.open_list()));
+        h.zbd = plan.zbd.map(Box::new);
         let src = PhaseSource::One(JobSource::of(plan.gen, &mut self.rng));
         self.host = Some(Box::new(h));
         self.source = Some(src);
@@ -757,6 +774,10 @@ impl Simulation {
                 Box::new(p)
             });
             host.placer = plan.placer.map(Box::new);
+            if let Some(z) = &plan.zbd {
+                self.write_zones = WriteZones::new(z.max_write_zones(), self.dev.zones().map_or(&[], |z| z.open_list()));
+            }
+            host.zbd = plan.zbd.map(Box::new);
             let src = JobSource::of(plan.gen, &mut rng);
             slots.push(plan.slots_per_unit);
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone() });
@@ -825,7 +846,7 @@ impl Simulation {
         // The commonest phase (plain random pattern, no idle gaps or rate caps, no IO count
         // limit) runs in an instance of the loop without the branches it never takes.
         match src {
-            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX && h.placer.is_none() => self.run_loop::<One<UniformSource>, true>(h, &mut One(*u), max_cmds),
+            Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX && h.placer.is_none() && h.zbd.is_none() => self.run_loop::<One<UniformSource>, true>(h, &mut One(*u), max_cmds),
             _ => self.run_loop::<One<Sources>, false>(h, &mut One(src), max_cmds),
         }
     }
@@ -916,6 +937,11 @@ impl Simulation {
             }
             let (src, rng) = jobs.source(i, &mut self.rng);
             src.advance(rng, &self.dev.ftl);
+            let zbd = if PLAIN { None } else if J::MANY { jobs.jobs().runs[i].host.zbd.as_deref_mut() } else { h.zbd.as_deref_mut() };
+            let cmd = match zbd {
+                Some(z) => z.adjust(&mut self.write_zones, &mut self.dev, cmd, submit),
+                None => cmd,
+            };
             let units = cmd.units.min(lane.limit_units - lane.units);
             if !PLAIN && cmd.kind == CmdKind::Write {
                 // FDP: the write's placement id (a job without any writes through handle 0).
@@ -1017,6 +1043,9 @@ impl Simulation {
     #[inline(always)]
     fn issue_bytes(&mut self, s: &mut Series, kind: CmdKind, unit: u64, units: u64, bytes: u64, submit: Ns) -> (Ns, u64) {
         // The constant direction in each arm lets `record` index without checks.
+        if self.dev.zones().is_some() && kind != CmdKind::Read {
+            return self.issue_zoned(s, kind, unit, units, bytes, submit);
+        }
         match kind {
             CmdKind::Write => {
                 let done = if self.dev.compressing() { self.dev.write_compressed(unit, units, submit) } else { self.dev.write(unit, units, submit) };
@@ -1050,7 +1079,7 @@ impl Simulation {
         let (unit, units) = (sector / SECTORS_PER_UNIT, end.div_ceil(SECTORS_PER_UNIT) - sector / SECTORS_PER_UNIT);
         let (head, tail) = (!sector.is_multiple_of(SECTORS_PER_UNIT), !end.is_multiple_of(SECTORS_PER_UNIT));
         match kind {
-            CmdKind::Write if head || tail => {
+            CmdKind::Write if (head || tail) && self.dev.zones().is_none() => {
                 let done = self.dev.write_partial(unit, units, head, tail, units * SECTORS_PER_UNIT - sectors, submit);
                 self.dev.book_host_write(units, bytes, done);
                 s.record(1, submit, done, bytes);

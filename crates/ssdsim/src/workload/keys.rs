@@ -15,7 +15,9 @@ pub const WORKLOAD_KEYS: &[&str] = &[
     "random_every_ios", "seq_stride_bytes", "rate_poisson",
     "qd", "offset_bytes", "span_bytes", "duration_s", "io_bytes", "number_ios", "interval_s",
     "thinktime_s", "thinktime_blocks", "thinktime_blocks_issued", "thinktime_iotime_s",
-    "rate_iops_total", "buffer_compress_pct", "placement_ids", "placement_select", "placement_scheme", "name",
+    "rate_iops_total", "buffer_compress_pct", "placement_ids", "placement_select", "placement_scheme",
+    "zonemode", "zbd_max_open_zones", "zbd_job_max_open_zones", "zbd_reset_threshold", "zbd_reset_frequency",
+    "zbd_read_beyond_wp", "zbd_zone_size_bytes", "zbd_ignore_zone_limits", "name",
 ];
 
 /// The keys a job of a phase of several takes besides a workload's.
@@ -85,6 +87,8 @@ pub fn field_key(field: &str) -> String {
     }
     match field.split_once('.') {
         Some((dir, rest)) if ["read", "write", "trim"].contains(&dir) => format!("{dir}_{}", rest.split('[').next().unwrap_or(rest)),
+        Some(("zbd", rest)) => format!("zbd_{rest}"),
+        None if field == "zbd" => "zonemode".into(),
         Some(("placement", rest)) => format!("placement_{}", rest.split(['[', '.']).next().unwrap_or(rest)),
         Some(("distribution", rest)) => match rest {
             "theta" => "zipf_theta".into(),
@@ -126,5 +130,7 @@ mod tests {
         assert_eq!(field_key("duration_ns"), "duration_s");
         assert_eq!(field_key("jobs[0].placement.scheme[2].id"), "jobs[0].placement_scheme");
         assert_eq!(field_key("placement.ids[1]"), "placement_ids");
+        assert_eq!(field_key("jobs[2].zbd.max_open_zones"), "jobs[2].zbd_max_open_zones");
+        assert_eq!(field_key("zbd"), "zonemode");
     }
 }
