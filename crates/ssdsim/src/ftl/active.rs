@@ -176,9 +176,10 @@ impl Ftl {
         let mut payload = if TRACK { self.payload.as_deref_mut() } else { None };
         let mut units = bits.iter_set(base + run.cursor, base + spb);
         let (c, mut page_seen, mut reads, mut k, mut fetched) = (run.credit, run.read_page, 0u64, 0usize, run.fetched);
-        // One unit per whole unit of credit: `c` steps of `c -= 1.0` (exact for 1 <= c < 2^53)
-        // leave `c - k`; at most the room in the GC block.
-        let limit = if c >= dst.len() as f64 { dst.len() } else { (c.max(0.0) as usize).min(dst.len()) };
+        // One unit per whole unit of credit (`as` truncates, saturating: infinite credit is no
+        // limit): `k` steps of `c -= 1.0` (exact for 1 <= c < 2^53) leave `c - k`; at most the
+        // room in the GC block.
+        let limit = (c as usize).min(dst.len());
         while k < limit {
             let Some(s) = units.next() else {
                 run.cursor = spb;

@@ -184,7 +184,7 @@ impl Iterator for SetBits<'_> {
 }
 
 /// The P2L ranges of two different blocks `a` and `b`, both mutable.
-#[inline]
+#[inline(always)]
 pub(super) fn two_blocks_mut(p2l: &mut [u32], a: usize, b: usize, spb: usize) -> (&mut [u32], &mut [u32]) {
     assert_ne!(a, b);
     if a < b {
