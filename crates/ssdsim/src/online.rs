@@ -128,7 +128,7 @@ impl Simulation {
         h.ios += 1;
         h.last_submit = t;
         h.max_completion = h.max_completion.max(done);
-        h.outstanding.push(done, data_bytes);
+        h.outstanding.push(done, data_bytes, cmd.kind == CmdKind::Read);
         Ok(Submitted { submit_ns: t, done_ns: done })
     }
 

@@ -175,19 +175,29 @@ impl Ftl {
         let (l2p, bits, div_upp) = (&mut self.l2p[..], &self.valid, self.div_upp);
         let mut payload = if TRACK { self.payload.as_deref_mut() } else { None };
         let mut units = bits.iter_set(base + run.cursor, base + spb);
-        let (mut c, mut page_seen, mut reads, mut k, mut fetched) = (run.credit, run.read_page, 0u64, 0usize, run.fetched);
-        while k < dst.len() && c >= 1.0 {
+        let (c, mut page_seen, mut reads, mut k, mut fetched) = (run.credit, run.read_page, 0u64, 0usize, run.fetched);
+        // One unit per whole unit of credit (`as` truncates, saturating: infinite credit is no
+        // limit): `k` steps of `c -= 1.0` (exact for 1 <= c < 2^53) leave `c - k`; at most the
+        // room in the GC block.
+        let limit = (c as usize).min(dst.len());
+        while k < limit {
             let Some(s) = units.next() else {
                 run.cursor = spb;
                 break;
             };
             let off = s - base;
             let want = (off + BG_AHEAD + 1).min(spb);
+            // A word of valid bits at a time (up to 63 slots further than `want`).
             while fetched < want {
-                if bits.get(base + fetched) {
-                    prefetch_ptr(l2p.as_ptr().wrapping_add(src[fetched] as usize));
+                let from = base + fetched;
+                let end = ((from | 63) + 1).min(base + spb);
+                let mut w = bits.word_from(from, end);
+                while w != 0 {
+                    let o = (from & !63) + w.trailing_zeros() as usize - base;
+                    prefetch_ptr(l2p.as_ptr().wrapping_add(src[o] as usize));
+                    w &= w - 1;
                 }
-                fetched += 1;
+                fetched = end - base;
             }
             let page = div_upp.div(off as u32);
             reads += u64::from(page != page_seen);
@@ -202,9 +212,8 @@ impl Ftl {
             }
             k += 1;
             run.cursor = off + 1;
-            c -= 1.0;
         }
-        run.credit = c;
+        run.credit = c - k as f64;
         run.read_page = page_seen;
         run.fetched = fetched;
         (k, reads)

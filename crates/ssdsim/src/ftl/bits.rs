@@ -107,6 +107,19 @@ impl ValidBits {
         }
     }
 
+    /// The bits `from..end` of the word holding `from` (`end` in that word or at its end),
+    /// in place: bit `i` is slot `(from & !63) + i`.
+    #[inline(always)]
+    pub(super) fn word_from(&self, from: usize, end: usize) -> u64 {
+        debug_assert!(from < end && end <= (from | 63) + 1);
+        let w = self.0[from >> 6] & (u64::MAX << (from & 63));
+        if end & 63 == 0 {
+            w
+        } else {
+            w & ((1u64 << (end & 63)) - 1)
+        }
+    }
+
     /// The set bits in `from..end`, in increasing order.
     #[inline]
     pub(super) fn iter_set(&self, from: usize, end: usize) -> SetBits<'_> {
@@ -171,7 +184,7 @@ impl Iterator for SetBits<'_> {
 }
 
 /// The P2L ranges of two different blocks `a` and `b`, both mutable.
-#[inline]
+#[inline(always)]
 pub(super) fn two_blocks_mut(p2l: &mut [u32], a: usize, b: usize, spb: usize) -> (&mut [u32], &mut [u32]) {
     assert_ne!(a, b);
     if a < b {

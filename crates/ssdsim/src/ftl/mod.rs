@@ -157,8 +157,10 @@ struct ActiveWork {
     page_reads: u64,
 }
 
-/// Active GC: how far ahead (in victim slots) L2P entries are prefetched.
-const BG_AHEAD: usize = 40;
+/// Active GC: how far ahead (in victim slots) L2P entries are prefetched (at least; a word of
+/// valid bits at a time). At 256 GB the misses already fill the core's miss buffers: 16 ran
+/// ~4 % faster than 40, and 96 ~5 % slower.
+const BG_AHEAD: usize = 16;
 
 /// Where a run of active-GC steps is in its victim ([`Ftl::active_run`]): the next slot to
 /// examine, the page last read (NONE before the first), the slot offset before which every

@@ -89,23 +89,38 @@ pub struct PhaseLive {
 /// earliest first: a min-priority queue of (time, tag), as the `BinaryHeap` it replaces.
 ///
 /// A phase's writes and reads end on the host link and its TRIMs on the controller, each
-/// serving commands in submission order, so completions mostly arrive in nondecreasing order
-/// and a push is an append to a ring of at most `qd` entries (a power-of-two buffer, indices
-/// wrap with a mask). A push that is out of order is inserted at its sorted place if that is
-/// among the last [`MAX_SHIFT`] entries, else kept in a binary heap beside the ring (a deep
-/// queue whose TRIMs end long before its writes would shift thousands of entries per TRIM);
-/// the earliest of the two leaves first, so the queue is exact for any input: entries leave
-/// in (time, tag) order, as from one binary heap. An entry is kept as one `u128`, time in the
-/// high half and tag in the low, which orders as the pair does and compares in one step.
-#[derive(Default)]
+/// serving commands of one kind in submission order, so the completions of one kind mostly
+/// arrive in nondecreasing order (a write, acknowledged once buffered, ends long before the
+/// reads submitted before it that wait for their dies): each kind (reads; writes and TRIMs)
+/// has its own ring of at most `qd` entries (a power-of-two buffer, indices wrap with a
+/// mask, grown as needed), where a push is mostly an append. A push that is out of order
+/// is inserted at its sorted place if that is among the last [`MAX_SHIFT`] entries of its
+/// ring, else kept in a binary heap beside the rings (a deep queue whose TRIMs end long
+/// before its writes would shift thousands of entries per TRIM); the earliest of the rings'
+/// first entries and the heap's leaves first, so the queue is exact for any input: entries
+/// leave in (time, tag) order, as from one binary heap. An entry is kept as one `u128`, time
+/// in the high half and tag in the low, which orders as the pair does and compares in one step;
+/// an empty ring's first entry and an empty heap's read as `u128::MAX`, so the earliest is a
+/// minimum of three without branches.
 pub(crate) struct Completions {
-    /// A power-of-two number of entries; indices wrap with `mask`.
+    /// Reads' completions, and writes' and TRIMs'.
+    rings: [Ring; 2],
+    /// The most entries a ring may need (the queue depth).
+    qd: usize,
+    /// Completions earlier than all of the last MAX_SHIFT in their ring, earliest first, and
+    /// the earliest of them (`u128::MAX` if none).
+    early: BinaryHeap<Reverse<u128>>,
+    early_first: u128,
+}
+
+/// Entries in time order: a power-of-two buffer whose indices wrap with `mask`, with room
+/// for one more, which holds `u128::MAX` (so an empty ring's first entry is that).
+#[derive(Default)]
+struct Ring {
     buf: Vec<u128>,
     mask: usize,
     head: usize,
     len: usize,
-    /// Completions earlier than all of the last MAX_SHIFT in the ring, earliest first.
-    early: BinaryHeap<Reverse<u128>>,
 }
 
 /// A completion as it is kept: time in the high half, tag in the low.
@@ -123,57 +138,92 @@ fn unpack(e: u128) -> (Ns, u64) {
 /// Entries of the ring a push out of order may shift; one earlier than them goes to the heap.
 const MAX_SHIFT: usize = 32;
 
+/// Entries a ring starts with (it doubles when full, up to the queue depth).
+const RING_START: usize = 64;
+
+impl Ring {
+    fn new(cap: usize) -> Self {
+        Ring { buf: vec![u128::MAX; cap], mask: cap - 1, head: 0, len: 0 }
+    }
+
+    /// The earliest entry, or `u128::MAX` when empty.
+    #[inline(always)]
+    fn first(&self) -> u128 {
+        self.buf[self.head]
+    }
+
+    /// Twice the room, the entries kept in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mut bigger = Ring::new(self.buf.len() * 2);
+        for i in 0..self.len {
+            bigger.buf[i] = self.buf[(self.head + i) & self.mask];
+        }
+        bigger.len = self.len;
+        *self = bigger;
+    }
+}
+
+/// A placeholder while a host's queue is lent out (holds nothing; no room until replaced).
+impl Default for Completions {
+    fn default() -> Self {
+        Completions { rings: Default::default(), qd: 0, early: BinaryHeap::new(), early_first: u128::MAX }
+    }
+}
+
 impl Completions {
     pub(crate) fn new(qd: usize) -> Self {
-        let cap = qd.next_power_of_two();
-        Completions { buf: vec![0; cap], mask: cap - 1, head: 0, len: 0, early: BinaryHeap::new() }
+        let cap = (qd + 1).next_power_of_two().min(RING_START);
+        Completions { rings: [Ring::new(cap), Ring::new(cap)], qd, early: BinaryHeap::new(), early_first: u128::MAX }
     }
 
-    #[inline(always)]
-    fn at(&self, i: usize) -> usize {
-        (self.head + i) & self.mask
-    }
-
-    /// Adds a completion; at most `qd` may be outstanding.
+    /// Adds a completion of a read (`read`) or another command; at most `qd` may be
+    /// outstanding.
     #[inline]
-    pub(crate) fn push(&mut self, t: Ns, tag: u64) {
-        debug_assert!(self.len() < self.buf.len());
+    pub(crate) fn push(&mut self, t: Ns, tag: u64, read: bool) {
+        debug_assert!(self.len() < self.qd.max(1));
         let e = entry(t, tag);
-        let mask = self.buf.len() - 1;
+        let r = &mut self.rings[(!read) as usize];
+        if r.len + 1 == r.buf.len() {
+            r.grow();
+        }
+        let mask = r.mask;
         // One earlier than the last MAX_SHIFT of the ring goes to the heap.
-        if self.len > MAX_SHIFT && self.buf[(self.head + self.len - 1 - MAX_SHIFT) & mask] > e {
+        if r.len > MAX_SHIFT && r.buf[(r.head + r.len - 1 - MAX_SHIFT) & mask] > e {
             self.early.push(Reverse(e));
+            self.early_first = self.early_first.min(e);
             return;
         }
         // Its place in the ring (rarely before the end: completions mostly come in order),
         // the later completions moving up by one on the way.
-        let mut to = (self.head + self.len) & mask;
-        for _ in 0..self.len {
+        let mut to = (r.head + r.len) & mask;
+        for _ in 0..r.len {
             let from = to.wrapping_sub(1) & mask;
-            let prev = self.buf[from];
+            let prev = r.buf[from];
             if prev <= e {
                 break;
             }
-            self.buf[to] = prev;
+            r.buf[to] = prev;
             to = from;
         }
-        self.buf[to] = e;
-        self.len += 1;
+        r.buf[to] = e;
+        r.len += 1;
+        r.buf[(r.head + r.len) & mask] = u128::MAX;
     }
 
-    /// The earliest completion of the ring, if it goes before the heap's.
+    /// The earliest entry (`u128::MAX` when empty).
     #[inline(always)]
-    fn ring_first(&self) -> bool {
-        self.len > 0 && self.early.peek().is_none_or(|&Reverse(e)| self.buf[self.at(0)] <= e)
+    fn earliest(&self) -> u128 {
+        self.rings[0].first().min(self.rings[1].first()).min(self.early_first)
     }
 
     /// Time of the earliest completion (0 when empty).
     #[inline]
     pub(crate) fn earliest_ns(&self) -> Ns {
-        if self.ring_first() {
-            unpack(self.buf[self.at(0)]).0
-        } else {
-            self.early.peek().map_or(0, |&Reverse(e)| unpack(e).0)
+        match self.earliest() {
+            u128::MAX => 0,
+            e => unpack(e).0,
         }
     }
 
@@ -183,22 +233,32 @@ impl Completions {
     }
 
     /// Removes the earliest completion; the queue must not be empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_front(&mut self) -> (Ns, u64) {
         debug_assert!(self.len() > 0);
-        if !self.ring_first() {
-            let Reverse(e) = self.early.pop().expect("a completion outstanding");
-            return unpack(e);
+        let (a, b) = (self.rings[0].first(), self.rings[1].first());
+        if self.early_first < a.min(b) {
+            return self.pop_early();
         }
-        let e = self.buf[self.at(0)];
-        self.head = self.at(1);
-        self.len -= 1;
+        let r = &mut self.rings[(b < a) as usize];
+        let e = r.buf[r.head];
+        r.head = (r.head + 1) & r.mask;
+        r.len -= 1;
+        unpack(e)
+    }
+
+    /// Removes the heap's earliest completion.
+    #[cold]
+    #[inline(never)]
+    fn pop_early(&mut self) -> (Ns, u64) {
+        let Reverse(e) = self.early.pop().expect("a completion outstanding");
+        self.early_first = self.early.peek().map_or(u128::MAX, |&Reverse(h)| h);
         unpack(e)
     }
 
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.len + self.early.len()
+        self.rings[0].len + self.rings[1].len + self.early.len()
     }
 }
 
@@ -965,7 +1025,7 @@ impl Simulation {
             lane.ios += 1;
             lane.last_submit = submit;
             lane.max_completion = lane.max_completion.max(done);
-            lane.q.push(done, data_bytes);
+            lane.q.push(done, data_bytes, cmd.kind == CmdKind::Read);
             let d = cmd.kind.code() as usize;
             if J::MANY {
                 // The job's own report, its next submission; the phase's totals and clock.
@@ -1419,7 +1479,8 @@ mod tests {
     use super::*;
 
     /// Completions leave in (time, tag) order as from a binary heap, whether pushed in order,
-    /// a little out of order (shifted in the ring) or far out of order (kept in the heap).
+    /// a little out of order (shifted in their ring) or far out of order (kept in the heap),
+    /// reads and other commands mixed.
     #[test]
     fn completions_leave_in_order_as_from_a_binary_heap() {
         let mut rng = Rng::new(7);
@@ -1436,7 +1497,7 @@ mod tests {
                         _ => t,
                     };
                     let tag = rng.below(4);
-                    q.push(done, tag);
+                    q.push(done, tag, rng.below(4) == 0);
                     reference.push(Reverse((done, tag)));
                     used_heap |= !q.early.is_empty();
                 } else if q.len() > 0 {
@@ -1451,7 +1512,8 @@ mod tests {
                 assert_eq!(q.pop(), Some(e));
             }
             assert_eq!((q.pop(), q.earliest_ns()), (None, 0));
-            assert_eq!(used_heap, qd > MAX_SHIFT, "qd {qd}");
+            // No ring holds more than MAX_SHIFT entries at a shallower queue.
+            assert!(used_heap == (qd > MAX_SHIFT) || qd < 1000 && qd > MAX_SHIFT, "qd {qd}: heap used {used_heap}");
         }
     }
 }
