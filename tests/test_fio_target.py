@@ -311,9 +311,9 @@ def test_timed_phase_series_covers_the_job_duration(tmp_path):
 
 # ============================================================================ zones back to back
 
-def _idle_gaps_s(device: str, run) -> list[float]:
+def _longest_idle_s(device: str, run) -> float:
     """Runs ``run()`` while sampling ``device``'s completed-request and in-flight counts
-    (/sys/block/NAME/stat) every ~0.2 ms; returns each stretch between its first and last
+    (/sys/block/NAME/stat) every ~0.2 ms; returns the longest time between its first and last
     completion in which the device had nothing in flight and completed nothing [s]."""
     import threading
 
@@ -338,15 +338,14 @@ def _idle_gaps_s(device: str, run) -> list[float]:
     # from the first sample after the first completion (two may land between samples)
     lo = next(i for i, c in enumerate(counts) if c != counts[0])
     hi = counts.index(counts[-1])
-    gaps: list[float] = []
-    since = None
+    longest, since = 0.0, None
     for (t0, c0, f0), (t1, c1, f1) in zip(samples[lo:hi], samples[lo + 1:hi + 1]):
         if c0 == c1 and f0 == f1 == 0:
             since = t0 if since is None else since
-        elif since is not None:
-            gaps.append(t0 - since)
+            longest = max(longest, t1 - since)
+        else:
             since = None
-    return gaps
+    return longest
 
 
 #: Longest idle time a sweep pass may leave the drive between its zones [s]. fio started per
@@ -365,9 +364,9 @@ def test_sweep_zones_run_back_to_back_without_idle_gaps(loops_ok, tmp_path):
         jobs = [job for _, job in sweep_jobs(zone_layout(t.capacity_bytes, 16, 2 * MiB), read=False)]
         t._ioengine()  # probed before the sampling: the probe's read is not a zone
         batch: list[PhaseResult] = []
-        gap_s = max(_idle_gaps_s(t.real_path, lambda: batch.extend(t.run_phases(jobs))), default=0.0)
+        gap_s = _longest_idle_s(t.real_path, lambda: batch.extend(t.run_phases(jobs)))
         one: list[PhaseResult] = []
-        old_gap_s = max(_idle_gaps_s(t.real_path, lambda: one.extend(run_phases_one_by_one(t, jobs))))
+        old_gap_s = _longest_idle_s(t.real_path, lambda: one.extend(run_phases_one_by_one(t, jobs)))
         files = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("001_"))
     assert gap_s < ZONE_GAP_S < 0.1 < old_gap_s, (gap_s, old_gap_s)
     assert [r.job for r in batch] == jobs and all(r.complete for r in batch)

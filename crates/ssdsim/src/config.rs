@@ -1419,15 +1419,9 @@ mod tests {
 
     #[test]
     fn zone_keys_change_nothing_while_off_and_refuse_a_drive_that_cannot_exist() {
+        // 240 GiB: 960 zones of 256 MiB.
         let zoned = |pairs: &[(&str, &str)]| {
-            let mut c = Config::default();
-            // 240 GiB: 960 zones of 256 MiB.
-            c.set("user_capacity_bytes", "240GiB").unwrap();
-            c.set("zns_zone_size_bytes", "256MiB").unwrap();
-            for (k, v) in pairs {
-                c.set(k, v).unwrap();
-            }
-            c.validate()
+            with(&[&[("user_capacity_bytes", "240GiB"), ("zns_zone_size_bytes", "256MiB")], pairs].concat()).validate()
         };
         assert_eq!(Config::default().validate().unwrap().zones, None);
         let z = zoned(&[("zns_zone_capacity_bytes", "192MiB"), ("zns_max_open_zones", "14"), ("zns_max_active_zones", "14")]).unwrap().zones.unwrap();
@@ -1449,13 +1443,7 @@ mod tests {
 
     #[test]
     fn watermarks_out_of_order_name_the_key() {
-        let bad = |pairs: &[(&str, &str)]| {
-            let mut c = Config::default();
-            for (k, v) in pairs {
-                c.set(k, v).unwrap();
-            }
-            c.validate().unwrap_err().key
-        };
+        let bad = |pairs: &[(&str, &str)]| refused(pairs).key;
         assert_eq!(bad(&[("gc_fg_free_blocks", "4"), ("gc_bg_start_free_blocks", "3")]), "gc_bg_start_free_blocks");
         assert_eq!(bad(&[("gc_bg_start_free_blocks", "8"), ("gc_bg_stop_free_blocks", "6")]), "gc_bg_stop_free_blocks");
         assert_eq!(bad(&[("gc_fg_free_blocks", "4"), ("gc_fg_target_free_blocks", "3")]), "gc_fg_target_free_blocks");
@@ -1479,15 +1467,7 @@ mod tests {
         assert_eq!((g.fdp_handles, g.fdp_persistent), (8, true));
         // 7 more host and 7 more GC open blocks per plane come out of the user capacity.
         assert!(g.max_user_units < off.max_user_units);
-        let bad = |pairs: &[(&str, &str)]| {
-            let mut c = Config::default();
-            c.set("fdp", "1").unwrap();
-            c.set("user_capacity_bytes", "4096").unwrap();
-            for (k, v) in pairs {
-                c.set(k, v).unwrap();
-            }
-            c.validate().unwrap_err().key
-        };
+        let bad = |pairs: &[(&str, &str)]| refused(&[&[("fdp", "1"), ("user_capacity_bytes", "4096")], pairs].concat()).key;
         // The reclaim unit is one erase block (256 pages of 16 KiB = 4 MiB).
         assert_eq!(bad(&[("fdp_reclaim_unit_bytes", "8MiB")]), "fdp_reclaim_unit_bytes");
         assert_eq!(bad(&[("fdp_reclaim_unit_handles", "129")]), "fdp_reclaim_unit_handles");
@@ -1509,12 +1489,17 @@ mod tests {
         assert_eq!(g.nand_bytes_per_unit, 2048.0);
     }
 
-    fn refused(pairs: &[(&str, &str)]) -> ConfigError {
+    /// The default profile with `pairs` set.
+    fn with(pairs: &[(&str, &str)]) -> Config {
         let mut c = Config::default();
         for (k, v) in pairs {
             c.set(k, v).unwrap();
         }
-        c.validate().unwrap_err()
+        c
+    }
+
+    fn refused(pairs: &[(&str, &str)]) -> ConfigError {
+        with(pairs).validate().unwrap_err()
     }
 
     fn range_of(key: &str) -> Range {

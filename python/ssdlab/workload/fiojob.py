@@ -139,6 +139,12 @@ class Where:
         return f"{self.file}:{self.line}"
 
 
+def where_prefix(where: Where | None) -> str:
+    """``"FILE:LINE: "`` to start an error message about what was written at ``where``; ""
+    where that is unknown."""
+    return f"{where}: " if where is not None else ""
+
+
 @dataclass(frozen=True)
 class HostOption:
     """An option accepted but not applicable to the simulator (class b), or one of class (c)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .fiojob import Job, Workload, WorkloadError, format_job_file
+from .fiojob import Job, Workload, WorkloadError, format_job_file, where_prefix
 
 #: Host options ssdlab sets itself on a fio target: where the job writes, and what it logs.
 _OWN_PREFIXES = ("write_", "log_")
@@ -28,9 +28,8 @@ def check_filename(workload: Workload, target_path: str, aliases: tuple[str, ...
     for job in workload.jobs:
         for o in job.host_options:
             if o.name == "filename" and o.value not in ok:
-                where = f"{o.where}: " if o.where is not None else ""
                 raise WorkloadError(
-                    f"{where}job {job.name!r}: filename={o.value} is not the target ({target_path}); ssdlab writes "
+                    f"{where_prefix(o.where)}job {job.name!r}: filename={o.value} is not the target ({target_path}); ssdlab writes "
                     f"only to the device --target names, which its safety gate checked. Remove filename= from the "
                     f"job or set --target {o.value}")
 
@@ -57,7 +56,7 @@ def check_placement(workload: Workload, fio_version: str, target_path: str) -> N
     for job in workload.jobs:
         if job.dataplacement == "none":
             continue
-        where = f"{job.where}: " if job.where is not None else ""
+        where = where_prefix(job.where)
         need = job.dp_fio_version
         have = fio_release(fio_version)
         if have and have < fio_release(need):
@@ -98,9 +97,8 @@ def check_zones(workload: Workload, target_path: str) -> None:
             continue
         model = model or zoned_model(target_path)
         if model == "none":
-            where = f"{job.where}: " if job.where is not None else ""
             raise WorkloadError(
-                f"{where}job {job.name!r}: zonemode=zbd on {target_path}, which has no zones: fio emulates zones on "
+                f"{where_prefix(job.where)}job {job.name!r}: zonemode=zbd on {target_path}, which has no zones: fio emulates zones on "
                 "a regular device or file only with zonesize= (it refuses the job otherwise); add zonesize=, e.g. "
                 "zonesize=256m")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..params import MAX_SERIES_POINTS, MAX_SPANS
-from .fiojob import DIRECTIONS, Job, Workload, WorkloadError
+from .fiojob import DIRECTIONS, Job, Workload, WorkloadError, where_prefix
 
 #: Offsets and sizes the simulator takes are whole multiples of this [bytes]; a write that
 #: covers a 4 KiB mapping unit only partly costs the drive a read-modify-write of the unit.
@@ -41,9 +41,7 @@ class SimGroup:
 
 def _fail(job: Job, option: str, why: str) -> WorkloadError:
     """The error about ``option`` of ``job``, at the line that set it (else the job's)."""
-    at = job.option_where.get(option, job.where)
-    where = f"{at}: " if at is not None else ""
-    return WorkloadError(f"{where}job {job.name!r}, option {option}: {why}")
+    return WorkloadError(f"{where_prefix(job.option_where.get(option, job.where))}job {job.name!r}, option {option}: {why}")
 
 
 def region(job: Job, capacity_bytes: int) -> tuple[int, int]:
