@@ -49,7 +49,10 @@ def test_consistency_on_the_emulated_drive_agrees_with_the_simulator(tmp_path):
     # loaded host: its replies are late there) the drive collects garbage at its floor.
     floor = slice(8, duration)
     sim_floor, emu_floor = np.median(sim_iops[floor]), np.median(emu_iops[floor])
-    assert abs(emu_floor / sim_floor - 1) < 0.05, (sim_floor, emu_floor)
+    # 5 % where the emulator vouches for its figures; where its replies were late enough to
+    # flag the phase (a busy host), it says so and the figures may stray further.
+    flagged = {u["phase"] for u in emu["target_info"]["emulator"].get("unreliable_phases", [])}
+    assert abs(emu_floor / sim_floor - 1) < (0.10 if "randwrite" in flagged else 0.05), (sim_floor, emu_floor, flagged)
     assert np.median(np.abs(emu_iops[floor] / sim_iops[floor] - 1)) < 0.06
     assert emu["zero_iops_seconds"] == sim["zero_iops_seconds"]
     # WA read from the emulated drive's counters, as from a real drive's SMART log (10.24 against
@@ -99,10 +102,11 @@ def test_an_emulated_target_refuses_what_the_simulator_refuses_and_a_bad_slowdow
     assert not (tmp_path / "run").exists() or os.listdir(tmp_path / "run") == []
 
 
-def _sweep_after_torture(spec: str, torture_s: float, workdir) -> np.ndarray:
+def _sweep_after_torture(spec: str, torture_s: float, workdir) -> tuple[np.ndarray, set[int]]:
     """Write MB/s of each zone of a sampled 10-zone sweep run right after a fill and
     ``torture_s`` of 4 KiB random writes QD32 on ``spec`` (the DRIVE geometry; fio's files in
-    ``workdir``)."""
+    ``workdir``), and the zones whose figures an emulator flagged unreliable (its replies
+    were late: a busy host)."""
     from ssdlab.procedures import sweep
     from ssdlab.targets import open_target
     from ssdlab.targets.base import JobSpec
@@ -113,7 +117,9 @@ def _sweep_after_torture(spec: str, torture_s: float, workdir) -> np.ndarray:
         for job in (JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32),
                     JobSpec("torture", "randwrite", qd=32, duration_s=torture_s)):
             assert t.run_phase(job).complete
-        return sweep.sweep(t, sweep.zone_layout(t.capacity_bytes, 10), read=False, progress=False)["write_mbps"]
+        mbps = sweep.sweep(t, sweep.zone_layout(t.capacity_bytes, 10), read=False, progress=False)["write_mbps"]
+        flagged = t.describe().get("emulator", {}).get("unreliable_phases", [])
+        return mbps, {int(u["phase"].rsplit("_", 1)[1]) for u in flagged if u["phase"].startswith("sweep_write_")}
     finally:
         t.close()
 
@@ -124,13 +130,19 @@ def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator(t
     emu: against 16.9 MB/s on sim:). Run back to back, the zones measure the tortured drive as
     the simulator does. The sweep's fio run starts a few hundred ms after the torture's ended,
     time enough for the drive to clean blocks for its first zone or two (up to 375 MB/s on
-    emu:): those are left out. The rest agreed within 3-10 % in runs on this 2-core host
-    (load 4-7); at QD1 each late reply delays the next request, an idle moment the drive's GC
-    uses, so a busier host may read faster zones: 30 %."""
-    sim = _sweep_after_torture("sim:default", 20, tmp_path / "sim")
-    emu = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
+    emu:): those are left out. At QD1 each late reply delays the next request, an idle moment
+    the drive's GC uses, so on a busy host a zone may read up to 80 % faster; the emulator
+    flags such zones unreliable. The zones it vouches for agree within 10 % (0-2 % measured
+    idle and with four busy loops on this 2-core host); with fewer than three of those, the
+    median of all eight within 30 %."""
+    sim, _ = _sweep_after_torture("sim:default", 20, tmp_path / "sim")
+    emu, flagged = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
     assert np.all(np.isfinite(sim)) and np.all(np.isfinite(emu))
-    assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.30, (sim, emu)
+    vouched = [i for i in range(2, 10) if i not in flagged]
+    if len(vouched) >= 3:
+        assert abs(np.median(emu[vouched]) / np.median(sim[vouched]) - 1) < 0.10, (sim, emu, flagged)
+    else:
+        assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.30, (sim, emu, flagged)
 
 
 def test_an_emulated_drive_run_slower_gives_the_same_figures_in_drive_time(tmp_path):
