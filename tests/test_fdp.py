@@ -57,6 +57,25 @@ def test_xnvme_example_runs_both_jobs_on_ids_4_and_5(tmp_path):
     assert per_handle == [0, 0, 0, 0, 2 << 20, 2 << 20, 0, 0]
 
 
+@pytest.mark.parametrize("sets, line, said", [
+    ([], 17, "job 'write-heavy', option fdp: flexible data placement needs a drive with it; profile 'default' has none: set its key fdp"),
+    (["fdp=1", "fdp_reclaim_unit_handles=4"], 33,
+     "job 'write-mid', option plids: placement id 4 is not one of the drive's 4 reclaim unit handles (ids 0 to 3"),
+])
+def test_placement_the_drive_cannot_take_is_an_error_at_its_line(tmp_path, sets, line, said):
+    """fdp=1 on a drive without FDP, or a placement id past the drive's handles: an error
+    naming the job file's line and the profile key, not the simulator's refusal as a traceback."""
+    proc = run_cli("run", str(URING), "--target", "sim:default", *set_args(SMALL_DRIVE + sets),
+                   "--out", str(tmp_path / "o"), "--no-progress", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{URING}:{line}: {said}" in proc.stderr, proc.stderr
+
+
+def test_a_passthrough_engine_gets_no_page_cache_note():
+    job = fiojob.parse_job_text("[a]\nrw=randwrite\nioengine=io_uring_cmd\n[b]\nrw=randwrite\nioengine=libaio\n")
+    assert [any("direct=0" in n for n in j.host_notes) for j in job.jobs] == [False, True]
+
+
 def test_fio_target_checks_version_engine_and_device():
     w = fiojob.parse_job_file(str(URING))
     with pytest.raises(fiojob.WorkloadError, match=r"needs fio 3\.34 or later; the installed fio is fio-3\.33"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ssdlab import _native
+from ssdlab import _native, errors
 from ssdlab.profiles import load_profile
 from ssdlab.targets.base import DIRECTIONS, LATENCY_STATS, JobSpec, latency_column
 from ssdlab.targets.sim import SimTarget, WorkloadPhase
@@ -144,8 +144,9 @@ def test_every_distribution_and_trims_run(target):
     ({"jobs": [{"exit_stops": [2]}, {}]}, "exit_stops"),
 ])
 def test_bad_keys_are_refused_by_name_and_leave_the_drive_usable(target, params, key):
-    with pytest.raises(ValueError, match=key):
+    with pytest.raises(ValueError, match=key) as refused:
         target.run_workload(params)
+    assert isinstance(refused.value, errors.UserError), "a user error: the CLI prints it without a traceback"
     r = target.run_workload({"number_ios": 10})
     assert r.totals["ios"] == 10
 
@@ -249,7 +250,6 @@ def test_series_errors_come_from_the_native_module_alone_and_reach_users_as_user
     """The native module raises its own exception classes (it imports nothing from the
     package: with ``ssdlab.errors`` unimportable it raises the same); the target raises them as
     ``ssdlab.errors``' with the same message."""
-    from ssdlab import errors
     sim = _native.Simulator(list(load_profile("default", SMALL_DRIVE).pairs), 1)
     user = sim.geometry()["user_bytes"]
     monkeypatch.setitem(__import__("sys").modules, "ssdlab.errors", None)
@@ -267,7 +267,6 @@ def test_series_errors_come_from_the_native_module_alone_and_reach_users_as_user
 def test_a_full_drive_is_raised_as_ssdlabs_drive_full_error():
     """``_native.DriveFullError(message, key)`` from any simulator call becomes
     :class:`ssdlab.errors.DriveFullError` (a ProfileError, exit 2) with its message and key."""
-    from ssdlab import errors
     from ssdlab.targets.sim import _Drive
 
     class Full:

@@ -21,3 +21,8 @@ class DriveFullError(ProfileError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class WorkloadKeyError(UserError, ValueError):
+    """A workload key the simulated drive refuses (the message names the key); a ValueError
+    too, as the simulator's own refusal is."""

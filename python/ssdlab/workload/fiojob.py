@@ -395,13 +395,14 @@ class Job:
     @property
     def host_notes(self) -> list[str]:
         """What fio would do on a real target that the job's pattern does not say: a
-        synchronous engine's depth of 1, the page cache without ``direct=1``."""
+        synchronous engine's depth of 1, the page cache without ``direct=1`` (except on an
+        engine that passes NVMe or SCSI commands to the drive, which no cache sees)."""
         notes = []
         if self.queue_depth != self.iodepth:
             notes.append(f"{self.name}: ioengine={self.ioengine}" + (" (fio's default)" if self.ioengine == "psync"
                          else "") + f" is synchronous: one IO at a time, iodepth={self.iodepth} has no effect (fio "
                          "caps the queue depth at 1); set ioengine=libaio or io_uring for a deeper queue")
-        if not self.direct:
+        if not self.direct and self.ioengine not in PASSTHROUGH_ENGINES:
             notes.append(f"{self.name}: direct=0 (fio's default): on a real device fio goes through the host's page "
                          "cache, so reads may come from memory and writes complete into it before the drive sees "
                          "them, and a device target measures the cache, not the drive; the simulated drive sees "
@@ -1014,6 +1015,9 @@ _OPTIONS = _load_table()
 #: Engines fio runs one IO at a time (FIO_SYNCIO): ``iodepth`` has no effect with them.
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "splice", "mmap", "pmemblk", "dev-dax",
                           "libpmem"})
+#: Engines that pass NVMe or SCSI commands to the drive's character device: no page cache,
+#: whatever ``direct`` says.
+PASSTHROUGH_ENGINES = frozenset({"io_uring_cmd", "sg"})
 #: I/O engines that read and write a block device or file (accepted, not applicable), and
 #: the engine options fio 3.33 gives them.
 _BLOCK_ENGINES: dict[str, tuple[str, ...]] = {

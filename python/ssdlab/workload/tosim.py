@@ -362,6 +362,26 @@ def check_zones(workload: Workload, zone_size_bytes: int, profile: str) -> None:
                                          "zone size on a zoned device: set zonesize to it or leave it out")
 
 
+def check_placement(workload: Workload, handles: int, profile: str) -> None:
+    """Refuses flexible data placement (``fdp=1``, ``dataplacement=fdp``) on a profile without
+    it (``handles`` 0: its key ``fdp`` is 0) and a placement id (``plids``, ``dp_scheme``) that
+    is not one of the drive's ``handles`` reclaim unit handles, naming the key to set."""
+    for job in workload.jobs:
+        if job.dataplacement != "fdp" or "write" not in job.directions:
+            continue
+        option = next((o for o in ("dataplacement", "fdp") if o in job.option_where), "dataplacement")
+        if not handles:
+            raise _fail(job, option, f"flexible data placement needs a drive with it; profile {profile!r} has none: "
+                                     "set its key fdp = 1 (--set fdp=1 --set fdp_reclaim_unit_handles=N for N "
+                                     "placement handles)")
+        ids = [("plids", i) for i in job.plids] + [("dp_scheme", e[2]) for e in job.dp_scheme or ()]
+        for option, pid in ids:
+            if pid >= handles:
+                raise _fail(job, option, f"placement id {pid} is not one of the drive's {handles} reclaim unit "
+                                         f"handles (ids 0 to {handles - 1}; profile {profile!r}, "
+                                         "fdp_reclaim_unit_handles): set that key higher or use lower ids")
+
+
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
     """The workload's groups as the simulator runs them, in order."""
     out = []
