@@ -142,6 +142,20 @@ def test_reads_stay_below_the_write_pointers_unless_read_beyond_wp(tmp_path):
     assert beyond["p50"] < below["p1"], (below, beyond)
 
 
+def test_a_read_with_nothing_written_ends_the_job_as_fio_does(tmp_path):
+    """fio's zbd reads stay below the write pointers; with no zone of the job's range holding
+    data, fio ends the job (zbd_find_zone finds none: end of file) instead of reading."""
+    def read_bytes(beyond: int) -> int:
+        job = tmp_path / f"e{beyond}.fio"
+        job.write_text(f"[global]\nzonemode=zbd\nzonesize=256m\nread_beyond_wp={beyond}\n"
+                       "[r]\nrw=read\nbs=256k\nsize=4z\n[w]\nrw=randread\nbs=64k\nsize=4z\noffset=8z\n")
+        g = _run(tmp_path / f"o{beyond}", job, *set_args(SMALL_DRIVE))["groups"][0]
+        return g["host_read_bytes"]
+    assert read_bytes(0) == 0
+    # read where the offsets say: the sequential job reads its 4 zones, the random one too
+    assert read_bytes(1) == 2 * 4 * (256 << 20)
+
+
 def test_the_same_seed_gives_the_same_zoned_run(tmp_path):
     short = tmp_path / "r.fio"
     short.write_text((EXAMPLES / "zbd-rand-write.fio").read_text().replace("runtime=180", "runtime=5"))

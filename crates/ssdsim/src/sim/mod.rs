@@ -998,9 +998,26 @@ impl Simulation {
             let (src, rng) = jobs.source(i, &mut self.rng);
             src.advance(rng, &self.dev.ftl);
             let zbd = if PLAIN { None } else if J::MANY { jobs.jobs().runs[i].host.zbd.as_deref_mut() } else { h.zbd.as_deref_mut() };
-            let cmd = match zbd {
-                Some(z) => z.adjust(&mut self.write_zones, &mut self.dev, cmd, submit),
+            let cmd = match zbd.map(|z| z.adjust(&mut self.write_zones, &mut self.dev, cmd, submit)) {
                 None => cmd,
+                Some(Some(c)) => c,
+                Some(None) => {
+                    // Nothing written to read (zonemode=zbd): fio ends the job.
+                    if J::MANY {
+                        let js = jobs.jobs();
+                        let j = &mut js.runs[i];
+                        lane.store(&mut j.host);
+                        j.host.done = true;
+                        self.prepare_job(j);
+                        if !j.exit_stops.is_empty() {
+                            Self::exit_all(js, i);
+                        }
+                        n += 1;
+                        continue;
+                    }
+                    h.done = true;
+                    break;
+                }
             };
             let units = cmd.units.min(lane.limit_units - lane.units);
             if !PLAIN && cmd.kind == CmdKind::Write {

@@ -180,11 +180,12 @@ impl ZbdJob {
     }
 
     /// The command fio sends for `cmd` (a write moved to a write pointer, a read below it, a
-    /// TRIM to a zone's start), after any zone reset or finish it sends first.
-    pub(crate) fn adjust(&mut self, set: &mut WriteZones, dev: &mut Device, cmd: Command, submit: Ns) -> Command {
-        match cmd.kind {
+    /// TRIM to a zone's start), after any zone reset or finish it sends first; None for a
+    /// read when no zone of the job's range holds data to read (fio ends the job there).
+    pub(crate) fn adjust(&mut self, set: &mut WriteZones, dev: &mut Device, cmd: Command, submit: Ns) -> Option<Command> {
+        Some(match cmd.kind {
             CmdKind::Write => self.adjust_write(set, dev, cmd, submit),
-            CmdKind::Read if !self.cfg.read_beyond_wp => self.adjust_read(dev, cmd),
+            CmdKind::Read if !self.cfg.read_beyond_wp => return self.adjust_read(dev, cmd),
             CmdKind::Trim => {
                 let zs = dev.zones().expect("a zoned drive");
                 let mut z = ((cmd.unit / self.geo.zone_units) as usize).clamp(self.first, self.end - 1);
@@ -197,7 +198,7 @@ impl ZbdJob {
                 Command { kind: CmdKind::Trim, unit: self.start(z), units: self.geo.zone_units }
             }
             _ => cmd,
-        }
+        })
     }
 
     fn adjust_write(&mut self, set: &mut WriteZones, dev: &mut Device, cmd: Command, submit: Ns) -> Command {
@@ -229,14 +230,15 @@ impl ZbdJob {
         Command { kind: CmdKind::Write, unit: self.start(z) + wp, units: units.max(self.min_bs.min(room)) }
     }
 
-    fn adjust_read(&mut self, dev: &Device, cmd: Command) -> Command {
+    /// A read moved below a write pointer: in its own zone if that holds data, else in the
+    /// next zone that does (fio's zbd_find_zone); None when none does.
+    fn adjust_read(&mut self, dev: &Device, cmd: Command) -> Option<Command> {
         let zs = dev.zones().expect("a zoned drive");
         let z = ((cmd.unit / self.geo.zone_units) as usize).clamp(self.first, self.end - 1);
-        let found = (z..self.end).chain(self.first..z).find(|&w| zs.write_pointer(w) >= cmd.units.min(self.min_bs).max(1));
-        let Some(w) = found else { return cmd };
+        let w = (z..self.end).chain(self.first..z).find(|&w| zs.write_pointer(w) >= cmd.units.min(self.min_bs).max(1))?;
         let written = zs.write_pointer(w);
         let off = if w == z { cmd.unit - self.start(z) } else { 0 };
         let off = if off + cmd.units > written { written.saturating_sub(cmd.units) } else { off };
-        Command { kind: CmdKind::Read, unit: self.start(w) + off, units: cmd.units.min(written) }
+        Some(Command { kind: CmdKind::Read, unit: self.start(w) + off, units: cmd.units.min(written) })
     }
 }
