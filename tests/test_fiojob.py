@@ -829,13 +829,13 @@ def test_unknown_option_names_file_line_and_the_closest(tmp_path):
 
 
 @pytest.mark.parametrize("option, value", [
-    ("verify", "md5"), ("zonemode", "strided"), ("zoneskip", "256m"), ("rw_sequencer", "identical"),
+    ("verify_backlog", "16"), ("zonemode", "strided"), ("zoneskip", "256m"), ("rw_sequencer", "identical"),
     ("read_iolog", "trace.log"), ("dedupe_percentage", "30"), ("sync", "1"), ("write_barrier", "8"),
     ("latency_target", "10ms"), ("rate_min", "1m"), ("max_latency", "5ms"), ("flow", "2"), ("nrfiles", "4"),
     ("filesize", "1g"), ("buffer_pattern", "0xdeadbeef"), ("steadystate_duration", "60"), ("profile", "tiobench"),
     ("ioengine", "cpuio"), ("ioengine", "net"), ("ioengine", "falloc"), ("filename", "/dev/sdb:/dev/sdc"),
     ("pre_read", "1"), ("verify_only", "1"), ("trim_percentage", "10"), ("percentage_sequential", "10"),
-    ("verify_pattern", "0xff"), ("flow_id", "1"), ("flow_sleep", "100"),
+    ("flow_id", "1"), ("flow_sleep", "100"),
 ])
 def test_options_not_modelled_are_refused_with_file_line_and_option(option, value):
     text = f"[global]\nsize=1g\n[job]\nrw=randwrite\n{option}={value}\n"
@@ -856,8 +856,8 @@ def test_options_of_later_fio_releases_are_refused_naming_the_release(need_fio, 
 def test_options_not_modelled_are_listed_at_their_default():
     j = parse_job_text("[a]\nverify=0\nzoneskip=0\nnrfiles=1\nsync=none\nfsync=0\nrw_sequencer=sequential\n").jobs[0]
     assert [(o.name, o.reason) for o in j.host_options] == [
-        (n, "at fio's default value: no effect") for n in ("nrfiles", "rw_sequencer", "sync", "verify", "zoneskip")]
-    j = parse_job_text("[a]\nverify_backlog=16\nlatency_window=1s\nss=iops:5%\n").jobs[0]
+        (n, "at fio's default value: no effect") for n in ("nrfiles", "rw_sequencer", "sync", "zoneskip")]
+    j = parse_job_text("[a]\ntrim_verify_zero=1\nlatency_window=1s\nss=iops:5%\n").jobs[0]
     assert all("no effect unless" in o.reason for o in j.host_options)
 
 

@@ -131,8 +131,22 @@ def test_print_job_and_dry_run(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_section_runs_those_sections_and_verify_reads_back_what_was_written(tmp_path):
+    """fio's --section=NAME keeps only the named sections of a job file; a job with verify
+    reads back, after its writes, the bytes it wrote."""
+    jobfile = tmp_path / "j.fio"
+    jobfile.write_text("[global]\nbs=64k\nsize=32m\nstonewall\n[a]\nrw=randwrite\nverify=crc32c\n"
+                       "[b]\nrw=randread\n[c]\nrw=write\nsize=16m\n")
+    out = tmp_path / "o"
+    run_cli("run", str(jobfile), "--section=a", "--section=c", *set_args(), "--out", str(out), "--no-progress")
+    groups = json.loads((out / "summary.json").read_text())["groups"]
+    assert [g["name"] for g in groups] == ["a", "a (verify)", "c"]
+    assert groups[0]["host_write_bytes"] == groups[1]["host_read_bytes"] == 32 << 20
+    assert groups[1]["host_write_bytes"] == 0 and groups[2]["host_write_bytes"] == 16 << 20
+
+
 @pytest.mark.parametrize("text,needle", [
-    ("[a]\nrw=randwrite\nverify=md5\n", "verify"),
+    ("[a]\nrw=randwrite\nverify=md5\ntime_based\nruntime=1\n", "option time_based: verify"),
     ("[a]\nrw=randwrite\nbs=1000\nsize=1m\n", "multiple of 512"),
     ("[a]\nrw=randtrimwrite\n", "rw"),
 ])

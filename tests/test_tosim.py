@@ -217,3 +217,37 @@ def test_data_placement_becomes_the_simulators_placement_keys(tmp_path):
     # Without fdp, and for a job that only reads, no placement.
     assert not any(k.startswith("placement") for k in tosim.sim_job(_job("rw=randwrite"), 1 << 30)[0])
     assert not any(k.startswith("placement") for k in tosim.sim_job(_job("rw=randread\nfdp=1"), 1 << 30)[0])
+
+
+@pytest.mark.parametrize("options, read", [
+    ("rw=randwrite\nbs=64k\niodepth=8\noffset=8m\nsize=16m", 16 << 20),
+    ("rw=write\nbs=128k\nsize=16m\nio_size=4m", 4 << 20),
+    ("rw=write\nbs=128k\nsize=16m\nloops=3", 16 << 20),
+])
+def test_verify_reads_back_what_the_job_wrote_after_its_writes(options, read):
+    """fio's verify: after the writes, the latest copy of every block written, in offset order,
+    at the job's block size and depth."""
+    w = fiojob.parse_job_text(f"[j]\n{options}\nverify=crc32c\n[k]\nstonewall\nrw=read\nsize=4m\n")
+    groups = tosim.sim_groups(w, CAPACITY, 1.0)
+    assert [g.name for g in groups] == ["j", "j (verify)", "k"]
+    written, back = groups[0].keys, groups[1].keys
+    assert back["read_fraction"] == 1.0 and back.get("read_random_fraction", 0) == 0
+    assert (back["offset_bytes"], back["qd"]) == (written["offset_bytes"], written["qd"])
+    assert back.get("io_bytes", back["span_bytes"]) == read and groups[1].jobs == [("j", ("read",))]
+    assert "reads back" in groups[1].notes[0]
+    # do_verify=0: fio computes checksums but reads nothing back
+    w = fiojob.parse_job_text(f"[j]\n{options}\nverify=crc32c\ndo_verify=0\n")
+    assert [g.name for g in tosim.sim_groups(w, CAPACITY, 1.0)] == ["j"]
+
+
+@pytest.mark.parametrize("options, key", [
+    ("rw=randwrite\nsize=8m\ntime_based\nruntime=5", "time_based"),
+    ("rw=randrw\nsize=8m", "rw"),
+    ("rw=randwrite\nsize=8m\nnorandommap", "norandommap"),
+    ("rw=randwrite\nsize=8m\nio_size=1m", "io_size"),
+    ("rw=randwrite\nsize=8m\nnumjobs=2", "verify"),
+])
+def test_verify_the_simulator_cannot_read_back_as_fio_does_is_refused_naming_the_option(options, key):
+    w = fiojob.parse_job_text(f"[j]\n{options}\nverify=md5\n")
+    with pytest.raises(fiojob.WorkloadError, match=rf"^<job file>:\d+: job 'j', option {key}: verify \(read back"):
+        tosim.sim_groups(w, CAPACITY, 1.0)

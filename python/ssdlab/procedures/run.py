@@ -41,7 +41,8 @@ from .declare import Metric, Test, headline_of, param
 
 @dataclass(frozen=True)
 class RunParams:
-    job: str | None = param(None, "JOB", "a fio job file, or the name of a built-in workload (see --list); "
+    job: str | None = param(None, "JOB", "a fio job file (with --section=NAME, repeatable: only those sections, "
+                            "as fio's --section), or the name of a built-in workload (see --list); "
                             "or give fio's options instead, as --name=value (fio's names and units)",
                             positional=True)
     list_named: bool = param(False, "--list", "list the built-in workloads and exit", switch=True)
@@ -96,6 +97,11 @@ def load(params: RunParams) -> Loaded:
     from ..workload import named as named_mod
 
     args = tuple(params.fio_args)
+    # fio's --section=NAME (repeatable): only those sections of the job file run.
+    sections = [a.partition("=")[2] for a in args if a.startswith("--section=")]
+    args = tuple(a for a in args if not a.startswith("--section"))
+    if sections and (params.job is None or not Path(params.job).is_file()):
+        raise UserError("run: --section=NAME picks sections of a job file (as fio's --section): give the job file")
     if params.job is not None and params.job in named_mod.NAMED and not Path(params.job).exists():
         named = named_mod.get(params.job)
         p = _named_params(named, args)
@@ -129,7 +135,8 @@ def load(params: RunParams) -> Loaded:
                         f"names them: {', '.join(named_mod.NAMED)})")
     if path.is_dir():
         raise UserError(f"run: {path} is a folder; give a fio job file")
-    return Loaded(f"job file {path}", workload=fiojob.parse_job_file(path))
+    workload = fiojob.parse_job_file(path, sections=sections or None)
+    return Loaded(f"job file {path}" + "".join(f" --section={x}" for x in sections), workload=workload)
 
 
 def early(params: RunParams) -> int | None:

@@ -54,12 +54,16 @@ Options fall in three classes:
     ``group_reporting``, every log option, ``output``, ``clocksource``, ``cpus_allowed``,
     engine options...): the value is checked as fio would, then listed in
     :attr:`Job.host_options` as not applicable to the simulator, with the reason.
-(c) **Options that change the I/O pattern in ways not modelled** (``verify``,
-    ``zonemode=strided``, ``rw_sequencer=identical``, ``read_iolog``, ``dedupe_percentage``,
+(c) **Options that change the I/O pattern in ways not modelled** (``verify_only``,
+    ``verify_backlog``, ``trim_percentage``, ``zonemode=strided``, ``rw_sequencer=identical``, ``read_iolog``, ``dedupe_percentage``,
     ``sync=1``, ``write_barrier``, ``latency_target``, ``rate_min``, ``flow``, several files
     per job, engines that do no block I/O...): a :class:`~ssdlab.errors.UserError` naming
     the option, file and line. Set to fio's default value they change nothing and are
     listed with the host options instead.
+
+``verify`` is part of the pattern: after its writes the job reads back what it wrote
+(:attr:`Job.verify`); how fio checks the data (``verify_pattern``, ``verify_fatal``...) is a
+host option.
 
 ``fsync=N`` and ``fdatasync=N`` are modelled: on a block device both end in a device cache
 flush after every N writes (``fsync_every_writes``, ``fdatasync_every_writes``), as
@@ -380,6 +384,10 @@ class Job:
     zone_reset_frequency: float = 0.0
     read_beyond_wp: bool = False
     ignore_zone_limits: bool = False
+    #: fio's data verification: the checksum type (``verify``), "none" without it (or with
+    #: ``do_verify=0``). After its writes, fio reads back every block the job wrote (the
+    #: latest copy of each, by offset) at the job's block size and depth, and checks it.
+    verify: str = "none"
 
     #: Where each option the job was given was last written, by fio's name of the option
     #: (``bs``, ``size``...), for messages about its value.
@@ -710,12 +718,16 @@ _REASONS = {
     "soft": "deprecated: fio ignores it",
     "default": "at fio's default value: no effect",
     "onefile": "how fio picks among several files; a job has one target here",
+    "verify": "how fio checks the data it reads back (checksums, patterns, what a mismatch does); the drive "
+              "sees the same read-back whatever fio computes",
 }
 
 #: Why options of class (c) are refused, and what to do.
 _REFUSALS = {
-    "verify": "fio's data verification (verify, verify_pattern, verify_only, trim_percentage, trim_backlog) adds "
-              "read-back and trim I/O that ssdlab does not model; remove it (verify=0) or run the job with fio",
+    "verify": "verify_only (a read-back without the writes), trim_percentage and trim_backlog (trims of written "
+              "blocks, then verified) add I/O that ssdlab does not model; remove it or run the job with fio",
+    "verify_backlog": "verifying while writing (verify_backlog) interleaves the read-back with the writes; the "
+                      "simulator reads back after the writes (fio's default): remove it or run the job with fio",
     "zones": "zonemode=strided and zoneskip (fio's strided zones of a regular device) are not modelled "
              "(zonemode=zbd is); remove them",
     "files": "several files per job are not modelled (the simulator is one drive); use one file "
@@ -819,22 +831,22 @@ ramp_time                   time_s   pattern
 clocksource                 enum:gettimeofday|clock_gettime|cpu  host:system
 mem,iomem                   text     host:submit
 iomem_align,mem_align       int      host:submit
-verify                      enum:0|md5|crc64|crc32|crc32c-intel|crc32c|crc16|crc7|sha1|sha256|sha512|sha3-224|sha3-256|sha3-384|sha3-512|xxhash|meta|pattern|null  refuse:verify  0
-do_verify                   bool     needs:verify
+verify                      enum:0|md5|crc64|crc32|crc32c-intel|crc32c|crc16|crc7|sha1|sha256|sha512|sha3-224|sha3-256|sha3-384|sha3-512|xxhash|meta|pattern|null  pattern
+do_verify                   bool     pattern
 verifysort                  text     soft
 verifysort_nr               text     soft
-verify_interval             int      needs:verify
-verify_offset               int      needs:verify
-verify_pattern              text     refuse:verify
-verify_fatal                bool     needs:verify
-verify_dump                 bool     needs:verify
-verify_async                int      needs:verify
-verify_backlog              size     needs:verify
-verify_backlog_batch        int      needs:verify
-verify_async_cpus           cpus     needs:verify
-experimental_verify         bool     needs:verify
-verify_state_load           bool     needs:verify
-verify_state_save           bool     needs:verify
+verify_interval             int      host:verify
+verify_offset               int      host:verify
+verify_pattern              text     host:verify
+verify_fatal                bool     host:verify
+verify_dump                 bool     host:verify
+verify_async                int      host:verify
+verify_backlog              size     refuse:verify_backlog  0
+verify_backlog_batch        int      needs:verify_backlog
+verify_async_cpus           cpus     host:verify
+experimental_verify         bool     host:verify
+verify_state_load           bool     host:verify
+verify_state_save           bool     host:verify
 trim_percentage             int      refuse:verify  0
 trim_verify_zero            bool     needs:trim_percentage
 trim_backlog                size     refuse:verify  0
@@ -1015,6 +1027,9 @@ _OPTIONS = _load_table()
 #: Engines fio runs one IO at a time (FIO_SYNCIO): ``iodepth`` has no effect with them.
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "splice", "mmap", "pmemblk", "dev-dax",
                           "libpmem"})
+#: fio's ``verify`` types (0: none).
+VERIFY_CHECKSUMS = ("0", "md5", "crc64", "crc32", "crc32c-intel", "crc32c", "crc16", "crc7", "sha1", "sha256",
+                    "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta", "pattern", "null")
 #: Engines that pass NVMe or SCSI commands to the drive's character device: no page cache,
 #: whatever ``direct`` says.
 PASSTHROUGH_ENGINES = frozenset({"io_uring_cmd", "sg"})
@@ -1115,7 +1130,7 @@ def _defaults() -> dict:
         "dataplacement": "none", "plids": (), "plid_select": "roundrobin", "dp_scheme": None,
         "zonemode": "none", "zonesize": 0, "zonecapacity": 0, "zonerange": 0, "read_beyond_wp": False,
         "max_open_zones": 0, "job_max_open_zones": 0, "ignore_zone_limits": False, "zone_reset_threshold": 0.0,
-        "zone_reset_frequency": 0.0,
+        "zone_reset_frequency": 0.0, "verify": "0", "do_verify": True,
         "dp_names": frozenset(),
     }
 
@@ -1582,6 +1597,8 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "ignore_zone_limits": _simple("ignore_zone_limits", _c_bool(True)),
     "zone_reset_threshold": _simple("zone_reset_threshold", _c_fraction),
     "zone_reset_frequency": _simple("zone_reset_frequency", _c_fraction),
+    "verify": _simple("verify", _c_enum(VERIFY_CHECKSUMS)),
+    "do_verify": _simple("do_verify", _c_bool(True)),
     "name": _simple("name", _c_name),
     "wait_for": _simple("wait_for", _c_name),
     "rw": _h_rw,
@@ -2110,6 +2127,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         fsync_on_close=v["fsync_on_close"], where=where, option_where=dict(st.lines),
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
         ioengine=v["ioengine"], direct=v["direct"], **dp, **zones,
+        verify=v["verify"] if v["verify"] != "0" and v["do_verify"] else "none",
     )
 
 
@@ -2427,6 +2445,8 @@ def _job_lines(job: Job) -> list[str]:
             out.append(f"{key}=1")
     out += _dp_lines(job)
     out += _zone_lines(job)
+    if job.verify != "none":
+        out.append(f"verify={job.verify}")
     if job.exit_what != "group":
         out.append(f"exit_what={job.exit_what}")
     if job.wait_for is not None:

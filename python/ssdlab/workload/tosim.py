@@ -10,7 +10,7 @@ summary lists them); what the simulator cannot run is a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..params import MAX_SERIES_POINTS, MAX_SPANS
 from .fiojob import DIRECTIONS, Job, Workload, WorkloadError, where_prefix
@@ -382,6 +382,43 @@ def check_placement(workload: Workload, handles: int, profile: str) -> None:
                                          "fdp_reclaim_unit_handles): set that key higher or use lower ids")
 
 
+def verify_job(job: Job, group: list[Job], capacity_bytes: int) -> Job:
+    """The read-back fio runs after the writes of ``job`` (``verify``): every block the job
+    wrote, the latest copy of each, in offset order at its block size and depth: a sequential
+    read of what it wrote. The simulator takes it where that is the whole written region (or
+    its first ``io_size`` bytes, written in order): a job alone in its group writing its
+    region once in order, or at random over all of it (fio's random map); an error names the
+    option otherwise."""
+    def refuse(option: str, why: str) -> WorkloadError:
+        return _fail(job, option, f"verify (read back what the job wrote, after its writes) is simulated for a "
+                                  f"job that {why}; remove verify or run the job with fio")
+    if len(group) > 1:
+        raise refuse("verify", "runs alone in its group (its read-back would overlap the other jobs' I/O): "
+                               "put it in a group of its own (stonewall)")
+    if job.directions != ("write",):
+        raise refuse("rw", "only writes (rw=write or randwrite)")
+    if job.time_based:
+        raise refuse("time_based", "ends when it has written its size, not at a time")
+    if job.norandommap and job.random:
+        raise refuse("norandommap", "writes each block of its region once (fio's random map)")
+    offset, length = region(job, capacity_bytes)
+    amount = length
+    if job.io_size_bytes is not None or job.io_size_pct is not None or job.number_ios:
+        written = (job.io_size_bytes if job.io_size_bytes is not None else
+                   length * job.io_size_pct // 100 if job.io_size_pct is not None else
+                   job.number_ios * job.bs_max_bytes[1])
+        if written < length:
+            if job.random:
+                raise refuse("io_size", "writes all of its region (at random, fewer bytes than the region leave "
+                                        "scattered blocks to read back)")
+            amount = written
+    return replace(job, rw="read", verify="none", offset_bytes=offset, offset_pct=None, offset_increment_bytes=0,
+                   offset_increment_pct=None, size_bytes=length, size_pct=None, io_size_bytes=amount, io_size_pct=None,
+                   number_ios=0, loops=1, runtime_us=0, ramp_time_us=0, startdelay_us=0, startdelay_max_us=0,
+                   bs_min_bytes=(job.bs_min_bytes[1],) * 3, bs_max_bytes=(job.bs_max_bytes[1],) * 3,
+                   bssplit=(job.bssplit[1],) * 3, zonemode="none", dataplacement="none", plids=(), clone=0)
+
+
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
     """The workload's groups as the simulator runs them, in order."""
     out = []
@@ -410,4 +447,13 @@ def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> li
                 if stops:
                     keys_of_job["exit_stops"] = stops
         out.append(SimGroup(gi, name, keys, notes, [(j.name, j.directions) for j in group], idle))
+        for job in group:
+            if job.verify != "none":
+                vkeys, _ = sim_job(verify_job(job, group, capacity_bytes), capacity_bytes)
+                _check_series(job, vkeys, interval_s)
+                out.append(SimGroup(gi, f"{name} (verify)", {**vkeys, "interval_s": interval_s},
+                                    [f"{job.name}: verify={job.verify}: after its writes, fio reads back the "
+                                     f"{vkeys['span_bytes'] if 'io_bytes' not in vkeys else vkeys['io_bytes']} bytes "
+                                     "it wrote in offset order; the simulator runs that read-back as a group of its "
+                                     "own"], [(job.name, ("read",))]))
     return out
