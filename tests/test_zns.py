@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,37 @@ def test_a_read_with_nothing_written_ends_the_job_as_fio_does(tmp_path):
     assert read_bytes(0) == 0
     # read where the offsets say: the sequential job reads its 4 zones, the random one too
     assert read_bytes(1) == 2 * 4 * (256 << 20)
+
+
+def test_sizes_in_zones_take_the_zoned_drives_zone_size_as_fio_does(tmp_path):
+    job = tmp_path / "z.fio"
+    job.write_text("[z]\nzonemode=zbd\nrw=write\nbs=1m\nsize=3z\n")
+    g = _run(tmp_path, job, *set_args(SMALL_DRIVE))["groups"][0]
+    assert g["host_write_bytes"] == 3 * (256 << 20)
+    proc = run_cli("run", str(job), "--target", "sim:default", *set_args(SMALL_DRIVE), "--out", str(tmp_path / "d"),
+                   "--no-progress", check=False)
+    assert proc.returncode == 2 and f"{job}:5: job 'z': a size in zones" in proc.stderr, proc.stderr
+
+
+def test_zone_append_runs_on_the_simulator_and_names_what_fio_needs_elsewhere(tmp_path):
+    text = ("[global]\nioengine=io_uring_cmd\ncmd_type=nvme\nzonemode=zbd\nzonesize=256m\n"
+            "[a]\nrw=randwrite\nbs=64k\nsize=2z\nwrite_mode=zone_append\n")
+    w = fiojob.parse_job_text(text)
+    assert w.jobs[0].write_mode == "zone_append" and "write_mode=zone_append" in fiojob.format_job_file(w)
+    job = tmp_path / "a.fio"
+    job.write_text(text)
+    g = _run(tmp_path, job, *set_args(SMALL_DRIVE))["groups"][0]
+    assert g["host_write_bytes"] == 2 * (256 << 20) and all(g[k] == 0 for k in ERRORS)
+    with pytest.raises(fiojob.WorkloadError, match=r"<job file>:10: job 'a': write_mode=zone_append needs a fio "
+                                                   r"release after 3\.42; the installed fio is fio-3\.33"):
+        tofio.check_write_mode(w, "fio-3.33", "/dev/ng0n1")
+    with pytest.raises(fiojob.WorkloadError, match=r"generic character device .*the target is /dev/loop3"):
+        tofio.check_write_mode(w, "fio-3.43", "/dev/loop3")
+    tofio.check_write_mode(w, "fio-3.43", "/dev/ng0n1")
+    for bad, says in (("write_mode=uncor", "write_mode=uncor (write commands other"),
+                      ("zonemode=none\nwrite_mode=zone_append", "needs zonemode=zbd")):
+        with pytest.raises(fiojob.WorkloadError, match=re.escape(says)):
+            fiojob.parse_job_text(f"[a]\nioengine=io_uring_cmd\nrw=write\n{bad}\n")
 
 
 def test_the_same_seed_gives_the_same_zoned_run(tmp_path):

@@ -91,9 +91,9 @@ def _named_params(named, args: tuple[str, ...]):
     return named.make_params(**values)
 
 
-def load(params: RunParams) -> Loaded:
+def load(params: RunParams, zone_size_bytes: int = 0) -> Loaded:
     """The workload the command line names (a job file, a built-in workload with its options,
-    or fio's options)."""
+    or fio's options), for a drive with zones of ``zone_size_bytes`` (0: none or unknown)."""
     from ..workload import named as named_mod
 
     args = tuple(params.fio_args)
@@ -135,7 +135,7 @@ def load(params: RunParams) -> Loaded:
                         f"names them: {', '.join(named_mod.NAMED)})")
     if path.is_dir():
         raise UserError(f"run: {path} is a folder; give a fio job file")
-    workload = fiojob.parse_job_file(path, sections=sections or None)
+    workload = fiojob.parse_job_file(path, sections=sections or None, device_zone_bytes=zone_size_bytes)
     return Loaded(f"job file {path}" + "".join(f" --section={x}" for x in sections), workload=workload)
 
 
@@ -181,7 +181,7 @@ def _replay_job(loaded: Loaded) -> ReplayJob:
 def plan(target: Target, params: RunParams) -> list:
     """The steps (checked: an option the simulator cannot run, or a job writing elsewhere
     than the target, is an error before the drive is touched)."""
-    loaded = load(params)
+    loaded = load(params, target.zone_size_bytes)
     if loaded.workload is None:
         _generated_span(loaded, target)
         return [_replay_job(loaded)]
@@ -191,7 +191,7 @@ def plan(target: Target, params: RunParams) -> list:
 def print_plan(target: Target, params: RunParams) -> None:
     """``--dry-run``: the workload as ssdlab understood it, then per group what runs: the
     simulator's workload keys, or fio's job file."""
-    loaded = load(params)
+    loaded = load(params, target.zone_size_bytes)
     print(f"# dry run: {loaded.source} on {target.name} ({human_size(target.capacity_bytes)}); nothing is written")
     if target.refused:
         print(f"# WARNING: a real run would be refused: {target.refused}")
@@ -218,7 +218,7 @@ def run(target: Target, params: RunParams, out, *, argv: list[str] | None = None
     """Runs the workload on ``target`` into the results folder ``out``; returns the summary.
     Ctrl-C or a failing group keeps what was measured, marked incomplete."""
     rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
-    loaded = load(params)
+    loaded = load(params, target.zone_size_bytes)
     summary = declared_summary("run", target, params, argv)
     summary["workload_source"] = loaded.source
     if loaded.named is not None:

@@ -227,6 +227,8 @@ class Target(Protocol):
     gate_overridden: tuple[str, ...]
     #: The simulated drive's profile (:class:`ssdlab.profiles.Profile`), None for a real drive.
     profile: object | None
+    #: Zone size of a zoned drive [bytes] (fio's sizes in zones take it), 0 when not zoned.
+    zone_size_bytes: int
 
     def purge(self) -> dict:
         """Return the target to a fresh-out-of-box state; say how (``{"method": ...}``)."""
@@ -293,6 +295,7 @@ class TargetDefaults:
     """The attributes of :class:`Target` that most kinds leave as they are."""
 
     capabilities: frozenset[str] = frozenset()
+    zone_size_bytes: int = 0
     refused: str | None = None
     gate_overridden: tuple[str, ...] = ()
     profile: object | None = None

@@ -1140,15 +1140,25 @@ class FioTarget(TargetDefaults):
 
         return status
 
+    @property
+    def zone_size_bytes(self) -> int:
+        """Zone size of a zoned block device [bytes], 0 otherwise (fio's sizes in zones)."""
+        from ..workload import tofio
+
+        return tofio.zone_bytes(self.real_path)
+
     def plan_workload(self, workload, interval_s: float) -> list[WorkloadStep]:
         """One step per group of a :class:`~ssdlab.workload.fiojob.Workload`, after checking
         that no job's ``filename`` names another device or file than this target, that
-        fio and the target can run its data placement options (:func:`tofio.check_placement`)
-        and its zone mode (:func:`tofio.check_zones`)."""
+        fio and the target can run its data placement options (:func:`tofio.check_placement`),
+        its zone appends (:func:`tofio.check_write_mode`) and its zone mode
+        (:func:`tofio.check_zones`)."""
         from ..workload import tofio
 
         if any(j.dataplacement != "none" for j in workload.jobs):
             tofio.check_placement(workload, fio_version(self.fio), self.real_path)
+        if any(j.write_mode != "write" for j in workload.jobs):
+            tofio.check_write_mode(workload, fio_version(self.fio), self.real_path)
         tofio.check_zones(workload, self.real_path)
         tofio.check_filename(workload, self.path, (self.name, self.real_path))
         return workload_steps(workload, interval_s)

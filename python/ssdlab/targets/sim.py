@@ -150,6 +150,7 @@ class SimTarget(TargetDefaults):
         self.seed = int(seed)
         self.name = f"sim:{profile.name}"
         self.capacity_bytes = profile.user_bytes
+        self.zone_size_bytes = int(profile.values.get("zns_zone_size_bytes") or 0)
         self._drive = None  # built on first use: allocating a large drive's maps costs seconds
         self._released = False
 

@@ -55,7 +55,8 @@ Options fall in three classes:
     engine options...): the value is checked as fio would, then listed in
     :attr:`Job.host_options` as not applicable to the simulator, with the reason.
 (c) **Options that change the I/O pattern in ways not modelled** (``verify_only``,
-    ``verify_backlog``, ``trim_percentage``, ``zonemode=strided``, ``rw_sequencer=identical``, ``read_iolog``, ``dedupe_percentage``,
+    ``verify_backlog``, ``trim_percentage``, ``zonemode=strided``, ``rw_sequencer=identical``,
+    ``read_iolog``, ``dedupe_percentage``,
     ``sync=1``, ``write_barrier``, ``latency_target``, ``rate_min``, ``flow``, several files
     per job, engines that do no block I/O...): a :class:`~ssdlab.errors.UserError` naming
     the option, file and line. Set to fio's default value they change nothing and are
@@ -388,6 +389,9 @@ class Job:
     #: ``do_verify=0``). After its writes, fio reads back every block the job wrote (the
     #: latest copy of each, by offset) at the job's block size and depth, and checks it.
     verify: str = "none"
+    #: io_uring_cmd's ``write_mode`` (fio after 3.42): "write", or "zone_append" (zone append
+    #: commands: the drive places each write at its zone's write pointer and returns where).
+    write_mode: str = "write"
 
     #: Where each option the job was given was last written, by fio's name of the option
     #: (``bs``, ``size``...), for messages about its value.
@@ -1045,7 +1049,7 @@ _BLOCK_ENGINES: dict[str, tuple[str, ...]] = {
                  "force_async", "cmd_type"),
     "io_uring_cmd": ("hipri", "cmdprio_percentage", "cmdprio_class", "cmdprio", "cmdprio_bssplit", "fixedbufs",
                      "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached", "nowait",
-                     "force_async", "cmd_type"),
+                     "force_async", "cmd_type", "write_mode"),
     "sg": ("hipri", "readfua", "writefua", "sg_write_mode", "stream_id"),
     "mmap": ("thp",),
     "nbd": ("uri",),
@@ -1130,7 +1134,7 @@ def _defaults() -> dict:
         "dataplacement": "none", "plids": (), "plid_select": "roundrobin", "dp_scheme": None,
         "zonemode": "none", "zonesize": 0, "zonecapacity": 0, "zonerange": 0, "read_beyond_wp": False,
         "max_open_zones": 0, "job_max_open_zones": 0, "ignore_zone_limits": False, "zone_reset_threshold": 0.0,
-        "zone_reset_frequency": 0.0, "verify": "0", "do_verify": True,
+        "zone_reset_frequency": 0.0, "verify": "0", "do_verify": True, "write_mode": "write",
         "dp_names": frozenset(),
     }
 
@@ -1848,6 +1852,16 @@ def _check_engine_options(st: _State) -> None:
                               f"ioengine={engine}; set ioengine or remove it")
         if key in _ENGINE_REFUSED and item.value != _ENGINE_REFUSED[key]:
             raise _fail(item, f"{key} is not supported: {_REFUSALS['fua']}")
+        if key == "write_mode" and item.value != "write":
+            if item.value != "zone_append":
+                raise _fail(item, f"write_mode={item.value} (write commands other than writes and zone appends) is "
+                                  "not modelled; use write_mode=write or zone_append, or run the job with fio")
+            if st.v["zonemode"] != "zbd":
+                raise _fail(item, "write_mode=zone_append needs zonemode=zbd (fio refuses it without)")
+            st.v["write_mode"] = "zone_append"
+            st.given.add("write_mode")
+            st.lines["write_mode"] = item.where
+            continue
         reason = _REASONS["default"] if key in _ENGINE_REFUSED else _REASONS["submit"]
         st.host[key] = HostOption(key, item.value, reason, item.where)
 
@@ -1983,8 +1997,9 @@ class _Record:
 class _Builder:
     """Collects jobs in fio's order; fio's def_thread is ``defaults``."""
 
-    def __init__(self, environ: Mapping[str, str] | None):
+    def __init__(self, environ: Mapping[str, str] | None, device_zone_bytes: int = 0):
         self.environ = os.environ if environ is None else environ
+        self.device_zone_bytes = device_zone_bytes
         self.defaults = _State()
         self.records: list[_Record] = []
         self.sources: list[str] = []
@@ -2065,15 +2080,16 @@ class _Builder:
                 raise WorkloadError(f"{rec.where}: job {v['name']!r} brings the file to {total_jobs:,} jobs "
                                     f"(numjobs copies included); fio runs at most {MAX_JOBS:,}: use fewer jobs")
             for clone in [0, *range(n - 1, 0, -1)]:       # fio adds copies numjobs-1 .. 1
-                groups[-1].append(_make_job(rec, clone, len(groups) - 1, report))
+                groups[-1].append(_make_job(rec, clone, len(groups) - 1, report, self.device_zone_bytes))
                 in_report += 1
             any_started = True
         exitall = self.defaults.v["exitall"] or any(r.state.v["exitall"] for r in self.records) or self.exitall
         return Workload(tuple(tuple(g) for g in groups), exitall, tuple(self.program), tuple(self.sources))
 
 
-def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
-    """fio's fixup_options: the job's effective values."""
+def _make_job(rec: _Record, clone: int, group: int, report: int, device_zone_bytes: int = 0) -> Job:
+    """fio's fixup_options: the job's effective values (``device_zone_bytes``: the zone size
+    of the drive the job runs on, 0 if unknown or not zoned)."""
     st, v = rec.state, rec.state.v
     where = rec.where
     name = v["name"] if clone == 0 else rec.jobname
@@ -2097,7 +2113,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         raise WorkloadError(f"{st.at('rate', 'rate_iops', default=where)}: job {name!r}: rate and rate_iops are "
                             "mutually exclusive in fio; keep one")
     dp = _data_placement(st, name, where)
-    zones = _zone_fields(st, name, where)
+    zones = _zone_fields(st, name, where, device_zone_bytes)
     min_bs = min(lo)                                 # fio's td_min_bs
     if v["size"] and v["size"] < min_bs:
         raise WorkloadError(f"{st.at('size', default=where)}: job {name!r}: size={v['size']} is below the "
@@ -2127,7 +2143,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int) -> Job:
         fsync_on_close=v["fsync_on_close"], where=where, option_where=dict(st.lines),
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
         ioengine=v["ioengine"], direct=v["direct"], **dp, **zones,
-        verify=v["verify"] if v["verify"] != "0" and v["do_verify"] else "none",
+        verify=v["verify"] if v["verify"] != "0" and v["do_verify"] else "none", write_mode=v["write_mode"],
     )
 
 
@@ -2135,11 +2151,12 @@ _ZONE_OPTIONS = ("zonesize", "zonecapacity", "zonerange", "read_beyond_wp", "max
                  "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency")
 
 
-def _zone_fields(st: _State, name: str, where: Where) -> dict:
+def _zone_fields(st: _State, name: str, where: Where, device_zone_bytes: int = 0) -> dict:
     """The job's zone fields (:attr:`Job.zonemode`...), and its sizes in zones (fio's ``z``
     unit: ``size=8z``) in bytes. The zone options need zonemode=zbd (refused otherwise),
-    sizes in zones a ``zonesize``; ``zonerange`` is ignored by fio in this mode (refused
-    unless it equals ``zonesize``)."""
+    sizes in zones a ``zonesize`` or a zoned drive's ``device_zone_bytes`` (fio takes the
+    device's); ``zonerange`` is ignored by fio in this mode (refused unless it equals
+    ``zonesize``)."""
     v = st.v
     sized = [k for k in ("size", "io_size", "offset", "offset_increment") if isinstance(v[k], _Zones)]
     given = [k for k in _ZONE_OPTIONS if k in st.given]
@@ -2149,11 +2166,13 @@ def _zone_fields(st: _State, name: str, where: Where) -> dict:
                                 f"{', '.join(given or [f'{k} in zones' for k in sized])} apply only with zonemode=zbd; add "
                                 "zonemode=zbd or remove them")
         return {}
-    if sized and not v["zonesize"]:
+    zone_bytes = v["zonesize"] or device_zone_bytes
+    if sized and not zone_bytes:
         raise WorkloadError(f"{st.at(*sized, default=where)}: job {name!r}: a size in zones ({sized[0]}=...z) needs "
-                            "zonesize (ssdlab reads the job before it sees the drive); add zonesize=")
+                            "zonesize, or a zoned drive to take the zone size from (the target has no zones, or "
+                            "none yet: --print-job reads the job without one); add zonesize=")
     for k in sized:
-        v[k] = v[k].n * v["zonesize"]
+        v[k] = v[k].n * zone_bytes
     if v["zonerange"] and v["zonerange"] != v["zonesize"]:
         raise WorkloadError(f"{st.at('zonerange', default=where)}: job {name!r}: fio ignores zonerange with "
                             "zonemode=zbd (the zone size is zonesize, or the device's); remove it")
@@ -2196,24 +2215,26 @@ def _data_placement(st: _State, name: str, where: Where) -> dict:
 
 # ============================================================================ entry points
 def parse_job_text(text: str, *, source: str = "<job file>", environ: Mapping[str, str] | None = None,
-                   sections: Sequence[str] | None = None) -> Workload:
+                   sections: Sequence[str] | None = None, device_zone_bytes: int = 0) -> Workload:
     """Parses the text of a fio job file. ``source`` names it in messages (and is the
     directory relative includes fall back to). ``environ`` replaces ``os.environ`` for
-    ``${VAR}``; ``sections`` keeps only those job sections (fio's ``--section``)."""
-    b = _Builder(environ)
+    ``${VAR}``; ``sections`` keeps only those job sections (fio's ``--section``);
+    ``device_zone_bytes`` is the zone size of the drive it will run on (sizes in zones
+    without ``zonesize`` take it, as fio takes the device's), 0 if none."""
+    b = _Builder(environ, device_zone_bytes)
     b.add_file(source, text, 0, sections)
     return b.workload()
 
 
 def parse_job_file(path: str | os.PathLike, *, environ: Mapping[str, str] | None = None,
-                   sections: Sequence[str] | None = None) -> Workload:
+                   sections: Sequence[str] | None = None, device_zone_bytes: int = 0) -> Workload:
     """Parses a fio job file (see :func:`parse_job_text`)."""
     p = str(path)
     try:
         text = Path(p).read_text(errors="replace")
     except OSError as e:
         raise WorkloadError(f"{p}: cannot read the job file ({e.strerror}); check the path") from None
-    return parse_job_text(text, source=p, environ=environ, sections=sections)
+    return parse_job_text(text, source=p, environ=environ, sections=sections, device_zone_bytes=device_zone_bytes)
 
 
 def parse_command_line(args: Sequence[str], *, environ: Mapping[str, str] | None = None) -> Workload:
@@ -2447,6 +2468,8 @@ def _job_lines(job: Job) -> list[str]:
     out += _zone_lines(job)
     if job.verify != "none":
         out.append(f"verify={job.verify}")
+    if job.write_mode != "write":
+        out.append(f"write_mode={job.write_mode}")
     if job.exit_what != "group":
         out.append(f"exit_what={job.exit_what}")
     if job.wait_for is not None:

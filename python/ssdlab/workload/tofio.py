@@ -86,6 +86,43 @@ def zoned_model(device_path: str) -> str:
         return "none"
 
 
+def zone_bytes(device_path: str) -> int:
+    """Zone size of a zoned block device [bytes] (/sys/block/NAME/queue/chunk_sectors), 0 for
+    a device without zones or a file."""
+    from pathlib import Path
+
+    if zoned_model(device_path) == "none":
+        return 0
+    try:
+        return int(Path(f"/sys/block/{Path(device_path).resolve().name}/queue/chunk_sectors").read_text()) * 512
+    except (OSError, ValueError):
+        return 0
+
+
+#: The last fio release without zone appends (io_uring_cmd's write_mode=zone_append).
+ZONE_APPEND_AFTER = (3, 42)
+
+
+def check_write_mode(workload: Workload, fio_version: str, target_path: str) -> None:
+    """Refuses ``write_mode=zone_append`` that the installed fio (zone appends came after
+    3.42) or the target (an NVMe namespace's generic character device) cannot run."""
+    for job in workload.jobs:
+        if job.write_mode == "write":
+            continue
+        where = where_prefix(job.option_where.get("write_mode", job.where))
+        have = fio_release(fio_version)
+        if have and have <= ZONE_APPEND_AFTER:
+            raise WorkloadError(
+                f"{where}job {job.name!r}: write_mode=zone_append needs a fio release after "
+                f"{'.'.join(map(str, ZONE_APPEND_AFTER))}; the installed fio is {fio_version.strip()} (Debian 12 "
+                "ships 3.33): install a newer fio (e.g. built from github.com/axboe/fio), or run the job on the "
+                "simulator (--target sim:zns)")
+        if not _NVME_GENERIC.fullmatch(target_path):
+            raise WorkloadError(
+                f"{where}job {job.name!r}: write_mode=zone_append sends NVMe zone appends through a zoned "
+                f"namespace's generic character device (/dev/ngXnY); the target is {target_path}")
+
+
 def check_zones(workload: Workload, target_path: str) -> None:
     """zonemode=zbd on a fio target: fio runs it on a zoned block device (zone size and
     limits from the device) and emulates zones of ``zonesize`` on a regular file or
