@@ -31,7 +31,8 @@ def _run(tmp_path: Path, jobfile: Path, *args: str, env: dict | None = None) -> 
     return json.loads((out / "summary.json").read_text())
 
 
-@pytest.mark.parametrize("name", ["zbd-seq-write", "zbd-rand-write", "zbd-rand-write-zone-reset-gc", "zbd-seq-read"])
+@pytest.mark.parametrize("name", ["zbd-seq-write", "zbd-rand-write", "zbd-rand-write-zone-reset-gc", "zbd-seq-read",
+                                  "zns-uring-cmd", "zns-zone-append"])
 def test_the_examples_run_on_the_zoned_drive_without_gc_or_refused_writes(tmp_path, name):
     short = tmp_path / f"{name}.fio"
     # fio's runtimes shortened (3 minutes, 40 s), the rest as written.
@@ -48,6 +49,13 @@ def test_the_examples_run_on_the_zoned_drive_without_gc_or_refused_writes(tmp_pa
         # each reset erasing its zone's 64 blocks.
         g = groups[0]
         assert g["zone_resets"] >= 8 and g["erases"] == 64 * g["zone_resets"]
+    if name.startswith("zns-"):
+        # Each job (1 GiB, or one zone) written, then read back in a group of its own.
+        zone = 256 << 20
+        assert [g["name"] for g in groups] == [n + v for n in ("rand-write", "write-opts", "randwrite-opts")
+                                              for v in ("", " (verify)")]
+        for w, r in zip(groups[::2], groups[1::2]):
+            assert w["host_write_bytes"] == r["host_read_bytes"] == (zone if "append" in name else 1 << 30)
     if name == "zbd-seq-read":
         # The reads find the 40 zones the first group wrote: 10 GiB read from NAND (a read of
         # unwritten units would take no page read, 50 us).
