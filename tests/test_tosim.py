@@ -91,8 +91,8 @@ def test_end_conditions_follow_fio():
 
 
 def test_refusals_name_option_and_line():
-    text = "[x]\nrw=read\n[j]\nrw=randwrite\nbs=4k\nwait_for=x\n"
-    with pytest.raises(fiojob.WorkloadError, match=r"<job file>:6: job 'j', option wait_for"):
+    text = "[x]\nrw=read\n[y]\nrw=read\n[j]\nrw=randwrite\nbs=4k\nwait_for=x\n"
+    with pytest.raises(fiojob.WorkloadError, match=r"<job file>:8: job 'j', option wait_for: jobs of a group waiting"):
         tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
     with pytest.raises(fiojob.WorkloadError, match="size"):
         tosim.sim_job(_job("rw=randwrite\noffset=60m\nsize=8m"), CAPACITY)
@@ -251,3 +251,16 @@ def test_verify_the_simulator_cannot_read_back_as_fio_does_is_refused_naming_the
     w = fiojob.parse_job_text(f"[j]\n{options}\nverify=md5\n")
     with pytest.raises(fiojob.WorkloadError, match=rf"^<job file>:\d+: job 'j', option {key}: verify \(read back"):
         tosim.sim_groups(w, CAPACITY, 1.0)
+
+
+def test_jobs_waiting_for_one_job_of_their_group_run_after_it():
+    """fio's wait_for within a group: one job first, the jobs waiting for it together once it
+    has ended (a group of their own); a wait for a job of an earlier group changes nothing."""
+    text = ("[warm]\nrw=randwrite\nsize=8m\n[a]\nrw=randwrite\nsize=8m\nwait_for=warm\n"
+            "[b]\nrw=randread\nsize=8m\nwait_for=warm\n[c]\nstonewall\nrw=read\nsize=8m\nwait_for=a\n")
+    groups = tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
+    assert [(g.index, g.name) for g in groups] == [(0, "warm"), (0, "a+b"), (1, "c")]
+    assert [len(g.keys.get("jobs", [g.keys])) for g in groups] == [1, 2, 1]
+    assert "a, b: wait for warm" in groups[1].notes[0]
+    with pytest.raises(fiojob.WorkloadError, match="exitall with jobs of a group waiting"):
+        tosim.sim_groups(fiojob.parse_job_text("[global]\nexitall\n" + text), CAPACITY, 1.0)

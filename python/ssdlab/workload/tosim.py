@@ -110,9 +110,6 @@ def sim_job(job: Job, capacity_bytes: int) -> tuple[dict, list[str]]:
         key = "fsync" if job.fsync_every_writes else "fdatasync"
         raise _fail(job, key, "cache flushes within a synthetic job are not simulated yet; remove it (the "
                               "simulated drive's write buffer is flushed by trace replay's FLUSH commands)")
-    if job.wait_for is not None:
-        raise _fail(job, "wait_for", "a job waiting for another within a group is not simulated; put it in the "
-                                     "next group (stonewall) instead")
     if job.bs_unaligned:
         raise _fail(job, "bs_unaligned", "sizes that are not multiples of the smallest size are not simulated")
     if job.thinktime_spin_us:
@@ -419,11 +416,35 @@ def verify_job(job: Job, group: list[Job], capacity_bytes: int) -> Job:
                    bssplit=(job.bssplit[1],) * 3, zonemode="none", dataplacement="none", plids=(), clone=0)
 
 
+def _split_waits(group: tuple[Job, ...]) -> list[tuple[list[Job], list[str]]]:
+    """The group as the simulator runs it, with notes: as is, or, where jobs wait for another
+    of the group (``wait_for``), the job they wait for, then the jobs waiting for it (exact
+    when one job runs first and all the others wait for it); other waits are refused. A wait
+    for a job of an earlier group has ended before the group starts: no effect."""
+    names = {j.name for j in group}
+    waiting = [j for j in group if j.wait_for in names]
+    if not waiting:
+        return [(list(group), [])]
+    first = [j for j in group if j.wait_for not in names]
+    if len(first) != 1 or any(j.wait_for != first[0].name for j in waiting):
+        raise _fail(waiting[0], "wait_for", "jobs of a group waiting for one another are simulated where one job "
+                                            "runs first and every other job of the group waits for it; put the "
+                                            "others in groups of their own (stonewall)")
+    note = (f"{', '.join(dict.fromkeys(j.name for j in waiting))}: wait for {first[0].name} (wait_for), so the "
+            f"simulator runs them together after it, as a group of their own")
+    return [(first, []), (waiting, [note])]
+
+
 def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> list[SimGroup]:
     """The workload's groups as the simulator runs them, in order."""
     out = []
-    for gi, group in enumerate(workload.groups):
-        dicts, notes = [], []
+    parts = [(gi, part) for gi, whole in enumerate(workload.groups) for part in _split_waits(whole)]
+    if workload.exitall and len(parts) > len(workload.groups):
+        job = next(j for _, (g, n) in parts if n for j in g)
+        raise _fail(job, "wait_for", "exitall with jobs of a group waiting for another is not simulated; remove "
+                                     "exitall or put the waiting jobs in a group of their own (stonewall)")
+    for gi, (group, notes) in parts:
+        dicts = []
         depth = sum(job.iodepth for job in group)
         if depth > MAX_GROUP_IODEPTH:
             raise _fail(group[-1], "iodepth", f"the group's jobs keep {depth} commands in flight together; the "
