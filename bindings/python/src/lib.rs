@@ -280,7 +280,7 @@ impl Simulator {
             let workload = workload_from_dict(params)?;
             let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
             let interval_ns = workload.interval_ns;
-            (vec![WorkloadJob { exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
+            (vec![WorkloadJob { flow: None, exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
         };
         self.sim.start_jobs(&jobs, interval_ns).map_err(py_err)
     }

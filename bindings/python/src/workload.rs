@@ -75,7 +75,7 @@ pub(crate) fn jobs_from_dict(d: &Bound<'_, PyDict>) -> PyResult<(Vec<WorkloadJob
         let name = jw.get::<String>("name", "a string").map_err(in_job)?.unwrap_or_else(|| format!("job{i}"));
         let startdelay_ns = jw.seconds("startdelay_s").map_err(in_job)?.unwrap_or(0);
         let exit_stops = jw.get::<Vec<usize>>("exit_stops", "a list of job indices").map_err(in_job)?.unwrap_or_default();
-        jobs.push(WorkloadJob { exit_stops, name, startdelay_ns, workload });
+        jobs.push(WorkloadJob { exit_stops, name, startdelay_ns, workload, flow: None });
     }
     Ok((jobs, interval_ns))
 }

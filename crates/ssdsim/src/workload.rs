@@ -303,6 +303,28 @@ pub struct WorkloadJob {
     /// these indices stop: they submit nothing more (what they have outstanding completes),
     /// and one that has not started yet does not start. Empty: it stops none.
     pub exit_stops: Vec<usize>,
+    /// fio's flow control (`flow`, `flow_id`, `flow_sleep`) among the jobs of a phase; None
+    /// without it.
+    pub flow: Option<Flow>,
+}
+
+/// fio's flow control: the jobs of a phase with the same `id` submit in proportion to their
+/// weights. A job may submit while its share of the group's submissions so far is at most
+/// its share of the group's weight (fio's `flow_threshold_exceeded`, counted over the jobs
+/// still running); otherwise it waits until another job of the group has submitted, polling
+/// every `sleep_ns` when that is not 0, and for its own outstanding commands first when
+/// `quiesce` (fio does so with `flow_sleep` or `zonemode=zbd`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flow {
+    /// The group (fio's `flow_id`).
+    pub id: u32,
+    /// The job's weight (fio's `flow`), at least 1.
+    pub weight: u32,
+    /// How long a held job sleeps before it tries again [ns] (fio's `flow_sleep`); 0: it
+    /// tries again as soon as another job has submitted.
+    pub sleep_ns: Ns,
+    /// A held job waits for its outstanding commands first.
+    pub quiesce: bool,
 }
 
 /// A workload field the simulator cannot run, and why.

@@ -349,6 +349,7 @@ fn run_case(seed: u64) -> (u64, u64, u64) {
         let several = chance(&mut rng, 250);
         let jobs: Vec<WorkloadJob> = (0..if several { pick(&mut rng, 2, 3) } else { 1 })
             .map(|i| WorkloadJob {
+                flow: None,
                 exit_stops: Vec::new(),
                 name: format!("job{i}"),
                 startdelay_ns: if several && chance(&mut rng, 300) { pick(&mut rng, 0, 10 * NS_PER_MS) } else { 0 },

@@ -159,6 +159,7 @@ fn placed_jobs(seed: u64) -> Vec<ssdsim::ftl::HandleCounters> {
         name: name.into(),
         startdelay_ns: 0,
         exit_stops: vec![],
+        flow: None,
         workload: Workload { offset_bytes, span_bytes: Some(half), io_bytes: Some(3 * half), qd: 4, placement: Some(placement), ..Workload::default() },
     };
     let random = Placement { ids: vec![0, 1], select: PlacementSelect::Random };

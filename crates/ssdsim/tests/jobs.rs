@@ -22,7 +22,7 @@ fn small() -> Config {
 }
 
 fn job(name: &str, workload: Workload) -> WorkloadJob {
-    WorkloadJob { exit_stops: Vec::new(), name: name.into(), startdelay_ns: 0, workload }
+    WorkloadJob { flow: None, exit_stops: Vec::new(), name: name.into(), startdelay_ns: 0, workload }
 }
 
 fn randread(qd: u32, duration_ns: u64) -> Workload {
@@ -112,7 +112,7 @@ fn exitall_stops_the_named_jobs_when_a_job_ends() {
     let run = |stops: Vec<usize>| {
         let mut sim = filled(&small(), 3);
         let jobs = [
-            WorkloadJob { exit_stops: stops, ..job("short", short.clone()) },
+            WorkloadJob { flow: None, exit_stops: stops, ..job("short", short.clone()) },
             job("long", writer.clone()),
             WorkloadJob { startdelay_ns: 5 * interval, ..job("late", randread(1, NS_PER_S)) },
         ];
@@ -129,7 +129,7 @@ fn exitall_stops_the_named_jobs_when_a_job_ends() {
     assert_eq!(free.duration_ns, 15 * interval, "without exitall the late job runs its second");
     assert!(free.jobs[1].directions[1].total_ios > 5 * writes);
     let mut sim = filled(&small(), 3);
-    let bad = [WorkloadJob { exit_stops: vec![3], ..job("a", short) }];
+    let bad = [WorkloadJob { flow: None, exit_stops: vec![3], ..job("a", short) }];
     assert_eq!(sim.start_jobs(&bad, interval).unwrap_err().workload().unwrap().field, "jobs[0].exit_stops");
 }
 
@@ -137,7 +137,7 @@ fn exitall_stops_the_named_jobs_when_a_job_ends() {
 fn startdelay_shifts_a_jobs_first_io_and_its_duration_counts_from_there() {
     let mut sim = filled(&small(), 3);
     let interval = NS_PER_S / 10;
-    let delayed = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 5 * interval, workload: randread(4, 3 * interval) };
+    let delayed = WorkloadJob { flow: None, exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 5 * interval, workload: randread(4, 3 * interval) };
     // A light writer (GC on this full drive would otherwise hold reads back for long).
     let mut writer = randwrite(8, NS_PER_S);
     writer.write.rate_iops = 5000.0;
@@ -155,7 +155,7 @@ fn startdelay_shifts_a_jobs_first_io_and_its_duration_counts_from_there() {
     // A delayed job alone: the drive idles until it starts.
     let mut sim = filled(&small(), 3);
     let start = sim.now_ns();
-    let only = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 2 * interval, workload: Workload { number_ios: Some(100), ..randread(1, NS_PER_S) } };
+    let only = WorkloadJob { flow: None, exit_stops: Vec::new(), name: "late".into(), startdelay_ns: 2 * interval, workload: Workload { number_ios: Some(100), ..randread(1, NS_PER_S) } };
     let r = run_jobs(&mut sim, &[only], interval);
     assert_eq!(r.directions[0].total_ios, 100);
     assert!(r.ios[..2].iter().all(|&n| n == 0) && r.ios[2] > 0, "{:?}", r.ios);
@@ -206,7 +206,7 @@ fn one_job_without_delay_runs_exactly_as_the_workload() {
 fn fingerprint(seed: u64) -> Vec<u64> {
     let mut sim = filled(&small(), seed);
     let mix = Workload { read_fraction: 0.5, qd: 4, duration_ns: Some(NS_PER_S / 4), ..Workload::default() };
-    let jobs = [job("a", mix.clone()), job("b", mix), WorkloadJob { exit_stops: Vec::new(), name: "c".into(), startdelay_ns: NS_PER_S / 10, workload: randwrite(2, NS_PER_S / 10) }];
+    let jobs = [job("a", mix.clone()), job("b", mix), WorkloadJob { flow: None, exit_stops: Vec::new(), name: "c".into(), startdelay_ns: NS_PER_S / 10, workload: randwrite(2, NS_PER_S / 10) }];
     let r = run_jobs(&mut sim, &jobs, NS_PER_S / 20);
     let mut out = r.ios.clone();
     out.extend(r.snapshots.iter().flat_map(|s| [s.host_units, s.nand_units, s.gc_units]));
@@ -233,7 +233,7 @@ fn bad_jobs_are_refused_by_index_and_field() {
     bad.write.bssplit = vec![BlockSize { bs_bytes: 4097, weight: 1 }];
     let e = sim.start_jobs(&[job("ok", Workload::default()), job("bad", bad)], NS_PER_S).unwrap_err().workload().cloned().unwrap();
     assert_eq!(e.field, "jobs[1].write.bssplit[0].bs_bytes");
-    let late = WorkloadJob { exit_stops: Vec::new(), name: "late".into(), startdelay_ns: u64::MAX / 2, workload: Workload::default() };
+    let late = WorkloadJob { flow: None, exit_stops: Vec::new(), name: "late".into(), startdelay_ns: u64::MAX / 2, workload: Workload::default() };
     assert_eq!(sim.start_jobs(&[late], NS_PER_S).unwrap_err().workload().unwrap().field, "jobs[0].startdelay_ns");
     assert!(!sim.phase_running());
     let r = run_jobs(&mut sim, &vec![job("x", Workload { number_ios: Some(10), ..Workload::default() }); 2], NS_PER_S);
@@ -269,8 +269,8 @@ fn jobs_golden() {
     let jobs = [
         job("paced", paced),
         job("thinker", thinker),
-        WorkloadJob { exit_stops: Vec::new(), name: "small".into(), startdelay_ns: d / 4, workload: small_io },
-        WorkloadJob { exit_stops: Vec::new(), name: "skewed".into(), startdelay_ns: d / 8, workload: skewed },
+        WorkloadJob { flow: None, exit_stops: Vec::new(), name: "small".into(), startdelay_ns: d / 4, workload: small_io },
+        WorkloadJob { flow: None, exit_stops: Vec::new(), name: "skewed".into(), startdelay_ns: d / 8, workload: skewed },
     ];
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut u = |v: u64| {
@@ -347,4 +347,35 @@ fn a_reader_beside_a_writer_waits_for_its_die_not_for_the_writes() {
     // behind the writer's queued transfers (8 x 64 KiB at 550 MB/s, 0.95 ms at most).
     assert!(r50 < 1_300_000, "reader's median {r50} ns");
     assert!(q(&reader.latency, 0.99) < 2_300_000, "reader's p99 {} ns", q(&reader.latency, 0.99));
+}
+
+/// fio's flow control: jobs of one flow group submit in proportion to their weights, whatever
+/// their own pace; a job of another group is not held; once the other jobs of its group have
+/// ended a job runs free.
+#[test]
+fn flow_groups_submit_in_proportion_to_their_weights() {
+    use ssdsim::workload::Flow;
+    let d = NS_PER_S / 5;
+    let flow = |id, weight| Some(Flow { id, weight, sleep_ns: 0, quiesce: false });
+    let trims = Workload { trim_fraction: 1.0, qd: 4, duration_ns: Some(d), ..Workload::default() };
+    // A QD32 writer of weight 1 against a QD1 reader of weight 4: the writer would submit far
+    // more, but waits for the reader; a trimmer (group 1, alone) runs free.
+    let jobs = [
+        WorkloadJob { flow: flow(0, 1), ..job("w", randwrite(32, d)) },
+        WorkloadJob { flow: flow(0, 4), ..job("r", randread(1, d)) },
+        WorkloadJob { flow: flow(1, 1), ..job("free", trims.clone()) },
+    ];
+    let run = |jobs: &[WorkloadJob]| run_jobs(&mut filled(&small(), 3), jobs, d / 10);
+    let r = run(&jobs);
+    check_jobs_add_up(&r);
+    // Before the last interval (where one job may outlive the other): one write per 4 reads.
+    let [reads, writes, trimmed] = [0, 1, 2].map(|k| r.directions[k].ios[..9].iter().sum::<u64>());
+    assert!(reads > 500 && (writes as f64 / reads as f64 - 0.25).abs() < 0.01, "{reads} reads, {writes} writes");
+    // The trimmer, in a group of its own, is not held to a sixth of all submissions.
+    assert!(trimmed > 2 * (reads + writes), "{trimmed} trims");
+    // Without flow the writer submits many times more.
+    let free = run(&[job("w", randwrite(32, d)), job("r", randread(1, d))]);
+    assert!(free.directions[1].total_ios > 5 * r.directions[1].total_ios);
+    let again = run(&jobs);
+    assert_eq!(r.directions.map(|x| x.total_ios), again.directions.map(|x| x.total_ios), "same seed, same run");
 }

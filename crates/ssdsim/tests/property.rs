@@ -320,7 +320,7 @@ fn simulation_survives_random_profiles_and_workloads() {
                 }
                 2 => {
                     let jobs: Vec<WorkloadJob> = (0..pick(&mut rng, 2, 3))
-                        .map(|i| WorkloadJob { exit_stops: Vec::new(), name: format!("job{i}"), startdelay_ns: rng.below(3) * NS_PER_MS, workload: random_workload(&mut rng, &geo) })
+                        .map(|i| WorkloadJob { flow: None, exit_stops: Vec::new(), name: format!("job{i}"), startdelay_ns: rng.below(3) * NS_PER_MS, workload: random_workload(&mut rng, &geo) })
                         .collect();
                     match sim.start_jobs(&jobs, NS_PER_MS * 10) {
                         Ok(()) => run_phase_checked(&mut sim, &mut rng, &format!("{what}, jobs {jobs:?}")),

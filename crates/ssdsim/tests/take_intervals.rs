@@ -160,8 +160,8 @@ fn mixed_workload_with_trims_and_idle_gaps() {
 fn several_jobs_at_once() {
     let cfg = common::small(common::DEFAULT_PROFILE_GC, 1.07);
     let jobs = [
-        WorkloadJob { exit_stops: Vec::new(), name: "mix".into(), startdelay_ns: 0, workload: mixed(8) },
-        WorkloadJob { exit_stops: Vec::new(), name: "writer".into(), startdelay_ns: 100 * NS_PER_MS,
+        WorkloadJob { flow: None, exit_stops: Vec::new(), name: "mix".into(), startdelay_ns: 0, workload: mixed(8) },
+        WorkloadJob { flow: None, exit_stops: Vec::new(), name: "writer".into(), startdelay_ns: 100 * NS_PER_MS,
                       workload: Workload { qd: 32, duration_ns: Some(1_000 * NS_PER_MS), ..Workload::default() } },
     ];
     check(|| filled(&cfg, 9), |s| s.start_jobs(&jobs, 25 * NS_PER_MS).unwrap(), 14);

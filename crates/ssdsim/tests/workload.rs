@@ -224,6 +224,7 @@ fn the_random_map_is_seeded_and_per_job() {
     let user = sim.geometry().user_units;
     let half = user / 2;
     let job = |i: u64| ssdsim::WorkloadJob {
+        flow: None,
         exit_stops: Vec::new(),
         name: format!("half{i}"),
         startdelay_ns: 0,

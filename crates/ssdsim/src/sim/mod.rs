@@ -285,6 +285,17 @@ struct JobRun {
     next: Option<(Ns, Command)>,
     /// The jobs it stops when it ends (fio's `exitall`, [`WorkloadJob::exit_stops`]).
     exit_stops: Vec<usize>,
+    /// Its flow control ([`WorkloadJob::flow`]): the group, weight and submissions so far.
+    flow: Option<FlowRun>,
+}
+
+/// A job's share of its flow group ([`crate::workload::Flow`]) as it runs.
+struct FlowRun {
+    flow: crate::workload::Flow,
+    /// Commands it has submitted.
+    count: u64,
+    /// When it was first held back since its last submission [ns].
+    held_since: Option<Ns>,
 }
 
 /// The jobs of a phase of several and what they share.
@@ -296,15 +307,73 @@ struct Jobs {
     /// The jobs write data of different compressibility: each job's slot state is swapped
     /// into the drive around its writes.
     swap_slots: bool,
+    /// Some job has flow control.
+    flows: bool,
+    /// The last submission's time [ns].
+    clock_ns: Ns,
 }
 
 impl Jobs {
     /// The job that submits next (the one due first; ties: the first job), its submission
-    /// time and command; None once every job has ended.
+    /// time and command; None once every job has ended. With flow control, a job over its
+    /// share waits ([`crate::workload::Flow`]): a job whose wait takes it past its end ends.
     #[inline]
-    fn due(&self) -> Option<(usize, Ns, Command)> {
+    fn due(&mut self) -> Option<(usize, Ns, Command)> {
+        if self.flows {
+            return self.due_with_flow();
+        }
         let (t, i) = self.runs.iter().enumerate().filter_map(|(i, j)| j.next.map(|(t, _)| (t, i))).min()?;
         let (_, cmd) = self.runs[i].next.expect("the job due has a command");
+        Some((i, t, cmd))
+    }
+
+    fn due_with_flow(&mut self) -> Option<(usize, Ns, Command)> {
+        // Per group: submissions + 1 and weight of the jobs still running (fio's flow
+        // counter starts at 1; a job that ends takes its count and weight out).
+        let mut groups: Vec<(u32, u64, u64)> = Vec::new();
+        for f in self.runs.iter().filter(|j| j.next.is_some()).filter_map(|j| j.flow.as_ref()) {
+            match groups.iter_mut().find(|g| g.0 == f.flow.id) {
+                Some(g) => (g.1, g.2) = (g.1 + f.count, g.2 + u64::from(f.flow.weight)),
+                None => groups.push((f.flow.id, 1 + f.count, u64::from(f.flow.weight))),
+            }
+        }
+        let clock = self.clock_ns;
+        let mut best: Option<(Ns, usize)> = None;
+        for (i, j) in self.runs.iter_mut().enumerate() {
+            let Some((mut t, _)) = j.next else { continue };
+            if let Some(f) = j.flow.as_mut() {
+                let &(_, counter, weight) = groups.iter().find(|g| g.0 == f.flow.id).expect("its group");
+                if u128::from(f.count) * u128::from(weight) > u128::from(f.flow.weight) * u128::from(counter) {
+                    f.held_since.get_or_insert(t);
+                    continue;
+                }
+                if let Some(since) = f.held_since {
+                    // Let go by the last submission: it tries again then, or at its next wake-up.
+                    let go = clock.max(since);
+                    t = if f.flow.sleep_ns > 0 { since + (go - since).div_ceil(f.flow.sleep_ns) * f.flow.sleep_ns } else { go };
+                    if f.flow.quiesce {
+                        t = t.max(j.host.max_completion);
+                    }
+                    if t >= j.host.end_ns.unwrap_or(Ns::MAX).min(j.host.stop_ns) {
+                        j.next = None;
+                        j.host.done = true;
+                        j.host.timed_out = t >= j.host.end_ns.unwrap_or(Ns::MAX);
+                        continue;
+                    }
+                }
+            }
+            if best.map_or(true, |(b, _)| t < b) {
+                best = Some((t, i));
+            }
+        }
+        let (t, i) = best?;
+        let j = &mut self.runs[i];
+        if let Some(f) = j.flow.as_mut() {
+            f.count += 1;
+            f.held_since = None;
+        }
+        self.clock_ns = t;
+        let (_, cmd) = j.next.expect("the job due has a command");
         Some((i, t, cmd))
     }
 }
@@ -840,7 +909,8 @@ impl Simulation {
             host.zbd = plan.zbd.map(Box::new);
             let src = JobSource::of(plan.gen, &mut rng);
             slots.push(plan.slots_per_unit);
-            runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone() });
+            let flow = job.flow.map(|flow| FlowRun { flow, count: 0, held_since: None });
+            runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone(), flow });
         }
         // A timed phase when every job is timed: it lasts until the last one's end.
         let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
@@ -851,7 +921,8 @@ impl Simulation {
         let mut h = Host::new(1, now, duration_ns, u64::MAX, u64::MAX, interval_ns, first, limit);
         self.dev.set_media_grid(now, interval_ns, limit.intervals as u64);
         h.name = "jobs".into();
-        let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots });
+        let flows = runs.iter().any(|r| r.flow.is_some());
+        let mut jobs = Box::new(Jobs { runs, busy_until_ns: now, swap_slots, flows, clock_ns: now });
         self.dev.ftl.set_handle(0);
         for j in &mut jobs.runs {
             self.prepare_job(j);
