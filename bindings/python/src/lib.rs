@@ -4,7 +4,7 @@
 //! Python sees seconds and bytes (floats/ints); the simulator works in ns and 4 KiB units.
 //!
 //! The files follow the core's modules: `config.rs` (profiles), `workload.rs` (workload
-//! dicts), `replay.rs` (trace records mapped for replay), `trace.rs` (`ssdtrace`),
+//! dicts as plain values), `replay.rs` (trace records mapped for replay), `trace.rs` (`ssdtrace`),
 //! `emulate.rs` (`ssdemu`), `errors.rs` (the exceptions); here the `Simulator` class and its
 //! series as dicts.
 
@@ -21,10 +21,10 @@ mod trace;
 mod workload;
 use config::{build_config, geometry_dict, profile_dict};
 use errors::{profile_err, py_err};
-use workload::{check_keys, jobs_from_dict, workload_from_dict, WorkloadDict};
+use workload::workload_keys;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
 use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{Direction, KeyScope, WorkloadJob};
+use ssdsim::workload::{jobs_from_keys, Direction};
 use ssdsim::{CmdKind, Command, Config, Job, Pattern, SimError, Simulation, UNIT_BYTES};
 
 const PHASE_QUANTILES: [(&str, f64); 7] = [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)];
@@ -273,15 +273,7 @@ impl Simulator {
     /// `MAX_SERIES_INTERVALS` intervals) or below 1 µs.
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
         self.check_space()?;
-        let (jobs, interval_ns) = if params.contains("jobs")? {
-            jobs_from_dict(params)?
-        } else {
-            check_keys(params, KeyScope::Workload)?;
-            let workload = workload_from_dict(params)?;
-            let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
-            let interval_ns = workload.interval_ns;
-            (vec![WorkloadJob { exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
-        };
+        let (jobs, interval_ns) = jobs_from_keys(&workload_keys(params)?).map_err(|e| py_err(e.into()))?;
         self.sim.start_jobs(&jobs, interval_ns).map_err(py_err)
     }
 
