@@ -7,7 +7,7 @@
 use super::key_value::KeyValue;
 use super::keys::{KeyError, KeyScope};
 use super::{BlockSize, Direction, DirectionMix, Distribution, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zbd, Zone};
-use crate::time::{s_to_ns, Ns, NS_PER_S};
+use crate::time::{checked_s_to_ns, Ns, NS_PER_S};
 
 /// The keys of a dict, read value by value; errors name the key.
 struct Keys<'a>(&'a [(String, KeyValue)]);
@@ -48,13 +48,9 @@ impl Keys<'_> {
         self.get(key, what, |v| v.to_str().map(String::from))
     }
 
-    /// Seconds as ns (a finite number >= 0, below 1.8e10 s: u64 ns hold 584 years).
+    /// Seconds as ns ([`checked_s_to_ns`]).
     fn seconds(&self, key: &str) -> Result<Option<Ns>, KeyError> {
-        match self.f64(key)? {
-            None => Ok(None),
-            Some(s) if (0.0..1.8e10).contains(&s) => Ok(Some(s_to_ns(s))),
-            Some(s) => Err(KeyError::new(key, format!("{s} is not a time in seconds >= 0"))),
-        }
+        self.f64(key)?.map(|s| checked_s_to_ns(s).ok_or_else(|| KeyError::new(key, format!("{s} is not a time in seconds >= 0")))).transpose()
     }
 }
 
