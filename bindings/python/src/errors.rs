@@ -23,11 +23,12 @@ create_exception!(
 
 /// `e` as its Python exception: `ProfileError(message, key)`, `DriveFullError(message, key)`,
 /// `SeriesError(message)`, else `ValueError(message)`; a workload field is named by its dict
-/// key (`WorkloadError::key_message`).
+/// key (`WorkloadError::key_message`), as a key the dict gives wrongly is (`KeyError`).
 pub(crate) fn py_err(e: SimError) -> PyErr {
     match e {
         SimError::Profile(e) => profile_err(e),
         SimError::DriveFull(e) => DriveFullError::new_err((e.to_string(), e.key)),
+        SimError::Key(e) => PyValueError::new_err(e.to_string()),
         SimError::Workload(e) => PyValueError::new_err(e.key_message()),
         SimError::Interval(e) => SeriesError::new_err(e.key_message()),
         SimError::Series(m) => SeriesError::new_err(m),

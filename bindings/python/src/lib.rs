@@ -4,7 +4,7 @@
 //! Python sees seconds and bytes (floats/ints); the simulator works in ns and 4 KiB units.
 //!
 //! The files follow the core's modules: `config.rs` (profiles), `workload.rs` (workload
-//! dicts), `replay.rs` (trace records mapped for replay), `trace.rs` (`ssdtrace`),
+//! dicts as plain values), `replay.rs` (trace records mapped for replay), `trace.rs` (`ssdtrace`),
 //! `emulate.rs` (`ssdemu`), `errors.rs` (the exceptions); here the `Simulator` class and its
 //! series as dicts.
 
@@ -21,10 +21,10 @@ mod trace;
 mod workload;
 use config::{build_config, geometry_dict, profile_dict};
 use errors::{profile_err, py_err};
-use workload::{check_keys, jobs_from_dict, workload_from_dict, WorkloadDict};
+use workload::workload_keys;
 use ssdsim::stats::{IntervalLatency, LatencyHistogram};
-use ssdsim::time::{s_to_ns, NS_PER_S};
-use ssdsim::workload::{Direction, KeyScope, WorkloadJob};
+use ssdsim::time::{checked_s_to_ns, NS_PER_S};
+use ssdsim::workload::{jobs_from_keys, Direction};
 use ssdsim::{CmdKind, Command, Config, Job, Pattern, SimError, Simulation, UNIT_BYTES};
 
 const PHASE_QUANTILES: [(&str, f64); 7] = [("p1", 0.01), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)];
@@ -160,13 +160,8 @@ impl Simulator {
     /// blocks idle GC collected.
     fn idle(&mut self, seconds: f64) -> PyResult<u64> {
         self.check_space()?;
-        if self.sim.phase_running() {
-            return Err(PyValueError::new_err("idle() while a phase or replay runs; finish it first"));
-        }
-        if !(seconds >= 0.0) {
-            return Err(PyValueError::new_err(format!("idle time must be >= 0 s, got {seconds}")));
-        }
-        let collected = self.sim.idle(s_to_ns(seconds));
+        let ns = checked_s_to_ns(seconds).ok_or_else(|| PyValueError::new_err(format!("idle time must be a time in seconds >= 0 and below 1.8e10 (584 years), got {seconds}")))?;
+        let collected = self.sim.idle(ns).map_err(py_err)?;
         self.check_space()?;
         Ok(collected)
     }
@@ -203,13 +198,16 @@ impl Simulator {
                 return Err(PyValueError::new_err(format!("{name}={v} is not a multiple of {UNIT_BYTES} bytes")));
             }
         }
-        if !(interval_s > 0.0) {
-            return Err(PyValueError::new_err(format!("interval_s must be > 0, got {interval_s}")));
-        }
+        // Times in seconds: finite, positive, within the clock's range.
+        let seconds = |name: &str, s: f64| match checked_s_to_ns(s) {
+            Some(ns) if s > 0.0 => Ok(ns),
+            _ => Err(PyValueError::new_err(format!("{name} must be a time in seconds > 0 and below 1.8e10 (584 years), got {s}"))),
+        };
+        let interval_ns = seconds("interval_s", interval_s)?;
         let mut job = Job::new(pat, bs_bytes / UNIT_BYTES, qd, offset_bytes / UNIT_BYTES, span_bytes / UNIT_BYTES);
-        job.duration_ns = duration_s.map(s_to_ns);
+        job.duration_ns = duration_s.map(|s| seconds("duration_s", s)).transpose()?;
         job.io_units = io_bytes.map(|b| b / UNIT_BYTES);
-        job.interval_ns = s_to_ns(interval_s);
+        job.interval_ns = interval_ns;
         self.sim.check_series_length(job.duration_ns, job.interval_ns).map_err(|e| py_err(SimError::Series(format!("interval_s: {e}"))))?;
         self.sim.start_phase(job).map_err(py_err)
     }
@@ -273,15 +271,7 @@ impl Simulator {
     /// `MAX_SERIES_INTERVALS` intervals) or below 1 µs.
     fn start_workload(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
         self.check_space()?;
-        let (jobs, interval_ns) = if params.contains("jobs")? {
-            jobs_from_dict(params)?
-        } else {
-            check_keys(params, KeyScope::Workload)?;
-            let workload = workload_from_dict(params)?;
-            let name = WorkloadDict(params).get::<String>("name", "a string")?.unwrap_or_else(|| "workload".into());
-            let interval_ns = workload.interval_ns;
-            (vec![WorkloadJob { flow: None, exit_stops: Vec::new(), name, startdelay_ns: 0, workload }], interval_ns)
-        };
+        let (jobs, interval_ns) = jobs_from_keys(&workload_keys(params)?).map_err(|e| py_err(e.into()))?;
         self.sim.start_jobs(&jobs, interval_ns).map_err(py_err)
     }
 

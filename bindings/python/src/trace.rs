@@ -128,10 +128,12 @@ impl TraceFile {
         }
         let reader = self.reader.get_mut().unwrap_or_else(|p| p.into_inner());
         let res = py.allow_threads(|| {
-            let mut t = Vec::with_capacity(max_records * 8);
-            let mut o = Vec::with_capacity(max_records);
-            let mut off = Vec::with_capacity(max_records * 8);
-            let mut len = Vec::with_capacity(max_records * 8);
+            // Room for the records a chunk usually holds; a larger one grows as records come.
+            let n = max_records.min(1 << 20);
+            let mut t = Vec::with_capacity(n * 8);
+            let mut o = Vec::with_capacity(n);
+            let mut off = Vec::with_capacity(n * 8);
+            let mut len = Vec::with_capacity(n * 8);
             for _ in 0..max_records {
                 match reader.next() {
                     Some(Ok(r)) => {

@@ -1,12 +1,12 @@
 //! [`SimError`]: what a [`crate::Simulation`] call refuses, or what stops a run. Each kind
 //! is one a caller treats its own way (a profile to fix, a drive too small for the workload,
-//! a workload field, the series interval, a call out of order); `Display` gives the message
+//! a workload dict's key, a workload field, the series interval, a call out of order); `Display` gives the message
 //! for the user, naming the key, field or argument and saying what to do.
 
 use std::fmt;
 
 use crate::config::ConfigError;
-use crate::workload::WorkloadError;
+use crate::workload::{KeyError, WorkloadError};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SimError {
@@ -15,6 +15,9 @@ pub enum SimError {
     /// The drive ran out of room: a plane filled with valid data, so garbage collection
     /// frees nothing (names the profile key to change). See [`crate::Simulation::check_space`].
     DriveFull(ConfigError),
+    /// A workload dict's key that cannot be read (names the key; see
+    /// [`crate::workload::from_keys`]).
+    Key(KeyError),
     /// A workload field the simulator cannot run (names the field).
     Workload(WorkloadError),
     /// A workload's series interval (`interval_ns`, `jobs[i].interval_ns`): below 1 µs, or
@@ -27,6 +30,12 @@ pub enum SimError {
     /// A call the simulator's state does not take now (a phase already running), or an
     /// argument outside its range (a queue depth, a command outside the drive).
     Invalid(String),
+}
+
+impl From<KeyError> for SimError {
+    fn from(e: KeyError) -> Self {
+        SimError::Key(e)
+    }
 }
 
 impl From<WorkloadError> for SimError {
@@ -54,6 +63,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Profile(e) | SimError::DriveFull(e) => e.fmt(f),
+            SimError::Key(e) => e.fmt(f),
             SimError::Workload(e) | SimError::Interval(e) => e.fmt(f),
             SimError::Series(m) | SimError::Invalid(m) => f.write_str(m),
         }

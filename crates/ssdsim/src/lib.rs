@@ -49,5 +49,5 @@ pub use command::{CmdKind, Command, Job, Pattern};
 pub use replay::{Mapper, Remap, ReplayReport};
 pub use sim::{Progress, Simulation, MAX_SERIES_INTERVALS};
 pub use stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, PhaseReport, Snapshot};
-pub use workload::{BlockSize, Direction, DirectionMix, Distribution, Workload, WorkloadError, WorkloadJob, Zone};
+pub use workload::{BlockSize, Direction, DirectionMix, Distribution, KeyError, KeyValue, Workload, WorkloadError, WorkloadJob, Zone};
 pub use time::Ns;

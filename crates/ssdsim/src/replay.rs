@@ -178,11 +178,13 @@ impl Simulation {
     /// holds for every unit.
     pub fn start_replay_compressed(&mut self, qd: u32, window_commands: u64, interval_ns: Ns, buffer_compress_pct: Option<u32>) -> Result<(), SimError> {
         self.check_idle()?;
-        if qd == 0 || window_commands == 0 || interval_ns == 0 {
-            return Err(SimError::Invalid("queue depth, window_commands and the interval must be positive".into()));
+        let max_qd = crate::workload::MAX_QD;
+        if !(1..=max_qd).contains(&qd) {
+            return Err(SimError::Invalid(format!("qd {qd}: the queue depth must be 1 to {max_qd} commands")));
         }
-        if qd > crate::workload::MAX_QD {
-            return Err(SimError::Invalid(format!("queue depth {qd} is more than {}", crate::workload::MAX_QD)));
+        if window_commands == 0 || interval_ns == 0 {
+            let arg = if window_commands == 0 { "window_commands" } else { "the series interval" };
+            return Err(SimError::Invalid(format!("{arg} 0: must be positive")));
         }
         let slots = crate::workload::slots_per_unit(buffer_compress_pct, self.geometry()).map_err(|e| SimError::Invalid(e.to_string()))?;
         let now = self.now_ns();

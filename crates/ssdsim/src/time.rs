@@ -16,9 +16,19 @@ pub fn us_to_ns(us: f64) -> Ns {
     (us * NS_PER_US as f64).round() as Ns
 }
 
+/// The latest simulated time a run may reach [ns]: 2^63 ns (292 years), half the range of
+/// [`Ns`], which leaves room for the completions after a phase's end.
+pub const MAX_CLOCK_NS: Ns = 1 << 63;
+
 /// Converts seconds to [`Ns`], rounding to the nearest ns.
 pub fn s_to_ns(s: f64) -> Ns {
     (s * NS_PER_S as f64).round() as Ns
+}
+
+/// Seconds as [`Ns`] when they are a time [`Ns`] holds: finite, >= 0 and below 1.8e10 s (584
+/// years); else None.
+pub fn checked_s_to_ns(s: f64) -> Option<Ns> {
+    (0.0..1.8e10).contains(&s).then(|| s_to_ns(s))
 }
 
 /// Time to move `bytes` over a link of `bytes_per_s` [ns], rounded up.

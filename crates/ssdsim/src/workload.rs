@@ -78,10 +78,14 @@ use crate::command::{CmdKind, Command, Job, Pattern};
 use crate::rng::Rng;
 use crate::time::{Ns, NS_PER_S};
 
+pub mod from_keys;
+pub mod key_value;
 pub mod keys;
 pub mod placement;
 pub mod zbd;
-pub use keys::{field_key, KeyScope, WORKLOAD_KEYS};
+pub use from_keys::jobs_from_keys;
+pub use key_value::KeyValue;
+pub use keys::{field_key, KeyError, KeyScope, WORKLOAD_KEYS};
 pub use placement::{Placement, PlacementSelect, SchemeEntry};
 use placement::Placer;
 pub use zbd::Zbd;

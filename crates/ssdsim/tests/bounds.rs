@@ -404,7 +404,7 @@ fn run_case(seed: u64) -> (u64, u64, u64) {
         if chance(&mut rng, 300) {
             let before = sim.now_ns();
             let idle_ns = [1, NS_PER_S, 86_400 * NS_PER_S][rng.below(3) as usize];
-            sim.idle(idle_ns);
+            sim.idle(idle_ns).unwrap();
             assert_eq!(sim.now_ns(), before + idle_ns, "{what}: idle time");
         }
     }

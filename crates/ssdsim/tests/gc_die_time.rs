@@ -64,7 +64,7 @@ fn after_idle_time_the_dies_have_carried_out_all_that_was_decided() {
     let end = *r.snapshots.last().unwrap();
     assert!(end.gc_die_done_ns < end.gc_die_ns, "nothing left to carry out at the phase end: {end:?}");
     let decided = sim.snapshot().gc_die_ns;
-    sim.idle(60 * NS_PER_S);
+    sim.idle(60 * NS_PER_S).unwrap();
     let after = sim.snapshot();
     // Idle GC may decide more; what was decided before has been carried out.
     assert!(after.gc_die_done_ns >= decided, "{after:?}");

@@ -166,7 +166,7 @@ fn fingerprint(cfg: &Config, seed: u64) -> (u64, String) {
     h.sim(&sim);
 
     // Idle (idle GC where the profile has it).
-    let idle = sim.idle(5 * NS_PER_S);
+    let idle = sim.idle(5 * NS_PER_S).unwrap();
     h.u(idle);
     h.sim(&sim);
     summary += &format!("; idle GC {idle} victims");
@@ -182,7 +182,7 @@ fn fingerprint(cfg: &Config, seed: u64) -> (u64, String) {
     let mut bw = Job::new(Pattern::RandWrite, 1, 32, 0, user);
     bw.io_units = Some(user / 4);
     h.report(&sim.run(bw).unwrap());
-    let idle = sim.idle(1500 * NS_PER_MS);
+    let idle = sim.idle(1500 * NS_PER_MS).unwrap();
     h.u(idle);
     h.sim(&sim);
     summary += &format!(" + {idle}");

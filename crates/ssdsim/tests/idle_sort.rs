@@ -65,7 +65,7 @@ fn long_sorting_idle_leaves_no_block_mixing_regions_and_even_planes() {
     let mut sim = tortured(REGIONS, 0.5);
     let (holding, mixed) = sim.device().ftl().region_mixing(REGIONS);
     assert!(mixed * 2 > holding, "the torture should mix most blocks: {mixed} of {holding}");
-    let victims = sim.idle(600 * NS_PER_S);
+    let victims = sim.idle(600 * NS_PER_S).unwrap();
     assert!(victims > 0);
     let ftl = sim.device().ftl();
     ftl.check_invariants().unwrap();
@@ -80,7 +80,7 @@ fn long_sorting_idle_leaves_no_block_mixing_regions_and_even_planes() {
     // And the free space is the spare area: nothing was lost to the region blocks.
     let unsorted = tortured(0, 0.5);
     let mut unsorted = unsorted;
-    unsorted.idle(600 * NS_PER_S);
+    unsorted.idle(600 * NS_PER_S).unwrap();
     let (f_sorted, f_plain) = (sim.snapshot().free_blocks, unsorted.snapshot().free_blocks);
     assert!(f_sorted + REGIONS >= f_plain, "sorted idle left {f_sorted} free blocks, plain compaction {f_plain}");
 }
@@ -91,8 +91,8 @@ fn sequential_overwrite_after_sorting_idle_copies_almost_nothing() {
     let mut plain = tortured(0, 0.5);
     // Same torture (same seed): the drives differ only in what idle GC does.
     assert_eq!(sorted.snapshot().nand_units, plain.snapshot().nand_units);
-    sorted.idle(600 * NS_PER_S);
-    plain.idle(600 * NS_PER_S);
+    sorted.idle(600 * NS_PER_S).unwrap();
+    plain.idle(600 * NS_PER_S).unwrap();
     let (wa_sorted, wa_plain) = (full_pass_wa(&mut sorted), full_pass_wa(&mut plain));
     eprintln!("full-pass WA: after sorting idle {wa_sorted:.3}, after compacting idle {wa_plain:.3}");
     assert!(wa_sorted < 1.05, "full pass after sorting idle: WA {wa_sorted:.3}");
@@ -109,7 +109,7 @@ fn short_idle_periods_sort_part_of_the_drive_and_stay_within_the_period() {
     let (_, mixed_before) = sim.device().ftl().region_mixing(REGIONS);
     let mut mixed = mixed_before;
     for _ in 0..5 {
-        sim.idle(20 * NS_PER_S);
+        sim.idle(20 * NS_PER_S).unwrap();
         let (_, m) = sim.device().ftl().region_mixing(REGIONS);
         assert!(m < mixed, "each idle period sorts more: {m} mixed blocks after, {mixed} before");
         mixed = m;
@@ -117,7 +117,7 @@ fn short_idle_periods_sort_part_of_the_drive_and_stay_within_the_period() {
     // The drive answers soon after an idle period: a 4 KiB write issued right after it
     // waits at most for the victims in flight when the period ended (a block's copies and
     // erase per die: ~0.1 s here), not for sorting work booked beyond it.
-    sim.idle(20 * NS_PER_S);
+    sim.idle(20 * NS_PER_S).unwrap();
     let r = sim.run(Job { io_units: Some(1), ..Job::new(Pattern::RandWrite, 1, 1, 0, sim.geometry().user_units) }).unwrap();
     let max_ns = r.latency.max_ns();
     assert!(max_ns < NS_PER_S / 4, "first write after idle took {max_ns} ns");
@@ -136,7 +136,7 @@ fn random_writes_between_idle_periods_of_every_length_stay_consistent() {
         let mut job = Job::new(pattern, 1, 32, start, n.max(1));
         job.io_units = Some(n);
         sim.run(job).unwrap();
-        sim.idle(NS_PER_S / 2 + rng.below(60 * NS_PER_S));
+        sim.idle(NS_PER_S / 2 + rng.below(60 * NS_PER_S)).unwrap();
         if let Err(e) = sim.device().ftl().check_invariants() {
             panic!("round {round}: {e}");
         }

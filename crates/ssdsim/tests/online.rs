@@ -122,7 +122,7 @@ fn an_idle_gap_runs_idle_gc_as_idle_time_between_replays() {
     let mut a = Simulation::new(&cfg, 1).unwrap();
     let (mut replayed, _) = replay_completions(&mut a, &first, 4);
     let before = a.snapshot();
-    let collected = a.idle(gap_ns);
+    let collected = a.idle(gap_ns).unwrap();
     assert!(collected > 0, "the gap must run idle GC to be a meaningful check");
     let (second_replayed, _) = replay_completions(&mut a, &second, 4);
     replayed.extend(second_replayed);

@@ -332,7 +332,7 @@ fn simulation_survives_random_profiles_and_workloads() {
                 }
                 3 => replay_checked(&mut sim, &mut rng, &geo, &format!("{what}, replay")),
                 4 => {
-                    sim.idle(rng.below(60) * NS_PER_MS);
+                    sim.idle(rng.below(60) * NS_PER_MS).unwrap();
                     check_sim(&sim, &format!("{what}, idle"))
                 }
                 _ => {

@@ -51,7 +51,7 @@ fn random_writes_around(cfg: &Config, other: &Other) -> (f64, f64) {
             assert!(r.total_ios > 1000, "the other phase ran: {} IOs", r.total_ios);
         }
         Other::Idle(ns) => {
-            sim.idle(*ns);
+            sim.idle(*ns).unwrap();
         }
     }
     let after = steady_iops(&sim.run_workload(&writes).unwrap());

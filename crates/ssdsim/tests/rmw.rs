@@ -131,7 +131,7 @@ fn partial_reads_and_trims_and_the_cost_of_a_merge() {
     };
     let mut fresh = Simulation::new(&cfg, 9).unwrap();
     fresh.run_workload(&Workload { span_bytes: Some(1 << 20), ..writes_of(131072, None, false) }).unwrap();
-    fresh.idle(1_000_000_000);
+    fresh.idle(1_000_000_000).unwrap();
     let merged = latency(&mut fresh, 0);
     let empty = latency(&mut fresh, 64 << 20);
     let t_read_ns = (cfg.t_read_us * 1000.0) as u64;

@@ -166,7 +166,7 @@ fn idle_time_folds_the_cache_and_the_next_burst_is_fast_again_unless_idle_foldin
         assert!(sim.snapshot().slc_units * UNIT_BYTES >= cache - SEG, "the cache is full");
         // Long enough to fold it all: units / (dies × units per program) programs per die.
         let per_die = (cache / UNIT_BYTES).div_ceil(DIES * PROGRAM_UNITS) * fold_program_ns();
-        sim.idle(per_die + 200_000_000);
+        sim.idle(per_die + 200_000_000).unwrap();
         let held = sim.snapshot().slc_units;
         // The first segment also fills the write buffer at the link's rate: the next ones.
         let next = stream(&mut sim, cache + 2 * SEG, 3 * SEG, SEG);

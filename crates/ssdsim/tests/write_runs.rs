@@ -32,7 +32,7 @@ fn run(cfg: &Config, runs: bool, track: bool) -> Vec<String> {
         job(&mut sim, w);
     }
     job(&mut sim, Job::new(Pattern::Trim, 64, 4, user / 2, user / 4));
-    sim.idle(3 * NS_PER_S);
+    sim.idle(3 * NS_PER_S).unwrap();
     let mut w = Job::new(Pattern::RandWrite, 6, 16, 0, user);
     w.io_units = Some(user / 2);
     job(&mut sim, w);

@@ -38,7 +38,7 @@ use crate::error::SimError;
 use crate::ftl::{FtlCounters, HandleCounters};
 use crate::rng::Rng;
 use crate::stats::{DirectionReport, IntervalBatch, JobDirection, JobReport, LatencyHistogram, PhaseReport, Snapshot};
-use crate::time::{Ns, NS_PER_S};
+use crate::time::{Ns, MAX_CLOCK_NS, NS_PER_S};
 use crate::workload::{Pacing, Plan, Workload, WorkloadError, WorkloadJob, MAX_JOBS, MAX_OUTSTANDING, MAX_QD, MAX_THINKTIME_NS, SECTORS_PER_UNIT, SECTOR_BYTES};
 use crate::workload::placement::Placer;
 use crate::workload::zbd::{WriteZones, ZbdJob};
@@ -781,29 +781,62 @@ impl Simulation {
     }
 
     /// Lets simulated time pass with no host activity [ns]; idle-time GC may run (see
-    /// `gc_idle_*`). Returns the number of GC victims collected while idle.
-    pub fn idle(&mut self, duration_ns: Ns) -> u64 {
-        assert!(!self.phase_running(), "idle() during a phase or replay");
+    /// `gc_idle_*`). Returns the number of GC victims collected while idle. Refused while a
+    /// phase or replay runs, or when the clock would pass [`MAX_CLOCK_NS`].
+    pub fn idle(&mut self, duration_ns: Ns) -> Result<u64, SimError> {
+        if self.phase_running() {
+            return Err(SimError::Invalid("idle() while a phase or replay runs; finish it first".into()));
+        }
+        if let Some(m) = self.past_clock(Some(duration_ns)) {
+            return Err(SimError::Invalid(format!("idle time {m}")));
+        }
         let collected = self.dev.idle(self.now_ns, duration_ns);
         self.now_ns += duration_ns;
-        collected
+        Ok(collected)
     }
 
-    /// Starts a phase at the current time. Errors describe the bad job field.
+    /// Why `duration_ns` (None: not timed) from now is refused: it would take the clock past
+    /// [`MAX_CLOCK_NS`]; None when it is not.
+    fn past_clock(&self, duration_ns: Option<Ns>) -> Option<String> {
+        let d = duration_ns.filter(|&d| self.now_ns.checked_add(d).is_none_or(|end| end > MAX_CLOCK_NS))?;
+        Some(format!(
+            "{} s from simulated time {} s would take the clock past its {} s; use a shorter one",
+            d as f64 / NS_PER_S as f64,
+            self.now_ns as f64 / NS_PER_S as f64,
+            MAX_CLOCK_NS / NS_PER_S
+        ))
+    }
+
+    /// Starts a phase at the current time. Errors name the bad argument (as
+    /// `Simulator.start_phase` takes it, in bytes).
     pub fn start_phase(&mut self, job: Job) -> Result<(), SimError> {
         self.check_idle()?;
         let user = self.geometry().user_units;
-        if job.bs_units == 0 || job.qd == 0 || job.interval_ns == 0 {
-            return Err(SimError::Invalid("block size, queue depth and interval must be positive".into()));
+        let invalid = |m: String| Err(SimError::Invalid(m));
+        if !(1..=MAX_QD).contains(&job.qd) {
+            return invalid(format!("qd {}: the queue depth must be 1 to {MAX_QD} commands", job.qd));
         }
-        if job.qd > MAX_QD {
-            return Err(SimError::Invalid(format!("queue depth {} is more than {MAX_QD}", job.qd)));
+        if job.bs_units == 0 {
+            return invalid("bs_bytes 0: the block size must be positive".into());
+        }
+        if job.interval_ns == 0 {
+            return invalid("interval_s 0: the series interval must be at least 1 ns".into());
+        }
+        if job.duration_ns == Some(0) || job.io_units == Some(0) {
+            let arg = if job.duration_ns == Some(0) { "duration_s" } else { "io_bytes" };
+            return invalid(format!("{arg} 0: give a positive one, or None to end after one span"));
         }
         if job.span_units < job.bs_units || job.start_unit.checked_add(job.span_units).is_none_or(|end| end > user) {
-            return Err(SimError::Invalid(format!(
-                "span of {} units from unit {} does not fit the drive's {} user units (or is smaller than one block)",
-                job.span_units, job.start_unit, user
-            )));
+            return invalid(format!(
+                "span_bytes {} from offset_bytes {} does not fit the drive's {} bytes (or is smaller than bs_bytes {}); use a span inside the drive",
+                job.span_units as u128 * UNIT_BYTES as u128,
+                job.start_unit as u128 * UNIT_BYTES as u128,
+                user * UNIT_BYTES,
+                job.bs_units as u128 * UNIT_BYTES as u128
+            ));
+        }
+        if let Some(m) = self.past_clock(job.duration_ns) {
+            return invalid(format!("duration_s {m}"));
         }
         let plan = Plan::of_job(&job);
         let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only())?;
@@ -819,6 +852,9 @@ impl Simulation {
         let geo = self.geometry().clone();
         let plan = Plan::of_workload(w, &geo, &mut self.rng)?;
         let limit = self.series_limit_of(plan.duration_ns, plan.interval_ns, plan.timed_only()).map_err(interval_error)?;
+        if let Some(m) = self.past_clock(w.duration_ns) {
+            return Err(WorkloadError { field: "duration_ns".into(), message: m }.into());
+        }
         self.start_plan(plan, limit);
         Ok(())
     }
@@ -913,8 +949,14 @@ impl Simulation {
             runs.push(JobRun { host, src, rng, slots: (plan.slots_per_unit, 0.0), dirs: Default::default(), next: None, exit_stops: job.exit_stops.clone(), flow });
         }
         // A timed phase when every job is timed: it lasts until the last one's end.
-        let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| j.startdelay_ns + d)).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
+        let duration_ns = jobs.iter().zip(&runs).map(|(j, r)| r.host.duration_ns.map(|d| d.saturating_add(j.startdelay_ns))).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0));
         let limit = self.series_limit_of(duration_ns, interval_ns, timed_only).map_err(interval_error)?;
+        for (i, j) in jobs.iter().enumerate() {
+            if let Some(m) = self.past_clock(j.workload.duration_ns.map(|d| d.saturating_add(j.startdelay_ns))) {
+                let with = if j.startdelay_ns > 0 { "with startdelay_s, " } else { "" };
+                return Err(WorkloadError { field: "duration_ns".into(), message: format!("{with}{m}") }.in_job(i).into());
+            }
+        }
         // The drive makes room for the least compressible job's data.
         self.dev.set_slots_per_unit(slots.iter().copied().fold(1.0, f64::max));
         let swap_slots = slots.iter().any(|&x| x != slots[0]);
@@ -1603,5 +1645,43 @@ mod tests {
             // No ring holds more than MAX_SHIFT entries at a shallower queue.
             assert!(used_heap == (qd > MAX_SHIFT) || qd < 1000 && qd > MAX_SHIFT, "qd {qd}: heap used {used_heap}");
         }
+    }
+
+    /// A small drive (2^20 user units).
+    fn small() -> Simulation {
+        let mut c = Config::default();
+        c.set("blocks_per_plane", "128").unwrap();
+        c.set("user_capacity_bytes", &(4096u64 << 20).to_string()).unwrap();
+        Simulation::new(&c.resolved().unwrap(), 1).unwrap()
+    }
+
+    /// Misuse is an error naming the argument, and leaves the drive and its clock as they were.
+    #[test]
+    fn misuse_is_refused_by_argument_not_by_a_panic() {
+        let mut sim = small();
+        let job = |f: &dyn Fn(&mut Job)| {
+            let mut j = Job::new(crate::Pattern::RandWrite, 1, 4, 0, 1 << 10);
+            f(&mut j);
+            j
+        };
+        let refused = |sim: &mut Simulation, j: Job| sim.start_phase(j).unwrap_err().to_string();
+        assert!(refused(&mut sim, job(&|j| j.qd = 0)).starts_with("qd 0:"));
+        assert!(refused(&mut sim, job(&|j| j.bs_units = 0)).starts_with("bs_bytes 0:"));
+        assert!(refused(&mut sim, job(&|j| j.io_units = Some(0))).starts_with("io_bytes 0:"));
+        assert!(refused(&mut sim, job(&|j| j.start_unit = u64::MAX)).starts_with("span_bytes 4194304 from offset_bytes 75557863725914323415040 "));
+        assert!(refused(&mut sim, job(&|j| j.duration_ns = Some(u64::MAX))).starts_with("duration_s 18446744073.709553 s from simulated time 0 s would take the clock past"));
+        assert!(sim.idle(MAX_CLOCK_NS + 1).unwrap_err().to_string().starts_with("idle time "));
+        sim.idle(NS_PER_S).unwrap();
+        assert!(sim.idle(MAX_CLOCK_NS).is_err(), "the clock is at 1 s");
+        let long = Workload { duration_ns: Some(MAX_CLOCK_NS), interval_ns: MAX_CLOCK_NS / 1000, ..Workload::default() };
+        assert_eq!(sim.start_workload(&long).unwrap_err().workload().unwrap().field, "duration_ns");
+        assert_eq!(sim.now_ns(), NS_PER_S);
+        sim.start_phase(job(&|_| ())).unwrap();
+        assert!(sim.idle(1).unwrap_err().to_string().contains("finish it first"));
+        assert!(sim.start_replay(1, 10).unwrap_err().to_string().contains("already running"));
+        sim.run_to_end();
+        assert_eq!(sim.finish_phase().total_ios, 1 << 10);
+        assert!(sim.start_replay(0, 10).unwrap_err().to_string().starts_with("qd 0:"));
+        assert!(sim.start_replay(1, 0).unwrap_err().to_string().starts_with("window_commands 0:"));
     }
 }

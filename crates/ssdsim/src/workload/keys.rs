@@ -1,6 +1,7 @@
 //! The keys a workload is written in (`Simulator.start_workload`'s dict, sizes in bytes,
 //! times in seconds), declared once: which keys each place takes ([`KeyScope`]), the refusal
-//! of any other, and the key a refused [`Workload`](super::Workload) field is written as
+//! of any other, the error naming a key ([`KeyError`]; [`super::from_keys`] reads the
+//! values) and the key a refused [`Workload`](super::Workload) field is written as
 //! ([`field_key`]).
 
 use super::WorkloadError;
@@ -58,11 +59,11 @@ impl KeyScope {
         declared.iter().flat_map(|k| k.iter().copied()).filter(|k| self.allows(k)).collect()
     }
 
-    /// Ok if this place takes `key`; else the message for the user, naming the key, the keys
+    /// Ok if this place takes `key`; else the error for the user, naming the key, the keys
     /// it resembles and the keys taken.
-    pub fn check(self, key: &str) -> Result<(), String> {
+    pub fn check(self, key: &str) -> Result<(), KeyError> {
         if self == KeyScope::Job && key == "interval_s" {
-            return Err(key_message(key, "the phase has one series interval: give it beside \"jobs\""));
+            return Err(KeyError::new(key, "the phase has one series interval: give it beside \"jobs\""));
         }
         if self.allows(key) {
             return Ok(());
@@ -70,7 +71,7 @@ impl KeyScope {
         let known = self.keys();
         let close: Vec<&str> = known.iter().filter(|c| c.contains(key) || key.contains(**c)).copied().collect();
         let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(", ")) };
-        Err(key_message(key, format!("unknown{hint}; keys: {}", known.join(", "))))
+        Err(KeyError::new(key, format!("unknown{hint}; keys: {}", known.join(", "))))
     }
 }
 
@@ -78,6 +79,41 @@ impl KeyScope {
 pub fn key_message(key: &str, message: impl std::fmt::Display) -> String {
     format!("workload key {key:?}: {message}")
 }
+
+/// A key of a workload dict that cannot be read: a key the place does not take, a value of
+/// the wrong type or out of range, a key missing or one that does not go with another
+/// ([`super::from_keys`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyError {
+    /// The job of a phase of several whose dict holds the key (None: the dict itself).
+    pub job: Option<usize>,
+    /// The key as written, e.g. `write_bssplit` or `jobs[0]`.
+    pub key: String,
+    pub message: String,
+}
+
+impl KeyError {
+    pub fn new(key: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        KeyError { job: None, key: key.into(), message: message.to_string() }
+    }
+
+    /// The same error for the dict of job `i` of a phase of several.
+    pub fn in_job(self, i: usize) -> Self {
+        KeyError { job: Some(i), ..self }
+    }
+}
+
+impl std::fmt::Display for KeyError {
+    /// `workload key "qd": ...`, after `jobs[i]: ` within a job's dict.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(i) = self.job {
+            write!(f, "jobs[{i}]: ")?;
+        }
+        f.write_str(&key_message(&self.key, &self.message))
+    }
+}
+
+impl std::error::Error for KeyError {}
 
 /// The key a [`Workload`](super::Workload) field is written as (`write.bssplit[0].bs_bytes`
 /// is `write_bssplit`, `jobs[1].duration_ns` is `jobs[1].duration_s`).
@@ -116,10 +152,10 @@ mod tests {
         assert!(KeyScope::Workload.allows("interval_s") && !KeyScope::Job.allows("interval_s"));
         assert!(KeyScope::Job.allows("startdelay_s") && !KeyScope::Workload.allows("startdelay_s"));
         assert_eq!(KeyScope::Job.keys().len(), WORKLOAD_KEYS.len() - 1 + JOB_ONLY_KEYS.len());
-        let e = KeyScope::Workload.check("bs_bytes").unwrap_err();
+        let e = KeyScope::Workload.check("bs_bytes").unwrap_err().to_string();
         assert!(e.starts_with("workload key \"bs_bytes\": unknown (did you mean read_bs_bytes, write_bs_bytes, trim_bs_bytes?); keys: read_fraction,"), "{e}");
-        assert!(KeyScope::Job.check("interval_s").unwrap_err().contains("one series interval"));
-        assert_eq!(KeyScope::JobsPhase.check("qd").unwrap_err(), "workload key \"qd\": unknown; keys: jobs, interval_s, name");
+        assert!(KeyScope::Job.check("interval_s").unwrap_err().message.contains("one series interval"));
+        assert_eq!(KeyScope::JobsPhase.check("qd").unwrap_err().to_string(), "workload key \"qd\": unknown; keys: jobs, interval_s, name");
     }
 
     #[test]
