@@ -831,11 +831,10 @@ def test_unknown_option_names_file_line_and_the_closest(tmp_path):
 @pytest.mark.parametrize("option, value", [
     ("verify_backlog", "16"), ("zonemode", "strided"), ("zoneskip", "256m"), ("rw_sequencer", "identical"),
     ("read_iolog", "trace.log"), ("dedupe_percentage", "30"), ("sync", "1"), ("write_barrier", "8"),
-    ("latency_target", "10ms"), ("rate_min", "1m"), ("max_latency", "5ms"), ("flow", "2"), ("nrfiles", "4"),
+    ("latency_target", "10ms"), ("rate_min", "1m"), ("max_latency", "5ms"), ("nrfiles", "4"),
     ("filesize", "1g"), ("buffer_pattern", "0xdeadbeef"), ("steadystate_duration", "60"), ("profile", "tiobench"),
     ("ioengine", "cpuio"), ("ioengine", "net"), ("ioengine", "falloc"), ("filename", "/dev/sdb:/dev/sdc"),
     ("pre_read", "1"), ("verify_only", "1"), ("trim_percentage", "10"), ("percentage_sequential", "10"),
-    ("flow_id", "1"), ("flow_sleep", "100"),
 ])
 def test_options_not_modelled_are_refused_with_file_line_and_option(option, value):
     text = f"[global]\nsize=1g\n[job]\nrw=randwrite\n{option}={value}\n"
@@ -1038,3 +1037,10 @@ def test_a_bad_scheme_line_is_named_by_file_and_line(tmp_path):
     scheme.write_text("0, 4096, 1\n8192, 4096, 2\n")
     msg = _error(f"[a]\nrw=randwrite\nfdp=1\nplid_select=scheme\ndp_scheme={scheme}\n")
     assert f"{scheme}:2:" in msg and "start < end" in msg
+
+
+def test_flow_control_is_read_as_fio_reads_it():
+    w = parse_job_text("[a]\nrw=randwrite\nflow=128\nflow_id=3\nflow_sleep=100\n[b]\nrw=randtrim\nflow=1\n")
+    assert [(j.flow_weight, j.flow_id, j.flow_sleep_us) for j in w.jobs] == [(128, 3, 100), (1, 0, 0)]
+    assert "flow=128\nflow_id=3\nflow_sleep=100" in format_job_file(w)
+    assert "flow=1001" in _error("[a]\nflow=1001\n") and "1000" in _error("[a]\nflow=1001\n")

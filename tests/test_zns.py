@@ -32,12 +32,12 @@ def _run(tmp_path: Path, jobfile: Path, *args: str, env: dict | None = None) -> 
 
 
 @pytest.mark.parametrize("name", ["zbd-seq-write", "zbd-rand-write", "zbd-rand-write-zone-reset-gc", "zbd-seq-read",
-                                  "zns-uring-cmd", "zns-zone-append"])
+                                  "zbd-rand-write-trim-gc", "zns-uring-cmd", "zns-zone-append"])
 def test_the_examples_run_on_the_zoned_drive_without_gc_or_refused_writes(tmp_path, name):
     short = tmp_path / f"{name}.fio"
     # fio's runtimes shortened (3 minutes, 40 s), the rest as written.
     short.write_text((EXAMPLES / f"{name}.fio").read_text().replace("runtime=180", "runtime=20")
-                     .replace("runtime=40", "runtime=10"))
+                     .replace("runtime=40", "runtime=10").replace("runtime=30", "runtime=8"))
     groups = _run(tmp_path, short, env=ENV)["groups"]
     for g in groups:
         assert all(g[k] == 0 for k in ERRORS), {k: g[k] for k in ERRORS}
@@ -49,6 +49,13 @@ def test_the_examples_run_on_the_zoned_drive_without_gc_or_refused_writes(tmp_pa
         # each reset erasing its zone's 64 blocks.
         g = groups[0]
         assert g["zone_resets"] >= 8 and g["erases"] == 64 * g["zone_resets"]
+    if name == "zbd-rand-write-trim-gc":
+        # warmup alone, then the writer and the collector in the 128:1 ratio of their flow
+        # weights, each TRIM resetting a zone (64 blocks erased).
+        assert [g["name"] for g in groups] == ["warmup", "wjob+trimjob"]
+        w, t = (groups[1]["directions"][d]["ios"] for d in ("write", "trim"))
+        assert w > 500 and w // 128 - 1 <= t <= w // 128 + 1, (w, t)
+        assert groups[1]["zone_resets"] >= t
     if name.startswith("zns-"):
         # Each job (1 GiB, or one zone) written, then read back in a group of its own.
         zone = 256 << 20

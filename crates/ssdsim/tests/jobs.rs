@@ -378,4 +378,14 @@ fn flow_groups_submit_in_proportion_to_their_weights() {
     assert!(free.directions[1].total_ios > 5 * r.directions[1].total_ios);
     let again = run(&jobs);
     assert_eq!(r.directions.map(|x| x.total_ios), again.directions.map(|x| x.total_ios), "same seed, same run");
+    // A job stays in its group until its last command completes: a slow writer's last write
+    // still holds the fast trimmer back at the end (no burst of trims once it stops submitting).
+    let big = |bs_bytes| vec![BlockSize { bs_bytes, weight: 1 }];
+    let mut slow = randwrite(1, d);
+    slow.write.bssplit = big(2 << 20);
+    let mut trimmer = Workload { trim_fraction: 1.0, qd: 1, duration_ns: Some(d), ..Workload::default() };
+    trimmer.trim.bssplit = big(256 << 20);
+    let r = run(&[WorkloadJob { flow: flow(0, 128), ..job("w", slow) }, WorkloadJob { flow: flow(0, 1), ..job("t", trimmer) }]);
+    let (writes, trims) = (r.directions[1].total_ios, r.directions[2].total_ios);
+    assert!(writes > 20 && trims <= writes / 128 + 1, "{writes} writes, {trims} trims");
 }

@@ -57,7 +57,7 @@ Options fall in three classes:
 (c) **Options that change the I/O pattern in ways not modelled** (``verify_only``,
     ``verify_backlog``, ``trim_percentage``, ``zonemode=strided``, ``rw_sequencer=identical``,
     ``read_iolog``, ``dedupe_percentage``,
-    ``sync=1``, ``write_barrier``, ``latency_target``, ``rate_min``, ``flow``, several files
+    ``sync=1``, ``write_barrier``, ``latency_target``, ``rate_min``, several files
     per job, engines that do no block I/O...): a :class:`~ssdlab.errors.UserError` naming
     the option, file and line. Set to fio's default value they change nothing and are
     listed with the host options instead.
@@ -392,6 +392,12 @@ class Job:
     #: io_uring_cmd's ``write_mode`` (fio after 3.42): "write", or "zone_append" (zone append
     #: commands: the drive places each write at its zone's write pointer and returns where).
     write_mode: str = "write"
+    #: fio's flow control: the jobs of a group with the same ``flow_id`` submit in proportion
+    #: to their ``flow`` weights (0: no flow control); a job held back sleeps
+    #: ``flow_sleep_us`` [µs] before it tries again (0: it retries at once).
+    flow_weight: int = 0
+    flow_id: int = 0
+    flow_sleep_us: int = 0
 
     #: Where each option the job was given was last written, by fio's name of the option
     #: (``bs``, ``size``...), for messages about its value.
@@ -745,7 +751,6 @@ _REFUSALS = {
     "latency": "fio's search for the queue depth that meets a latency target is not modelled; set iodepth",
     "dedupe": "deduplicated data is not modelled (compressibility is); remove it",
     "pattern": "a fixed buffer content is not modelled; use buffer_compress_percentage or zero_buffers",
-    "flow": "flow control between jobs is not modelled; use rate or rate_iops",
     "sequencer": "rw_sequencer=identical (the same offset repeated) is not modelled; remove it (rw=randread:N "
                  "alone gives N sequential I/Os after each random offset)",
     "profile": "fio's built-in profiles are not modelled; write their jobs out",
@@ -989,10 +994,10 @@ gid                         int      host:system
 kb_base                     enum:1024|1000  pattern
 unit_base                   enum:0|8|1  host:report
 hugepage-size               size     host:submit
-flow_id                     int      refuse:flow  0
-flow                        int      refuse:flow  0
+flow_id                     int      pattern
+flow                        int      pattern
 flow_watermark              text     soft
-flow_sleep                  int      refuse:flow  0
+flow_sleep                  int      pattern
 fdp                         special  pattern
 dataplacement               special  pattern
 plids,fdp_pli               special  pattern
@@ -1031,6 +1036,8 @@ _OPTIONS = _load_table()
 #: Engines fio runs one IO at a time (FIO_SYNCIO): ``iodepth`` has no effect with them.
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "splice", "mmap", "pmemblk", "dev-dax",
                           "libpmem"})
+#: The largest ``flow`` weight fio takes (FLOW_MAX_WEIGHT).
+FLOW_MAX_WEIGHT = 1000
 #: fio's ``verify`` types (0: none).
 VERIFY_CHECKSUMS = ("0", "md5", "crc64", "crc32", "crc32c-intel", "crc32c", "crc16", "crc7", "sha1", "sha256",
                     "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta", "pattern", "null")
@@ -1135,6 +1142,7 @@ def _defaults() -> dict:
         "zonemode": "none", "zonesize": 0, "zonecapacity": 0, "zonerange": 0, "read_beyond_wp": False,
         "max_open_zones": 0, "job_max_open_zones": 0, "ignore_zone_limits": False, "zone_reset_threshold": 0.0,
         "zone_reset_frequency": 0.0, "verify": "0", "do_verify": True, "write_mode": "write",
+        "flow": 0, "flow_id": 0, "flow_sleep": 0,
         "dp_names": frozenset(),
     }
 
@@ -1602,6 +1610,9 @@ _PATTERN: dict[str, Callable[[_State, str | None, int], None]] = {
     "zone_reset_threshold": _simple("zone_reset_threshold", _c_fraction),
     "zone_reset_frequency": _simple("zone_reset_frequency", _c_fraction),
     "verify": _simple("verify", _c_enum(VERIFY_CHECKSUMS)),
+    "flow": _simple("flow", _c_int(0, FLOW_MAX_WEIGHT)),
+    "flow_id": _simple("flow_id", _c_int()),
+    "flow_sleep": _simple("flow_sleep", _c_int()),
     "do_verify": _simple("do_verify", _c_bool(True)),
     "name": _simple("name", _c_name),
     "wait_for": _simple("wait_for", _c_name),
@@ -2144,6 +2155,7 @@ def _make_job(rec: _Record, clone: int, group: int, report: int, device_zone_byt
         host_options=tuple(sorted(st.host.values(), key=lambda o: o.name)),
         ioengine=v["ioengine"], direct=v["direct"], **dp, **zones,
         verify=v["verify"] if v["verify"] != "0" and v["do_verify"] else "none", write_mode=v["write_mode"],
+        flow_weight=v["flow"], flow_id=v["flow_id"], flow_sleep_us=v["flow_sleep"],
     )
 
 
@@ -2470,6 +2482,9 @@ def _job_lines(job: Job) -> list[str]:
         out.append(f"verify={job.verify}")
     if job.write_mode != "write":
         out.append(f"write_mode={job.write_mode}")
+    if job.flow_weight:
+        out.append(f"flow={job.flow_weight}")
+        out += [f"{k}={v}" for k, v in (("flow_id", job.flow_id), ("flow_sleep", job.flow_sleep_us)) if v]
     if job.exit_what != "group":
         out.append(f"exit_what={job.exit_what}")
     if job.wait_for is not None:

@@ -452,6 +452,9 @@ def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> li
         for job in group:
             keys, n = sim_job(job, capacity_bytes)
             _check_series(job, keys, interval_s)
+            if job.flow_weight and len(group) > 1:
+                # fio's flow control among the jobs running together (alone, a job runs free)
+                keys.update(flow=job.flow_weight, flow_id=job.flow_id, flow_sleep_s=job.flow_sleep_us / 1e6)
             dicts.append(keys)
             notes += [x for x in n if x not in notes]
         name = group[0].section if len({j.section for j in group}) == 1 else "+".join(

@@ -328,28 +328,59 @@ impl Jobs {
     }
 
     fn due_with_flow(&mut self) -> Option<(usize, Ns, Command)> {
-        // Per group: submissions + 1 and weight of the jobs still running (fio's flow
-        // counter starts at 1; a job that ends takes its count and weight out).
-        let mut groups: Vec<(u32, u64, u64)> = Vec::new();
-        for f in self.runs.iter().filter(|j| j.next.is_some()).filter_map(|j| j.flow.as_ref()) {
-            match groups.iter_mut().find(|g| g.0 == f.flow.id) {
-                Some(g) => (g.1, g.2) = (g.1 + f.count, g.2 + u64::from(f.flow.weight)),
-                None => groups.push((f.flow.id, 1 + f.count, u64::from(f.flow.weight))),
+        let clock = self.clock_ns;
+        // Per group: submissions + 1 and weight of its jobs (fio's flow counter starts at 1),
+        // the same for those still submitting, and when the last of the others (done
+        // submitting, a command still outstanding) leaves: a job leaves its group once its
+        // last command has completed (fio's flow_exit_job), taking its count and weight.
+        struct Group {
+            id: u32,
+            all: (u64, u64),
+            running: (u64, u64),
+            leave_ns: Ns,
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        for j in &self.runs {
+            let Some(f) = j.flow.as_ref() else { continue };
+            let running = j.next.is_some();
+            if !running && j.host.max_completion <= clock {
+                continue;
+            }
+            let g = match groups.iter().position(|g| g.id == f.flow.id) {
+                Some(k) => &mut groups[k],
+                None => {
+                    groups.push(Group { id: f.flow.id, all: (1, 0), running: (1, 0), leave_ns: 0 });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            g.all = (g.all.0 + f.count, g.all.1 + u64::from(f.flow.weight));
+            if running {
+                g.running = (g.running.0 + f.count, g.running.1 + u64::from(f.flow.weight));
+            } else {
+                g.leave_ns = g.leave_ns.max(j.host.max_completion);
             }
         }
-        let clock = self.clock_ns;
+        // Over its share: its count / counter above its weight / the group's weight.
+        let over = |count: u64, weight: u32, (counter, total): (u64, u64)| u128::from(count) * u128::from(total) > u128::from(weight) * u128::from(counter);
         let mut best: Option<(Ns, usize)> = None;
         for (i, j) in self.runs.iter_mut().enumerate() {
             let Some((mut t, _)) = j.next else { continue };
             if let Some(f) = j.flow.as_mut() {
-                let &(_, counter, weight) = groups.iter().find(|g| g.0 == f.flow.id).expect("its group");
-                if u128::from(f.count) * u128::from(weight) > u128::from(f.flow.weight) * u128::from(counter) {
+                let g = groups.iter().find(|g| g.id == f.flow.id).expect("its group");
+                let mut go = None;
+                if over(f.count, f.flow.weight, g.all) {
+                    if over(f.count, f.flow.weight, g.running) {
+                        f.held_since.get_or_insert(t);
+                        continue;
+                    }
+                    // Within its share once the finishing jobs have left.
                     f.held_since.get_or_insert(t);
-                    continue;
+                    go = Some(g.leave_ns);
                 }
                 if let Some(since) = f.held_since {
-                    // Let go by the last submission: it tries again then, or at its next wake-up.
-                    let go = clock.max(since);
+                    // Let go by the last submission (or by the others leaving): it tries
+                    // again then, or at its next wake-up.
+                    let go = clock.max(since).max(go.unwrap_or(0));
                     t = if f.flow.sleep_ns > 0 { since + (go - since).div_ceil(f.flow.sleep_ns) * f.flow.sleep_ns } else { go };
                     if f.flow.quiesce {
                         t = t.max(j.host.max_completion);

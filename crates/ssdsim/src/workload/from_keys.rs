@@ -6,7 +6,7 @@
 
 use super::key_value::KeyValue;
 use super::keys::{KeyError, KeyScope};
-use super::{BlockSize, Direction, DirectionMix, Distribution, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zbd, Zone};
+use super::{BlockSize, Direction, DirectionMix, Distribution, Flow, Placement, PlacementSelect, SchemeEntry, Workload, WorkloadJob, Zbd, Zone};
 use crate::time::{checked_s_to_ns, Ns, NS_PER_S};
 
 /// The keys of a dict, read value by value; errors name the key.
@@ -95,7 +95,21 @@ fn job_from_keys(i: usize, keys: &[(String, KeyValue)]) -> Result<WorkloadJob, K
     let name = d.string("name", "a string")?.unwrap_or_else(|| format!("job{i}"));
     let startdelay_ns = d.seconds("startdelay_s")?.unwrap_or(0);
     let exit_stops = d.get("exit_stops", "a list of job indices", |v| v.to_list(KeyValue::to_int))?.unwrap_or_default();
-    Ok(WorkloadJob { exit_stops, name, startdelay_ns, workload, flow: None })
+    Ok(WorkloadJob { exit_stops, name, startdelay_ns, flow: flow(&d, workload.zbd.is_some())?, workload })
+}
+
+/// fio's flow control of a job (`flow`: its weight, 0 = none; `flow_id`; `flow_sleep_s`).
+fn flow(d: &Keys<'_>, zbd: bool) -> Result<Option<Flow>, KeyError> {
+    let weight = d.get("flow", "a whole number from 0 to 2^32 - 1", KeyValue::to_int::<u32>)?.unwrap_or(0);
+    if weight == 0 {
+        return match ["flow_id", "flow_sleep_s"].into_iter().find(|k| d.contains(k)) {
+            Some(k) => Err(KeyError::new(k, "applies only with a flow weight (flow >= 1)")),
+            None => Ok(None),
+        };
+    }
+    let id = d.get("flow_id", "a whole number from 0 to 2^32 - 1", KeyValue::to_int::<u32>)?.unwrap_or(0);
+    let sleep_ns = d.seconds("flow_sleep_s")?.unwrap_or(0);
+    Ok(Some(Flow { id, weight, sleep_ns, quiesce: sleep_ns > 0 || zbd }))
 }
 
 impl Workload {
@@ -335,6 +349,22 @@ mod tests {
     }
 
     #[test]
+    fn a_jobs_flow_keys_become_its_flow_and_zbd_quiesces() {
+        let job = |entries: &[(&str, KeyValue)]| KeyValue::Map(dict(entries));
+        let keys = dict(&[("jobs", KeyValue::List(vec![
+            job(&[("flow", int(128)), ("flow_id", int(3)), ("flow_sleep_s", KeyValue::Float(1e-4))]),
+            job(&[("flow", int(1)), ("zonemode", KeyValue::Str("zbd".into()))]),
+            job(&[]),
+        ]))]);
+        let (jobs, _) = jobs_from_keys(&keys).unwrap();
+        assert_eq!(jobs.iter().map(|j| j.flow).collect::<Vec<_>>(), [
+            Some(Flow { id: 3, weight: 128, sleep_ns: 100_000, quiesce: true }),
+            Some(Flow { id: 0, weight: 1, sleep_ns: 0, quiesce: true }),
+            None,
+        ]);
+    }
+
+    #[test]
     fn a_key_of_a_job_is_named_with_its_job() {
         let jobs = |job: KeyValue| refused(&[("jobs", KeyValue::List(vec![KeyValue::Map(vec![]), job]))]);
         let job = |entries: &[(&str, KeyValue)]| KeyValue::Map(dict(entries));
@@ -343,6 +373,8 @@ mod tests {
         assert!(jobs(job(&[("qdd", int(1))])).starts_with("jobs[1]: workload key \"qdd\": unknown (did you mean qd?); keys: "));
         assert_eq!(jobs(job(&[("exit_stops", KeyValue::List(vec![int(-1)]))])), "jobs[1]: workload key \"exit_stops\": expected a list of job indices, got [-1]");
         assert_eq!(jobs(job(&[("startdelay_s", int(-1))])), "jobs[1]: workload key \"startdelay_s\": -1 is not a time in seconds >= 0");
+        assert_eq!(jobs(job(&[("flow_id", int(2))])), "jobs[1]: workload key \"flow_id\": applies only with a flow weight (flow >= 1)");
+        assert!(jobs(job(&[("flow", int(-1))])).starts_with("jobs[1]: workload key \"flow\": expected a whole number"));
         assert_eq!(jobs(int(3)), "workload key \"jobs[1]\": expected a dict of workload keys");
         let two = [("jobs", KeyValue::Tuple(vec![job(&[("name", KeyValue::Str("a".into()))]), job(&[("startdelay_s", KeyValue::Float(0.5))])])), ("interval_s", KeyValue::Float(0.1))];
         let (jobs, interval_ns) = jobs_from_keys(&dict(&two)).unwrap();

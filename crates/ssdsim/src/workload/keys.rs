@@ -22,7 +22,7 @@ pub const WORKLOAD_KEYS: &[&str] = &[
 ];
 
 /// The keys a job of a phase of several takes besides a workload's.
-pub const JOB_ONLY_KEYS: &[&str] = &["startdelay_s", "exit_stops"];
+pub const JOB_ONLY_KEYS: &[&str] = &["startdelay_s", "exit_stops", "flow", "flow_id", "flow_sleep_s"];
 
 /// The keys of a phase of several jobs (`{"jobs": [...], "interval_s": S}`).
 pub const JOBS_PHASE_KEYS: &[&str] = &["jobs", "interval_s", "name"];
