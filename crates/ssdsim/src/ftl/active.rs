@@ -140,7 +140,7 @@ impl Ftl {
             // Every valid slot of the victim in run_start..cursor moved to the run's slots.
             self.valid.fill(base + run_start, base + cursor, false);
             self.valid.fill(gc * spb + wp, gc * spb + wp + k, true);
-            self.fdp_moved_slots(gc * spb + wp, gc * spb + wp + k);
+            self.fdp_moved_slots(victim, gc * spb + wp, gc * spb + wp + k);
             self.meta[gc].write_ptr += k as u32;
             self.blocks[gc].valid += k as u32;
             self.blocks[victim as usize].valid -= k as u32;

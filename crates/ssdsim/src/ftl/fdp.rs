@@ -7,11 +7,13 @@
 //! one handle's data).
 //!
 //! The plane's `host_open` (and, persistently isolated, `gc_open`) is the block of the
-//! handle in use; the other handles' blocks wait in `host_stash` / `gc_stash` and are
-//! swapped in when a write (or a GC victim) of their handle comes, so the write and GC paths
-//! are those of a drive without FDP. Each block records the handle whose data it holds
-//! ([`SHARED`] for a GC block of initially isolated handles), each logical unit the handle it
-//! was last written through (its GC copies count for that handle).
+//! handle it last wrote through; the other handles' blocks wait in `host_stash` / `gc_stash`
+//! and are swapped in when a write (or a GC victim) of their handle comes to the plane, so
+//! the write and GC paths are those of a drive without FDP. Each block records the handle whose data it holds
+//! ([`SHARED`] for a GC block of initially isolated handles): every valid unit of a block of
+//! one handle was last written through that handle, so GC copies out of it count for the
+//! block's handle. Only initially isolated handles, whose shared GC blocks mix handles, also
+//! record for each logical unit the handle it was last written through.
 
 use super::*;
 
@@ -45,16 +47,20 @@ impl HandleCounters {
 pub(super) struct Fdp {
     /// Reclaim unit handles (0: FDP off).
     handles: usize,
-    /// The handle host writes go through now; its blocks are the planes' `host_open`.
+    /// The handle host writes go through now.
     handle: usize,
-    /// Open host block of handle h in plane p at `p * handles + h` (NONE for `handle`'s,
-    /// which is in the plane's `host_open`).
+    /// The handle whose open host block is each plane's `host_open` (a plane takes
+    /// `handle`'s when a host write comes to it: a switch of handles touches no plane).
+    host_handle: Vec<u32>,
+    /// Open host block of handle h in plane p at `p * handles + h` (NONE for
+    /// `host_handle[p]`'s, which is in the plane's `host_open`).
     host_stash: Vec<u32>,
     /// Persistently isolated: the open GC block of each handle, as `host_stash`, and the
     /// handle whose GC block each plane's `gc_open` is. Empty when initially isolated.
     gc_stash: Vec<u32>,
     gc_handle: Vec<u32>,
-    /// Handle each logical unit was last written through.
+    /// Handle each logical unit was last written through; initially isolated handles only
+    /// (empty when persistently isolated: no block holds several handles' data).
     lpn_handle: Vec<u8>,
     counters: Vec<HandleCounters>,
     /// Reclaim units erased that held data of several handles (initially isolated GC blocks).
@@ -64,7 +70,7 @@ pub(super) struct Fdp {
 impl Fdp {
     /// Heap bytes of the FDP state.
     pub(super) fn state_bytes(&self) -> usize {
-        (self.host_stash.capacity() + self.gc_stash.capacity() + self.gc_handle.capacity()) * 4
+        (self.host_handle.capacity() + self.host_stash.capacity() + self.gc_stash.capacity() + self.gc_handle.capacity()) * 4
             + self.lpn_handle.capacity()
             + self.counters.capacity() * std::mem::size_of::<HandleCounters>()
     }
@@ -82,10 +88,11 @@ impl Ftl {
         self.fdp = Fdp {
             handles: h,
             handle: 0,
+            host_handle: vec![0; pools],
             host_stash: vec![NONE; pools * h],
             gc_stash: if persistent { vec![NONE; pools * h] } else { Vec::new() },
             gc_handle: if persistent { vec![0; pools] } else { Vec::new() },
-            lpn_handle: vec![0; self.l2p.len()],
+            lpn_handle: if persistent { Vec::new() } else { big_vec(self.l2p.len(), 0) },
             counters: vec![HandleCounters::default(); h],
             shared_reclaimed: 0,
         };
@@ -107,18 +114,31 @@ impl Ftl {
 
     /// FDP: host writes from now on go through reclaim unit handle `handle` (below the
     /// profile's `fdp_reclaim_unit_handles`). No effect with FDP off.
+    #[inline]
     pub fn set_handle(&mut self, handle: usize) {
+        debug_assert!(handle < self.fdp.handles.max(1));
+        if self.fdp.handles != 0 {
+            self.fdp.handle = handle;
+        }
+    }
+
+    /// Before a host write to plane `pool`: makes its `host_open` the block of the handle in
+    /// use (nothing with FDP off).
+    #[inline(always)]
+    pub(super) fn fdp_host_pool(&mut self, pool: usize) {
+        let f = &self.fdp;
+        if f.handles != 0 && f.host_handle[pool] as usize != f.handle {
+            self.fdp_switch_host(pool);
+        }
+    }
+
+    /// Stashes `pool`'s open host block and takes that of the handle in use.
+    fn fdp_switch_host(&mut self, pool: usize) {
         let f = &mut self.fdp;
-        if handle == f.handle || f.handles == 0 {
-            return;
-        }
-        debug_assert!(handle < f.handles);
-        let h = f.handles;
-        for (p, pool) in self.pools.iter_mut().enumerate() {
-            f.host_stash[p * h + f.handle] = pool.host_open;
-            pool.host_open = std::mem::replace(&mut f.host_stash[p * h + handle], NONE);
-        }
-        f.handle = handle;
+        let (h, cur, want) = (f.handles, f.host_handle[pool] as usize, f.handle);
+        f.host_stash[pool * h + cur] = self.pools[pool].host_open;
+        self.pools[pool].host_open = std::mem::replace(&mut f.host_stash[pool * h + want], NONE);
+        f.host_handle[pool] = want as u32;
     }
 
     /// Blocks in use (open, closed or being collected) holding each handle's data only
@@ -156,21 +176,23 @@ impl Ftl {
     pub(super) fn fdp_host(&mut self, lpn: usize, k: usize) {
         let f = &mut self.fdp;
         if f.handles != 0 {
-            f.lpn_handle[lpn..lpn + k].fill(f.handle as u8);
+            if let Some(t) = f.lpn_handle.get_mut(lpn..lpn + k) {
+                t.fill(f.handle as u8);
+            }
             f.counters[f.handle].host_units += k as u64;
         }
     }
 
-    /// GC relocated the logical units `lpns`: each counts for its handle.
+    /// GC relocated the logical units `lpns` out of block `victim`: each counts for its handle.
     #[inline]
-    pub(super) fn fdp_moved(&mut self, lpns: &[u32]) {
-        count_moved(&mut self.fdp, lpns);
+    pub(super) fn fdp_moved(&mut self, victim: u32, lpns: &[u32]) {
+        count_moved(&mut self.fdp, self.meta[victim as usize].handle, lpns);
     }
 
-    /// GC relocated the units now in slots `from..to` of the P2L table.
+    /// GC relocated the units now in slots `from..to` of the P2L table out of block `victim`.
     #[inline]
-    pub(super) fn fdp_moved_slots(&mut self, from: usize, to: usize) {
-        count_moved(&mut self.fdp, &self.p2l[from..to]);
+    pub(super) fn fdp_moved_slots(&mut self, victim: u32, from: usize, to: usize) {
+        count_moved(&mut self.fdp, self.meta[victim as usize].handle, &self.p2l[from..to]);
     }
 
     /// The current handle's host block was filled and closed.
@@ -225,7 +247,7 @@ impl Ftl {
     /// Grows the per-unit handle table with the logical unit table (companion units, which
     /// hold their owner's data: they take its handle).
     pub(super) fn fdp_resize(&mut self) {
-        if self.fdp.handles != 0 {
+        if !self.fdp.lpn_handle.is_empty() {
             let (user, per) = (self.geo.user_units as usize, self.companions as usize);
             let t = &mut self.fdp.lpn_handle;
             t.resize(self.l2p.len(), 0);
@@ -250,12 +272,20 @@ impl Ftl {
     }
 }
 
-/// Counts GC copies of the logical units `lpns` for their handles (nothing with FDP off).
+/// Counts GC copies of the logical units `lpns`, moved out of a block tagged `tag`, for their
+/// handles (nothing with FDP off): all for the block's handle, unless the block is a shared
+/// GC block (each unit for the handle it was last written through).
 #[inline]
-fn count_moved(f: &mut Fdp, lpns: &[u32]) {
-    if f.handles != 0 {
-        for &l in lpns {
-            f.counters[f.lpn_handle[l as usize] as usize].gc_units += 1;
-        }
+fn count_moved(f: &mut Fdp, tag: u16, lpns: &[u32]) {
+    if f.handles == 0 {
+        return;
+    }
+    if tag != SHARED {
+        debug_assert!(f.lpn_handle.is_empty() || lpns.iter().all(|&l| f.lpn_handle[l as usize] as u16 == tag));
+        f.counters[tag as usize].gc_units += lpns.len() as u64;
+        return;
+    }
+    for &l in lpns {
+        f.counters[f.lpn_handle[l as usize] as usize].gc_units += 1;
     }
 }

@@ -112,7 +112,7 @@ impl Ftl {
             self.valid.fill(dst0, dst0 + k, true);
             i += k;
         }
-        self.fdp_moved(&buf[..n]);
+        self.fdp_moved(victim, &buf[..n]);
         // Every valid unit has moved: the victim holds no valid data now.
         self.blocks[victim as usize].valid -= n as u32;
         self.valid.fill(base, end, false);

@@ -481,10 +481,12 @@ impl Ftl {
     /// in the plane's open host block (no block is taken, so no foreground GC), active GC is
     /// off or has not started in the plane (so each write would leave it so: the plane's
     /// free blocks do not change), and no GC work waits to be taken (so each write's would
-    /// be none). Returns false, having changed nothing, otherwise. Sequential writes fill a
-    /// page of a plane this way, several units per call.
+    /// be none). Returns false otherwise, having changed nothing but which of the plane's open
+    /// host blocks is its `host_open` (the FDP handle in use's, as any write to it takes).
+    /// Sequential writes fill a page of a plane this way, several units per call.
     #[inline(always)]
     pub(crate) fn write_run(&mut self, lpn: u64, k: u64, pool: usize, payload: u64) -> bool {
+        self.fdp_host_pool(pool);
         let p = &self.pools[pool];
         let b = p.host_open as usize;
         let spb = self.geo.slots_per_block;
@@ -623,6 +625,7 @@ impl Ftl {
 
     #[inline(always)]
     fn alloc_host_slot(&mut self, pool: usize) -> u32 {
+        self.fdp_host_pool(pool);
         let spb = self.geo.slots_per_block as u32;
         let mut b = self.pools[pool].host_open;
         if self.meta[b as usize].write_ptr == spb {

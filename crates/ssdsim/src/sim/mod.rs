@@ -492,12 +492,14 @@ impl Lane {
     }
 
     /// Switches to another host's state: the queue held so far goes to that host, which
-    /// [`Lane::store`] undoes.
+    /// [`Lane::store`] undoes (the queues swap in place: a queue is too large to copy twice
+    /// per command).
     #[inline(always)]
     fn load(&mut self, h: &mut Host) {
-        let q = std::mem::take(&mut self.q);
-        *self = Lane::of(h);
-        h.outstanding = q;
+        (self.qd, self.limit_units, self.limit_ios) = (h.qd, h.limit_units, h.limit_ios);
+        (self.end_ns, self.paced, self.sectors) = (h.end_ns.unwrap_or(Ns::MAX), h.pacing.is_some(), h.sectors);
+        (self.units, self.ios, self.last_submit, self.max_completion) = (h.units, h.ios, h.last_submit, h.max_completion);
+        std::mem::swap(&mut self.q, &mut h.outstanding);
     }
 
     /// Gives the state back to the host it was loaded from (the queue swaps back).

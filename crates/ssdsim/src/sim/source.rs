@@ -126,9 +126,17 @@ impl JobSource {
         }
     }
 
-    /// The next command (a generator always has one).
+    /// The next command (a generator always has one). Built field by field: a copy of the
+    /// whole command (its padding included) stalls the store forwarding of the host loop.
+    #[inline(always)]
     pub(crate) fn next_command(&mut self) -> Command {
-        self.peek().expect("a generator always has a next command")
+        match self {
+            JobSource::Uniform(u) => Command { kind: u.kind, unit: u.ring[u.pos % LOOKAHEAD], units: u.bs_units },
+            JobSource::General(g) => {
+                let c = &g.ring[g.pos % LOOKAHEAD];
+                Command { kind: c.kind, unit: c.unit, units: c.units }
+            }
+        }
     }
 }
 
