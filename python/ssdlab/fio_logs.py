@@ -33,13 +33,21 @@ something completed:
   shows. Rows land in the interval holding the middle of what they cover when the interval
   is a whole number of windows (fio's few ms of timer jitter then never leak IOs into a
   neighbouring interval), otherwise they are split in proportion to the overlap.
-* **Histogram rows** (``log_hist_msec=W``): fio closes a row at the first completion at least
-  W after the previous row's start, so all IOs of a row but the one that closed it completed
-  within W after the previous row, and the closing one at the row's time. The closing IO (the
-  highest latency bin of the row: it waited longest, as after a stall) goes to the interval of
-  the row's time; the others to the interval of the middle of ``(previous row, min(row,
-  previous row + W))``. A stall therefore leaves its intervals at 0 and its long latencies in
-  the interval where they completed.
+* **Histogram rows** (``log_hist_msec=W``): fio closes a row at the first completion at or
+  past the end of the row's window and puts in it every IO since the previous row. Its
+  windows follow each other on a grid, W apart from the first completion: row i's window ends
+  at ``first + (i + 1) x W``, and after a stall the first completions each close a row of
+  their own (at the same ms) until the grid has caught up. So all IOs of a row but the one
+  that closed it completed between the previous row and the end of the row's window, and the
+  closing one at the row's time. The closing IO (the highest latency bin of the row: it waited
+  longest, as after a stall) goes to the interval of the row's time; the others to the
+  interval of the middle of ``(previous row, end of the window)``. With W the interval, a
+  window is an interval shifted by ``first`` (a few ms), so a burst between two stalls stays
+  in its interval and a stall's intervals stay at 0, with its long latencies in the interval
+  where they completed. ``first`` is the least ``t_i - (i + 1) x W``. A log whose rows are
+  never closer than W apart, which a grid's timer jitter makes them (older fio started each
+  window at the previous row), or that has more rows than windows since time 0 (jobs sharing
+  one log), is read with each window ending at ``min(row, previous row + W)``.
 
 fio never logs the IOs after its last row (the job's final window). Where ssdlab wrote the
 job it knows fio's totals and run time and adds them (:func:`Grid.add_tail`); for a foreign
@@ -616,6 +624,19 @@ def _prev_times(t: np.ndarray, window_ms: float) -> np.ndarray:
     return prev
 
 
+def _window_ends(t: np.ndarray, prev: np.ndarray, window_ms: float) -> np.ndarray:
+    """Where the windows of histogram rows at ``t`` [ms] (after rows at ``prev``) ended [ms]:
+    on fio's grid where the rows follow one, else ``previous row + W`` (module docstring)."""
+    fallback = np.minimum(t, prev + window_ms)
+    if t.size < 2 or not (np.diff(t) < window_ms).any():
+        return fallback
+    grid = np.arange(1, t.size + 1) * float(window_ms)
+    first = float((t - grid).min())
+    if first < -window_ms / 2:  # more rows than windows since time 0: not one grid
+        return fallback
+    return np.clip(first + grid, prev, t)
+
+
 def _dir_codes(present: np.ndarray, direction: int | str | None, path) -> list[int]:
     codes = sorted(int(d) for d in np.unique(present))
     if direction is None:
@@ -773,7 +794,7 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         order = np.argsort(t, kind="stable")
         t, counts = t[order], hist.counts[m][order]
         prev = _prev_times(t, w)
-        k1, k2, share = _placement(t, prev, np.minimum(t, prev + w), i_ms, w)
+        k1, k2, share = _placement(t, prev, _window_ends(t, prev, w), i_ms, w)
         kc = np.floor(t / i_ms).astype(np.int64)  # the closing IO's interval
         if end_s is not None:
             last = max(int(math.ceil(end_s / interval_s - 1e-9)) - 1, 0)
