@@ -147,6 +147,8 @@ def test_bad_keys_are_refused_by_name_and_leave_the_drive_usable(target, params,
     with pytest.raises(ValueError, match=key) as refused:
         target.run_workload(params)
     assert isinstance(refused.value, errors.UserError), "a user error: the CLI prints it without a traceback"
+    with pytest.raises(_native.WorkloadKeyError, match=key):
+        _native.Simulator(list(load_profile("default", SMALL_DRIVE).pairs), 1).start_workload(params)
     r = target.run_workload({"number_ios": 10})
     assert r.totals["ios"] == 10
 
@@ -161,8 +163,12 @@ def test_run_phase_is_unchanged_and_advance_needs_a_phase(target):
     with pytest.raises(ValueError, match="without a running phase"):
         sim.finish_phase()
     sim.start_workload({"number_ios": 100})
-    with pytest.raises(ValueError, match="finish it first"):
+    with pytest.raises(ValueError, match="finish it first") as misuse:
         sim.idle(1.0)
+    assert not isinstance(misuse.value, _native.WorkloadKeyError), "a call out of order is not a workload key"
+    with pytest.raises(ValueError, match="finish it first") as misuse:
+        sim.start_workload({"number_ios": 100})
+    assert not isinstance(misuse.value, _native.WorkloadKeyError)
     assert sim.advance(1000)[0]
     raw = sim.finish_phase()
     assert raw["directions"]["write"]["total_ios"] == 100 and raw["idle_gaps"] == 0

@@ -28,6 +28,10 @@ class SeriesError(ValueError):
     """A series interval too short for the phase, or below 1 µs; args = (message,)."""
 
 
+class WorkloadKeyError(ValueError):
+    """A workload key the simulator refuses; args = (message,), which names the key."""
+
+
 class TraceFormatError(ValueError):
     """A malformed or unreadable trace; args = (message, file, line)."""
 

@@ -1,14 +1,15 @@
 //! Workload dicts (`Simulator.start_workload`'s keys) as `ssdsim`'s plain [`KeyValue`]s;
 //! `ssdsim::workload::from_keys` reads and checks them.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PySequence, PyString, PyTuple};
 use ssdsim::KeyValue;
 
-/// The keys of a workload dict, in its order; ValueError when a key is not a string.
+use crate::errors::WorkloadKeyError;
+
+/// The keys of a workload dict, in its order; WorkloadKeyError when a key is not a string.
 pub(crate) fn workload_keys(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, KeyValue)>> {
-    dict_entries(d).ok_or_else(|| PyValueError::new_err("workload keys must be strings"))
+    dict_entries(d).ok_or_else(|| WorkloadKeyError::new_err("workload keys must be strings"))
 }
 
 /// The entries of `d`; None when a key is not a string.

@@ -111,9 +111,9 @@ class _Drive:
     :mod:`ssdlab.errors`' (the native module imports nothing from the package):
     ``DriveFullError`` (the drive ran out of room; args = (message, key)) as
     :class:`~ssdlab.errors.DriveFullError`, ``SeriesError`` (a series interval too short for
-    the phase) as :class:`~ssdlab.errors.UserError`, a workload ``start_workload`` refuses
-    (``ValueError`` naming the key) as :class:`~ssdlab.errors.WorkloadKeyError`; any other
-    error as raised."""
+    the phase) as :class:`~ssdlab.errors.UserError`, ``WorkloadKeyError`` (a workload key the
+    simulator refuses) as :class:`~ssdlab.errors.WorkloadKeyError`; any other error (a call
+    the drive's state does not take: a program's mistake) as raised."""
 
     __slots__ = ("_sim",)
 
@@ -132,9 +132,7 @@ class _Drive:
                 raise errors.DriveFullError(*e.args) from None
             except _native.SeriesError as e:
                 raise errors.UserError(*e.args) from None
-            except ValueError as e:
-                if name != "start_workload":
-                    raise
+            except _native.WorkloadKeyError as e:
                 # a workload key the job file's checks let through: still the user's to change
                 raise errors.WorkloadKeyError(f"the simulated drive refuses this workload: {e}") from None
         return call
@@ -234,7 +232,7 @@ class SimTarget(TargetDefaults):
         from ..workload import tosim
 
         values = self.profile.values
-        tosim.check_zones(workload, int(values.get("zns_zone_size_bytes") or 0), self.profile.name)
+        tosim.check_zones(workload, self.zone_size_bytes, self.profile.name)
         tosim.check_placement(workload, int(values.get("fdp_reclaim_unit_handles") or 0) if values.get("fdp") else 0,
                               self.profile.name)
         return tosim.sim_groups(workload, self.capacity_bytes, interval_s)
