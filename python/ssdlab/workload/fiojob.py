@@ -1038,9 +1038,8 @@ SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "splice
                           "libpmem"})
 #: The largest ``flow`` weight fio takes (FLOW_MAX_WEIGHT).
 FLOW_MAX_WEIGHT = 1000
-#: fio's ``verify`` types (0: none).
-VERIFY_CHECKSUMS = ("0", "md5", "crc64", "crc32", "crc32c-intel", "crc32c", "crc16", "crc7", "sha1", "sha256",
-                    "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta", "pattern", "null")
+#: fio's ``verify`` types (0: none), as the option table lists them.
+VERIFY_CHECKSUMS = tuple(_OPTIONS["verify"].type.removeprefix("enum:").split("|"))
 #: Engines that pass NVMe or SCSI commands to the drive's character device: no page cache,
 #: whatever ``direct`` says.
 PASSTHROUGH_ENGINES = frozenset({"io_uring_cmd", "sg"})

@@ -477,7 +477,7 @@ def sim_groups(workload: Workload, capacity_bytes: int, interval_s: float) -> li
                 _check_series(job, vkeys, interval_s)
                 out.append(SimGroup(gi, f"{name} (verify)", {**vkeys, "interval_s": interval_s},
                                     [f"{job.name}: verify={job.verify}: after its writes, fio reads back the "
-                                     f"{vkeys['span_bytes'] if 'io_bytes' not in vkeys else vkeys['io_bytes']} bytes "
+                                     f"{vkeys.get('io_bytes', vkeys['span_bytes'])} bytes "
                                      "it wrote in offset order; the simulator runs that read-back as a group of its "
                                      "own"], [(job.name, ("read",))]))
     return out
