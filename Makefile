@@ -47,9 +47,9 @@ test-fuzz fuzz: setup
 # and prints its ratios against the last record with the same parameters; BENCHMARKS.md's
 # table of current figures is then rendered from the records.
 bench: setup
-	cargo bench -p ssdsim --bench steady_state
-	cargo bench -p ssdsim --bench replay
-	cargo bench -p ssdtrace --bench parse
+	$(PY) benches/bench_cargo.py ssdsim steady_state
+	$(PY) benches/bench_cargo.py ssdsim replay
+	$(PY) benches/bench_cargo.py ssdtrace parse
 	$(PY) benches/bench_consistency.py --drives 256G,1T,4T
 	$(PY) benches/bench_randrw.py
 	$(PY) benches/bench_trace.py
@@ -71,6 +71,7 @@ bench: setup
 # A quick subset (~10 min on 2 cores), each compared with its last record at the same
 # parameters. For a paired comparison with another build: benches/ab.py REV -- BENCH ARGS.
 bench-compare: setup
+	$(PY) benches/bench_cargo.py ssdsim steady_state -- 32G 256G
 	$(PY) benches/bench_randrw.py --runs 3 --ios 3000000 --warmup 1
 	$(PY) benches/bench_consistency.py --runs 3 --duration 300
 	$(PY) benches/bench_trace.py --runs 1

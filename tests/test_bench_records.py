@@ -78,4 +78,37 @@ def test_make_bench_runs_every_benchmark_in_benches():
     assert scripts - named == set(), "benchmarks missing from `make bench`"
     assert named - scripts == set(), "`make bench` names a benchmark that does not exist"
     cargo = {(p.parents[1].name, p.stem) for p in root.glob("crates/*/benches/*.rs")}
-    assert cargo and cargo <= set(re.findall(r"cargo bench -p (\w+) --bench (\w+)", recipe))
+    assert cargo and cargo <= set(re.findall(r"benches/bench_cargo\.py (\w+) (\w+)", recipe))
+
+
+@pytest.fixture()
+def bench_cargo(records):
+    mod = importlib.import_module("bench_cargo")
+    yield mod
+    sys.modules.pop("bench_cargo", None)
+
+
+def test_a_cargo_benchmark_table_is_read_by_its_header_names(bench_cargo):
+    text = ("steady-state 4 KiB random write QD32\n"
+            "drive           median IO/s       min IO/s       max IO/s       IO/CPU-s       WA    setup s              check\n"
+            "32G                 6417657        4216971        7253545        6422059     8.55        1.5   0123456789012345\n"
+            "256G                5000000        4000000        6000000        5100000     7.54       30.0   e726d1b6c54299e4\n")
+    got = bench_cargo.figures("steady_state", text)
+    assert got["32G_io_per_cpu_s"] == 6422059 and got["256G_io_per_s"] == 5e6 and got["256G_wa"] == 7.54
+    # a hash of digits only stays the hash, not a number
+    assert got["32G_check"] == "0123456789012345" and "32G_min_io_s" not in got
+    one = ("    commands    wall s     CPU s        cmd/s    cmd/CPU-s     WA              check\n"
+           "    37400000     19.20     19.00      1947916      1968421   5.21   a5f8d842cd8f3dc5\n")
+    assert bench_cargo.figures("replay", one) == {"commands": 37.4e6, "wall_s": 19.2, "cpu_s": 19.0,
+                                                  "cmd_per_cpu_s": 1968421, "wa": 5.21, "check": "a5f8d842cd8f3dc5"}
+    with pytest.raises(ValueError, match="parse: no table"):
+        bench_cargo.figures("parse", text)
+
+
+def test_the_cargo_benchmarks_print_the_columns_their_figures_are_read_from(bench_cargo):
+    """A column renamed in a Rust benchmark's header would leave its figure unrecorded."""
+    root = BENCHES.parent
+    for path in root.glob("crates/*/benches/*.rs"):
+        src = path.read_text()
+        for name in bench_cargo.COLUMNS[path.stem]:
+            assert f'"{name}"' in src, f"{path.name} prints no column {name!r}"
