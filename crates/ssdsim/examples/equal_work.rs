@@ -14,14 +14,8 @@
 //! With `PERF_CTL=FIFO` it writes `enable` to that FIFO before each timed window and `disable`
 //! after it, so that `perf record --control fifo:FIFO -D -1` samples the windows alone.
 
+use ssdsim::time::thread_cpu_s;
 use ssdsim::{Config, PhaseReport, Simulation, Workload};
-
-/// Time this thread has run on a CPU [s] (Linux's `/proc/thread-self/schedstat`): unlike wall
-/// time, barely affected by other processes sharing the cores.
-fn thread_cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("Linux's schedstat");
-    stat.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()).expect("run time [ns]") as f64 * 1e-9
-}
 
 /// The timed writes (a function of its own, for callgrind's `--toggle-collect`).
 #[inline(never)]
