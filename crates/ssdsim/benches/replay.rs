@@ -15,25 +15,9 @@
 
 use std::time::Instant;
 
+use ssdsim::time::thread_cpu_s;
 use ssdsim::{Command, Config, Job, Mapper, Pattern, Remap, Simulation};
 use ssdtrace::{GenParams, Generator};
-
-/// CPU time of this thread [s] (steadier than wall time on a shared machine).
-fn thread_cpu_s() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the struct we own.
-    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.sec as f64 + ts.nsec as f64 * 1e-9
-}
 
 /// python/ssdlab/profiles/default.toml (the other keys are the simulator's defaults).
 fn default_profile() -> Config {

@@ -82,7 +82,7 @@ impl MediaWork {
 
 /// Work booked on a lane, carried out evenly over `[start, end)` [ns] (at `end` when they
 /// are equal).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Booking {
     start: Ns,
     end: Ns,
@@ -103,6 +103,17 @@ impl Booking {
     }
 }
 
+/// A lane's last booking while it is work at one instant inside the grid cell `(lo, hi]`
+/// [ns] (`on`): kept out of the lane's queue, so that the work booked within one cell adds up
+/// in a few instructions. Logically the lane is its queue followed by it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tail {
+    on: bool,
+    lo: Ns,
+    hi: Ns,
+    booking: Booking,
+}
+
 /// Work booked and when it is carried out; see the module doc.
 #[derive(Clone, Default)]
 pub struct MediaLedger {
@@ -121,12 +132,31 @@ pub struct MediaLedger {
     grid: Option<(Ns, Ns, Ns)>,
     /// Per lane, the grid cell `(lo, hi]` [ns] looked up last.
     cells: Vec<(Ns, Ns)>,
+    /// Per lane, its last booking if that is work at one instant in a grid cell.
+    tails: Vec<Tail>,
 }
 
 impl MediaLedger {
     /// A ledger of `dies` die lanes and the host's lane.
     pub fn new(dies: usize) -> Self {
-        MediaLedger { booked: MediaWork::default(), lanes: vec![VecDeque::new(); dies + 1], credit: MediaWork::default(), in_credit: false, grid: None, cells: vec![(0, 0); dies + 1] }
+        MediaLedger {
+            booked: MediaWork::default(),
+            lanes: vec![VecDeque::new(); dies + 1],
+            credit: MediaWork::default(),
+            in_credit: false,
+            grid: None,
+            cells: vec![(0, 0); dies + 1],
+            tails: vec![Tail::default(); dies + 1],
+        }
+    }
+
+    /// Moves every lane's tail to the end of its queue.
+    fn flush_tails(&mut self) {
+        for (q, t) in self.lanes.iter_mut().zip(&mut self.tails) {
+            if std::mem::take(&mut t.on) {
+                q.push_back(t.booking);
+            }
+        }
     }
 
     /// From now until [`MediaLedger::settle`], counts are asked about only at `start + k ×
@@ -135,6 +165,7 @@ impl MediaLedger {
     /// so a lane holds a few bookings per interval rather than one per command.
     pub fn set_grid(&mut self, start: Ns, interval: Ns, cells: u64) {
         let interval = interval.max(1);
+        self.flush_tails();
         self.grid = Some((start, interval, start.saturating_add(cells.saturating_mul(interval))));
         self.cells.fill((0, 0));
     }
@@ -165,23 +196,50 @@ impl MediaLedger {
     /// Each booking is spread over its own time: work at the same instant as the lane's last
     /// booking joins it, and on a grid ([`MediaLedger::set_grid`]) so does all work within
     /// one cell.
-    #[inline]
+    #[inline(always)]
     pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
         debug_assert!(start <= end);
-        let work = if self.in_credit { self.take_credit(work) } else { work };
+        if self.in_credit {
+            return self.book_in_credit(lane, start, end, work);
+        }
+        // (No copy of `work` chosen between it and the credit's remainder here: built from
+        // the caller's registers, its fields are added where they are; a copy in memory
+        // written a field at a time and read back two at a time would stall the adds.)
         self.booked.add(work);
+        // Within the grid cell of the lane's last booking, work at one instant: joins it.
+        let t = &mut self.tails[lane];
+        if t.on && t.lo < end && end <= t.hi && t.lo <= start {
+            t.booking.end = t.booking.end.max(end);
+            t.booking.start = t.booking.end;
+            t.booking.work.add(work);
+            return;
+        }
+        self.book_queued(lane, start, end, work);
+    }
+
+    /// [`MediaLedger::book`] of `work` (already counted in `booked`) past the lane's tail:
+    /// the tail goes to the queue, and the booking joins the lane's last or is queued.
+    #[inline(never)]
+    fn book_queued(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
+        let t = &mut self.tails[lane];
+        if std::mem::take(&mut t.on) {
+            self.lanes[lane].push_back(t.booking);
+        }
         // Within one grid cell: nobody asks about a time inside it, so the work counts as
         // done at its end, together with the lane's last booking if that is in the cell too.
         if let Some((lo, hi)) = self.cell_of(lane, end).filter(|&(lo, _)| lo <= start) {
             let q = &mut self.lanes[lane];
-            match q.back_mut() {
+            let booking = match q.back() {
                 Some(last) if last.start == last.end && lo < last.end && last.end <= hi => {
+                    let mut last = q.pop_back().expect("checked above");
                     last.end = last.end.max(end);
                     last.start = last.end;
                     last.work.add(work);
+                    last
                 }
-                _ => q.push_back(Booking { start: end, end, work }),
-            }
+                _ => Booking { start: end, end, work },
+            };
+            self.tails[lane] = Tail { on: true, lo, hi, booking };
             return;
         }
         let q = &mut self.lanes[lane];
@@ -192,12 +250,15 @@ impl MediaLedger {
         }
     }
 
-    /// `work` less what is still in credit, which it uses up.
+    /// [`MediaLedger::book`] while work is in credit: `work` less what is still in credit,
+    /// which it uses up.
     #[cold]
-    fn take_credit(&mut self, work: MediaWork) -> MediaWork {
-        let left = self.credit.take_up_to(work);
+    #[inline(never)]
+    fn book_in_credit(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
+        let work = self.credit.take_up_to(work);
         self.in_credit = self.credit != MediaWork::default();
-        left
+        self.booked.add(work);
+        self.book_queued(lane, start, end, work);
     }
 
     /// The work carried out by `t` [ns], cumulative (`t` no earlier than the last time given
@@ -205,8 +266,9 @@ impl MediaLedger {
     pub fn done_by(&self, t: Ns) -> MediaWork {
         let mut ahead = MediaWork::default();
         let host = self.host_lane();
-        for (i, q) in self.lanes.iter().enumerate() {
-            for b in q.iter().rev() {
+        for (i, (q, tail)) in self.lanes.iter().zip(&self.tails).enumerate() {
+            let tail = tail.on.then_some(&tail.booking);
+            for b in q.iter().chain(tail).rev() {
                 if b.end <= t {
                     // A die's bookings before one over by `t` are over too.
                     if i == host {
@@ -236,6 +298,7 @@ impl MediaLedger {
 
     /// Counts the bookings over by `t` as done: later questions are about `t` or after.
     pub fn forget_before(&mut self, t: Ns) {
+        self.flush_tails();
         for q in &mut self.lanes {
             while q.front().is_some_and(|b| b.end <= t) {
                 q.pop_front();
@@ -249,6 +312,7 @@ impl MediaLedger {
         for q in &mut self.lanes {
             q.clear();
         }
+        self.tails.fill(Tail::default());
         self.booked.add(unbooked);
         self.grid = None;
         self.credit.add(unbooked);
@@ -264,6 +328,13 @@ impl MediaLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl MediaLedger {
+        /// Bookings held for `lane`, its tail included.
+        fn bookings(&self, lane: usize) -> usize {
+            self.lanes[lane].len() + usize::from(self.tails[lane].on)
+        }
+    }
 
     fn nand(units: u64) -> MediaWork {
         MediaWork { nand_units: units, ..MediaWork::default() }
@@ -289,7 +360,7 @@ mod tests {
         l.book(0, 0, 100, nand(100));
         l.book(0, 100, 1100, nand(0));
         l.book(0, 1100, 1200, nand(10));
-        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!(l.bookings(0), 3);
         assert_eq!(l.done_by(50).nand_units, 50);
         assert_eq!(l.done_by(1150).nand_units, 105);
     }
@@ -304,17 +375,17 @@ mod tests {
         // A stretch inside the next cell joins nothing before it; one across cells is spread.
         l.book(0, 1110, 1190, nand(8));
         l.book(0, 1190, 1290, nand(10));
-        assert_eq!(l.lanes[0].len(), 3);
+        assert_eq!(l.bookings(0), 3);
         assert_eq!([l.done_by(1100), l.done_by(1200), l.done_by(1300)].map(|w| w.nand_units), [100, 109, 118]);
         // After the last grid time, all work is one booking.
         for t in [1301, 1500, 9000] {
             l.book(0, t - 1, t, nand(1));
         }
-        assert_eq!(l.lanes[0].len(), 4);
+        assert_eq!(l.bookings(0), 4);
         l.settle(MediaWork::default());
         l.book(0, 2001, 2001, nand(1));
         l.book(0, 2002, 2002, nand(1));
-        assert_eq!(l.lanes[0].len(), 2, "no grid after settling");
+        assert_eq!(l.bookings(0), 2, "no grid after settling");
     }
 
     #[test]

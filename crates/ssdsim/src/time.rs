@@ -38,3 +38,23 @@ pub fn transfer_ns(bytes: u64, bytes_per_s: f64) -> Ns {
     }
     ((bytes as f64) * (NS_PER_S as f64) / bytes_per_s).ceil() as Ns
 }
+
+/// CPU time of the calling thread on the host [s] (`CLOCK_THREAD_CPUTIME_ID`, to the
+/// nanosecond): for the benches and profiling drivers, a steadier figure than wall time on a
+/// shared machine.
+#[doc(hidden)]
+pub fn thread_cpu_s() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the struct we own.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.sec as f64 + ts.nsec as f64 * 1e-9
+}

@@ -192,6 +192,8 @@ impl Device {
                 gc_carry_units: vec![0; geo.pools],
                 gc_booked: vec![VecDeque::new(); geo.dies],
                 gc_forgotten_ns: 0,
+                die_of_pool: FastDiv::new(geo.planes_per_die),
+                pages_of_units: FastDiv::new(geo.units_per_page),
             },
             calendars: false,
             buf: WriteBuffer {

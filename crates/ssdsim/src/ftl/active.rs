@@ -36,8 +36,63 @@ impl Ftl {
         }
     }
 
+    /// [`Ftl::spend_active_gc_credit`] when it takes exactly one step that relocates a unit
+    /// (less than two units of credit, a victim with a valid unit left, room in the GC block):
+    /// that unit moved as [`Ftl::active_gc_steps`] would move it, without setting up a run.
+    /// None otherwise, having changed nothing but (with FDP) which GC block is the plane's
+    /// open one, as the general path makes it first. The usual case while active GC runs: a
+    /// host write pays a reclaim ratio's worth of copies, one or none.
+    #[inline(always)]
+    fn active_gc_one_copy(&mut self, pool: usize) -> Option<ActiveWork> {
+        let spb = self.geo.slots_per_block;
+        let p = &self.pools[pool];
+        let (victim, gc) = (p.bg_victim, p.gc_open as usize);
+        if p.bg_credit >= 2.0 || victim == NONE || self.meta[gc].write_ptr as usize == spb {
+            return None;
+        }
+        let base = victim as usize * spb;
+        let s = self.valid.next_set(base + p.bg_cursor as usize, base + spb);
+        if s == base + spb {
+            return None;
+        }
+        // With FDP, the GC block of the victim's handle.
+        self.fdp_gc_for(pool, victim);
+        let gc = self.pools[pool].gc_open as usize;
+        if self.meta[gc].write_ptr as usize == spb {
+            return None;
+        }
+        let off = s - base;
+        let mut fetched = self.pools[pool].bg_fetched as usize;
+        prefetch_victim_ahead(&self.valid, &self.p2l[base..base + spb], &self.l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
+        let page = self.div_upp.div(off as u32);
+        let read = u64::from(page != self.pools[pool].bg_read_page);
+        let dst = gc * spb + self.meta[gc].write_ptr as usize;
+        let lpn = self.p2l[s];
+        self.p2l[dst] = lpn;
+        self.l2p[lpn as usize] = dst as u32;
+        if let Some(p) = self.payload.as_mut() {
+            p[dst] = p[s];
+        }
+        self.valid.clear(s);
+        self.valid.set(dst);
+        self.fdp_moved_slots(victim, dst, dst + 1);
+        self.meta[gc].write_ptr += 1;
+        self.blocks[gc].valid += 1;
+        self.blocks[victim as usize].valid -= 1;
+        let p = &mut self.pools[pool];
+        p.bg_cursor = off as u32 + 1;
+        p.bg_read_page = page;
+        p.bg_fetched = fetched as u32;
+        p.bg_credit -= 1.0;
+        self.counters.gc_units += 1;
+        Some(ActiveWork { copied: 1, page_reads: read })
+    }
+
     #[inline(never)]
     pub(super) fn spend_active_gc_credit(&mut self, pool: usize) -> ActiveWork {
+        if let Some(work) = self.active_gc_one_copy(pool) {
+            return work;
+        }
         let mut credit = self.pools[pool].bg_credit;
         let mut total = ActiveWork::default();
         while credit >= 1.0 {
@@ -186,19 +241,7 @@ impl Ftl {
                 break;
             };
             let off = s - base;
-            let want = (off + BG_AHEAD + 1).min(spb);
-            // A word of valid bits at a time (up to 63 slots further than `want`).
-            while fetched < want {
-                let from = base + fetched;
-                let end = ((from | 63) + 1).min(base + spb);
-                let mut w = bits.word_from(from, end);
-                while w != 0 {
-                    let o = (from & !63) + w.trailing_zeros() as usize - base;
-                    prefetch_ptr(l2p.as_ptr().wrapping_add(src[o] as usize));
-                    w &= w - 1;
-                }
-                fetched = end - base;
-            }
+            prefetch_victim_ahead(bits, src, l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
             let page = div_upp.div(off as u32);
             reads += u64::from(page != page_seen);
             page_seen = page;
@@ -237,5 +280,24 @@ impl Ftl {
     /// O(1) for greedy; a scan of the closed blocks for the other policies.
     pub(super) fn victim_has_invalid(&self, pool: usize) -> bool {
         self.peek_victim_valid(pool).is_some_and(|v| (v as usize) < self.geo.slots_per_block)
+    }
+}
+
+/// Prefetches the L2P entries of the valid units of a victim (its valid bits from slot
+/// `base`, its P2L entries `src`) from slot offset `*fetched` up to `want`, a word of valid
+/// bits at a time (up to 63 slots further than `want`), and moves `*fetched` on.
+#[inline(always)]
+fn prefetch_victim_ahead(bits: &ValidBits, src: &[u32], l2p: &[u32], base: usize, fetched: &mut usize, want: usize) {
+    let spb = src.len();
+    while *fetched < want {
+        let from = base + *fetched;
+        let end = ((from | 63) + 1).min(base + spb);
+        let mut w = bits.word_from(from, end);
+        while w != 0 {
+            let o = (from & !63) + w.trailing_zeros() as usize - base;
+            prefetch_ptr(l2p.as_ptr().wrapping_add(src[o] as usize));
+            w &= w - 1;
+        }
+        *fetched = end - base;
     }
 }

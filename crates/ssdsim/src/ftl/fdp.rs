@@ -218,12 +218,18 @@ impl Ftl {
 
     /// Persistently isolated handles: makes `pool`'s GC block that of the handle whose data
     /// `victim` holds, before GC copies it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn fdp_gc_for(&mut self, pool: usize, victim: u32) {
-        let f = &mut self.fdp;
-        if f.gc_handle.is_empty() {
-            return;
+        if !self.fdp.gc_handle.is_empty() {
+            self.fdp_switch_gc(pool, victim);
         }
+    }
+
+    /// [`Ftl::fdp_gc_for`] with persistently isolated handles (out of line: active GC calls
+    /// it on every step, and most drives have no handles).
+    #[inline(never)]
+    fn fdp_switch_gc(&mut self, pool: usize, victim: u32) {
+        let f = &mut self.fdp;
         let want = self.meta[victim as usize].handle as u32;
         let cur = f.gc_handle[pool];
         if want != cur {
