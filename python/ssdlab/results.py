@@ -127,6 +127,39 @@ def _check_series(name: str, series: Mapping[str, Any]) -> dict[str, np.ndarray]
     return cols
 
 
+def _to_arrow(a: np.ndarray, nan_as_null: bool = False) -> pa.Array:
+    """A 1-D bool, integer or float array as an Arrow array made from its buffers, NaN as null
+    when ``nan_as_null``: what ``pa.array(a, from_pandas=nan_as_null)`` gives, without its
+    look for pandas (importing it where it is installed costs a short run more than its
+    simulation) and numpy.ma."""
+    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+    data = np.packbits(a, bitorder="little") if a.dtype == np.bool_ else a
+    valid, nulls = None, 0
+    if nan_as_null and a.dtype.kind == "f":
+        missing = np.isnan(a)
+        nulls = int(missing.sum())
+        if nulls:
+            valid = pa.py_buffer(np.packbits(~missing, bitorder="little"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [valid, pa.py_buffer(data)], null_count=nulls)
+
+
+def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A bool, integer or float column without nulls as numpy reads it from the column's
+    buffers (a view of them, read-only; bools unpacked), without the look for pandas of
+    ``to_numpy``; other columns by ``to_numpy``."""
+    arr = column.combine_chunks()
+    if arr.null_count or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
+                              or pa.types.is_boolean(arr.type)):
+        return column.to_numpy()
+    data = arr.buffers()[1]
+    if data is None:  # no rows
+        return column.to_numpy()
+    if pa.types.is_boolean(arr.type):
+        return np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr),
+                             bitorder="little")[arr.offset:].astype(bool)
+    return np.frombuffer(data, arr.type.to_pandas_dtype())[arr.offset:arr.offset + len(arr)]
+
+
 def _check_name(name: str) -> None:
     if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
         raise ValueError(f"series name {name!r} must be a plain file name (no path separators)")
@@ -145,7 +178,7 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
     cols = _check_series(name, series)
     out = Path(out_dir)
     _mkdir(out)
-    table = pa.table({c: pa.array(a) for c, a in cols.items()})
+    table = pa.table({c: _to_arrow(a) for c, a in cols.items()})
 
     parquet_path = atomic_write(
         out / f"{name}.parquet",
@@ -154,9 +187,7 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
 
     # CSV: NaN -> null -> empty cell (spreadsheets read "nan" as text); header written by the
     # csv module so it is only quoted when a name needs it.
-    csv_table = pa.table(
-        {c: pa.array(a, from_pandas=a.dtype.kind == "f") for c, a in cols.items()}
-    )
+    csv_table = pa.table({c: _to_arrow(a, nan_as_null=True) for c, a in cols.items()})
 
     def write_csv(f: IO[bytes]) -> None:
         header = io.StringIO()
@@ -197,7 +228,7 @@ def read_series(path: str | os.PathLike) -> dict[str, np.ndarray]:
         if pa.types.is_null(chunked.type):  # an all-empty CSV column
             out[col] = np.full(len(chunked), np.nan)
             continue
-        arr = chunked.to_numpy()
+        arr = _to_numpy(chunked)
         if arr.dtype == object:  # integers with missing cells
             arr = chunked.cast(pa.float64()).to_numpy()
         out[col] = arr

@@ -30,7 +30,6 @@ import dataclasses
 import os
 import sys
 import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -400,6 +399,8 @@ def _run_parallel(target: Target, groups: list[list], workers: int, params: Trac
             if targets[i] is not target:
                 targets[i] = None  # a copy's drive is freed as soon as its variant ends
         return done
+
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trace-variant")
     futures = [pool.submit(work, i) for i in range(len(groups))]
