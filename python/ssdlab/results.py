@@ -35,12 +35,11 @@ import sys
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, IO, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
+    import pyarrow as pa
 
 from .files import (  # noqa: F401 - part of this module's interface
     NO_ROOM_ERRNOS, ResultsWriteError, atomic_write, free_bytes, fsync_dir, to_jsonable, write_failed,
@@ -77,7 +76,6 @@ SUMMARY_NAME = "summary.json"
 INCOMPLETE_NAME = "INCOMPLETE"
 #: First line of the INCOMPLETE marker; lets us recognise our own folders.
 _INCOMPLETE_HEADER = "ssdlab run incomplete"
-_PARQUET_COMPRESSION = "zstd" if pa.Codec.is_available("zstd") else "snappy"
 
 
 def _atomic_write_text(path: Path, text: str) -> Path:
@@ -99,6 +97,8 @@ def _mkdir(path: Path) -> None:
 
 def _check_series(name: str, series: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Validate a series: str column names, 1-D arrays, all the same length."""
+    import numpy as np
+
     if not isinstance(series, Mapping):
         raise TypeError(f"series {name!r}: expected a dict of column name -> array, got {type(series).__name__}")
     cols: dict[str, np.ndarray] = {}
@@ -132,6 +132,9 @@ def _to_arrow(a: np.ndarray, nan_as_null: bool = False) -> pa.Array:
     when ``nan_as_null``: what ``pa.array(a, from_pandas=nan_as_null)`` gives, without its
     look for pandas (importing it where it is installed costs a short run more than its
     simulation) and numpy.ma."""
+    import numpy as np
+    import pyarrow as pa
+
     a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
     data = np.packbits(a, bitorder="little") if a.dtype == np.bool_ else a
     valid, nulls = None, 0
@@ -147,6 +150,9 @@ def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
     """A bool, integer or float column without nulls as numpy reads it from the column's
     buffers (a view of them, read-only; bools unpacked), without the look for pandas of
     ``to_numpy``; other columns by ``to_numpy``."""
+    import numpy as np
+    import pyarrow as pa
+
     arr = column.combine_chunks()
     if arr.null_count or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
                               or pa.types.is_boolean(arr.type)):
@@ -174,6 +180,10 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
     as true/false). Raises ValueError naming the offending column if the columns do not all
     have the same length. Returns ``{"parquet": path, "csv": path}``.
     """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
     _check_name(name)
     cols = _check_series(name, series)
     out = Path(out_dir)
@@ -182,7 +192,7 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
 
     parquet_path = atomic_write(
         out / f"{name}.parquet",
-        lambda f: pq.write_table(table, f, compression=_PARQUET_COMPRESSION),
+        lambda f: pq.write_table(table, f, compression="zstd" if pa.Codec.is_available("zstd") else "snappy"),
     )
 
     # CSV: NaN -> null -> empty cell (spreadsheets read "nan" as text); header written by the
@@ -209,6 +219,11 @@ def read_series(path: str | os.PathLike) -> dict[str, np.ndarray]:
     preferred). Parquet gives back the exact column types; CSV gives int64 / float64 / bool
     (empty cells become NaN).
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
     p = Path(path)
     if p.suffix not in (".parquet", ".csv"):
         for suffix in (".parquet", ".csv"):

@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from .. import analysis, plots, report, results
 from ..targets.base import DRIVE_COUNTERS, SIMULATED, JobSpec, Target
 from ..units import MAX_BS_BYTES, human_size
@@ -41,6 +39,8 @@ class ConsistencyParams:
 
 def steady_state_write_amplification(series: dict, onset_s: float | None) -> float | None:
     """NAND bytes / host bytes from the steady-state onset to the end (None if unknown)."""
+    import numpy as np
+
     if onset_s is None or "nand_write_bytes" not in series:
         return None
     sel = series["t_s"] >= onset_s

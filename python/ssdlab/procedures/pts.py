@@ -22,8 +22,6 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .. import plots, results
 from ..errors import UserError
 from ..pts import spec
@@ -241,6 +239,8 @@ def _deviations(target: Target, s: suite.Settings, params: PtsParams) -> list[st
 
 def _collect(rd, target: Target, s: suite.Settings, summary: dict, outcomes: dict) -> None:
     """Series, tables, charts and figures of the finished tests into the folder and summary."""
+    import numpy as np
+
     pts = summary["pts"]
     tables = [{"title": "PTS test conditions", "columns": ["condition", "value"], "rows": [
         ["variant", s.variant.name], ["ActiveRange", f"{s.ar} %"], ["threads x QD (random tests)",
