@@ -27,10 +27,8 @@ import datetime as _dt
 import io
 import json
 import os
-import platform
 import shlex
 import shutil
-import socket
 import sys
 import weakref
 from collections.abc import Mapping, Sequence
@@ -310,6 +308,9 @@ def run_metadata(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ``command_line`` is ``argv`` (default ``sys.argv``) joined with shell quoting so it can be
     pasted back into a shell. ``started_utc`` is an ISO 8601 timestamp (seconds, UTC).
     """
+    import platform
+    import socket
+
     from ssdlab import __version__
 
     if argv is None:
