@@ -66,6 +66,22 @@ def test_parquet_round_trip_is_exact_values_and_dtypes(tmp_path):
         assert back[col].tobytes() == arr.tobytes(), col
 
 
+def test_series_files_are_what_pyarrows_own_conversion_writes(tmp_path):
+    # write_series builds its Arrow arrays from the numpy buffers (pa.array looks for pandas);
+    # the bytes must be those of pa.array's arrays, NaN as null in the CSV only.
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
+    s = {**_series(), "strided": np.linspace(0.0, 1.0, 100)[::2], "empty_nan": np.full(50, np.nan)}
+    write_series(tmp_path, "x", s)
+    pq.write_table(pa.table({c: pa.array(a) for c, a in s.items()}), tmp_path / "want.parquet", compression="zstd")
+    assert (tmp_path / "x.parquet").read_bytes() == (tmp_path / "want.parquet").read_bytes()
+    pa_csv.write_csv(pa.table({c: pa.array(a, from_pandas=a.dtype.kind == "f") for c, a in s.items()}),
+                     tmp_path / "want.csv", pa_csv.WriteOptions(include_header=False, quoting_style="needed"))
+    assert (tmp_path / "x.csv").read_text().split("\n", 1)[1] == (tmp_path / "want.csv").read_text()
+
+
 def test_csv_round_trip_values(tmp_path):
     s = _series()
     write_series(tmp_path, "consistency", s)
@@ -196,6 +212,9 @@ def test_run_metadata():
     assert started.utcoffset() == dt.timedelta(0)
     assert abs((dt.datetime.now(dt.timezone.utc) - started).total_seconds()) < 60
     json.dumps(to_jsonable(meta), allow_nan=False)
+    from importlib import metadata
+
+    assert meta["libraries"] == {n: metadata.version(n) for n in ("numpy", "pyarrow", "matplotlib")}
 
 
 # --------------------------------------------------------------------------- results folder

@@ -180,7 +180,8 @@ def test_a_signal_while_fio_probes_the_device_leaves_no_fio(tmp_path, sig):
 
 def test_handlers_are_in_place_before_the_heavy_imports(tmp_path):
     """``python -m ssdlab`` and the console script's entry point install the stop
-    handlers before numpy (the first heavy import) is imported."""
+    handlers before numpy (the first heavy import; a help imports none, a command that opens
+    a target does) is imported."""
     probe = tmp_path / "probe"
     probe.mkdir()
     # the interpreter runs sitecustomize before the command: it notes SIGHUP's handler when
@@ -201,8 +202,8 @@ def test_handlers_are_in_place_before_the_heavy_imports(tmp_path):
         out = tmp_path / f"{name}.txt"
         env = {**os.environ, "PROBE_OUT": str(out),
                "PYTHONPATH": os.pathsep.join([str(probe), PYTHON_DIR, os.environ.get("PYTHONPATH", "")])}
-        r = subprocess.run([sys.executable, *argv, "consistency", "--help"], capture_output=True, text=True, env=env,
-                           timeout=120)
+        r = subprocess.run([sys.executable, *argv, "run", "--name=w", "--rw=randwrite", "--runtime=1", "--time_based",
+                            "--dry-run"], capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, r.stderr
         assert out.read_text() == "ssdlab.stop.handler", name
 

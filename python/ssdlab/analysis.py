@@ -65,9 +65,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 __all__ = [
     "analyze_iops",
@@ -93,6 +94,8 @@ __all__ = [
 
 def _as_series(iops: Any, name: str = "iops") -> np.ndarray:
     """Validate and return ``iops`` as a 1-D float64 array (NaN allowed, not inf/negative)."""
+    import numpy as np
+
     x = np.asarray(iops, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError(f"{name} must be a 1-D series (one row per interval), got shape {x.shape}")
@@ -137,6 +140,8 @@ def _f(x: Any) -> float | None:
 
 def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start indices and lengths of the runs of True in a 1-D boolean array."""
+    import numpy as np
+
     m = np.asarray(mask, dtype=bool)
     if m.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -148,6 +153,8 @@ def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _dist(values: np.ndarray) -> dict[str, float | None]:
     """mean, median, p1, p99, min, max, std of the finite values (None if there are none)."""
+    import numpy as np
+
     v = values[np.isfinite(values)]
     if v.size == 0:
         return dict.fromkeys(("mean", "median", "p1", "p99", "min", "max", "std"))
@@ -192,6 +199,8 @@ class FobPhase:
 
 
 def _fob_end(x: np.ndarray, level: float, drop_fraction: float, hold: int) -> int | None:
+    import numpy as np
+
     thr = drop_fraction * level
     below = np.isfinite(x) & (x < thr)
     n = x.size
@@ -227,6 +236,8 @@ def fob_phase(
     median of the intervals before the end and the end searched again with it, so that a
     short plateau is not averaged with what follows.
     """
+    import numpy as np
+
     x = _as_series(iops)
     interval_s = _check_interval(interval_s)
     if not 0 < drop_fraction < 1:
@@ -258,6 +269,8 @@ def round_means(iops: Any, interval_s: float = 1.0, round_s: float = 60.0) -> np
 
     A round without any finite value has mean NaN.
     """
+    import numpy as np
+
     x = _as_series(iops)
     k = _intervals_per_round(round_s, _check_interval(interval_s))
     r = x.size // k
@@ -278,6 +291,8 @@ def _holds(rounds: np.ndarray, window_rounds: int, range_limit: float, slope_lim
     the rounds moves less than ``slope_limit`` x that mean from end to end. Stationary noise
     passes (window means average it out); a level that drifts or steps after a flat stretch
     does not."""
+    import numpy as np
+
     v = rounds[np.isfinite(rounds)]
     if v.size < window_rounds:
         return False
@@ -299,6 +314,8 @@ def steady_state_rule(round_s: float, with_wa: bool) -> str:
 
 def round_sums(values: Any, per_round: int) -> np.ndarray:
     """Sums of each full round of ``per_round`` intervals (a trailing partial round is dropped)."""
+    import numpy as np
+
     v = np.asarray(values, dtype=np.float64)
     r = v.size // per_round
     return v[: r * per_round].reshape(r, per_round).sum(axis=1) if r else np.zeros(0)
@@ -350,6 +367,8 @@ def steady_state_window(
     ``None`` if there is none, including when the series holds fewer than ``window_rounds``
     full rounds.
     """
+    import numpy as np
+
     if window_rounds < 2:
         raise ValueError(f"window_rounds must be >= 2 (a slope needs two rounds), got {window_rounds}")
     if range_limit < 0 or slope_limit < 0:
@@ -409,6 +428,8 @@ def otsu_threshold(values: Any) -> float | None:
     high class (so ``values > t`` is the high class), or None with fewer than two distinct
     finite values. Exact, O(n log n). NaNs are ignored.
     """
+    import numpy as np
+
     v = np.asarray(values, dtype=np.float64)
     v = np.sort(v[np.isfinite(v)])
     n = v.size
@@ -447,6 +468,8 @@ def split_modes(iops: Any, *, min_ratio: float = 3.0, min_share: float = 0.02) -
     ``min_ratio`` * (low_iops + 1). Returns None when the values are all equal (or fewer
     than two finite values).
     """
+    import numpy as np
+
     x = _as_series(iops)
     v = x[np.isfinite(x)]
     y = np.log10(v + 1.0)
@@ -481,6 +504,8 @@ BURST_JOIN_S = 0.25
 def whole_seconds(x: np.ndarray, interval_s: float) -> np.ndarray:
     """Mean IOPS of each whole second of ``x`` (seconds with a NaN interval are NaN) when its
     intervals divide a second and there are at least two seconds; otherwise ``x`` itself."""
+    import numpy as np
+
     x = np.asarray(x, dtype=np.float64)
     k = round(1.0 / interval_s)
     if k < 2 or abs(k * interval_s - 1.0) > 1e-9 or x.size < 2 * k:
@@ -501,6 +526,8 @@ def burst_stats(iops: Any, threshold_iops: float, interval_s: float = 1.0,
     starts of consecutive bursts; a burst touching the start has no known start and is
     left out; None with fewer than two usable starts). NaN intervals are not bursts.
     """
+    import numpy as np
+
     x = _as_series(iops)
     interval_s = _check_interval(interval_s)
     if not max_gap_s >= 0:
@@ -675,6 +702,8 @@ def analyze_iops(
     Raises ValueError for an empty series, one without finite values, negative or infinite
     values, or a ``round_s`` that is not a whole multiple of ``interval_s``.
     """
+    import numpy as np
+
     x = _as_series(iops)
     interval_s = _check_interval(interval_s)
     if bs_bytes <= 0:
@@ -792,6 +821,8 @@ def analyze_series(
     ``t_s[0]`` so they read on the series' own clock; durations are not. Other keyword arguments go to
     :func:`analyze_iops`.
     """
+    import numpy as np
+
     if "iops" not in series:
         raise ValueError(f"series has no 'iops' column (columns: {sorted(series)})")
     iops = np.asarray(series["iops"], dtype=np.float64)

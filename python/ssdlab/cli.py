@@ -19,10 +19,15 @@ from .procedures import declare
 from .targets import DEFAULT_TARGET, open_target, usage as target_kinds
 from .units import SIZE_RULE, parse_size
 
-#: Modules that add subcommands: each has ``register(subparsers, add_target_args)`` and sets
-#: ``func`` on its parsers (a callable taking the parsed args, returning an exit status).
-COMMAND_MODULES: list[str] = ["ssdlab.commands.sweep", "ssdlab.commands.report",
-                              "ssdlab.commands.trace", "ssdlab.commands.grid", "ssdlab.commands.fit", "ssdlab.commands.emulate"]
+#: Modules that add subcommands, with the commands each adds or completes: each has
+#: ``register(subparsers, add_target_args)`` and sets ``func`` on its parsers (a callable taking
+#: the parsed args, returning an exit status). A command line that names one of these commands
+#: imports only its module (importing them all costs a short run a tenth of its time).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "ssdlab.commands.sweep": ("sweep",), "ssdlab.commands.report": ("report", "analyze", "compare"),
+    "ssdlab.commands.trace": ("trace",), "ssdlab.commands.grid": ("grid",), "ssdlab.commands.fit": ("fit",),
+    "ssdlab.commands.emulate": ("emulate",),
+}
 
 EPILOG = (f"Targets (default {DEFAULT_TARGET}): {target_kinds()}. "
           f"{SIZE_RULE[0].upper()}{SIZE_RULE[1:]}; a size that must be a multiple of a unit is rounded to one, with a note. "
@@ -85,19 +90,26 @@ def print_profile_warnings(profile) -> None:
             print(f"ssdlab: {kind}: {line}", file=sys.stderr)
 
 
-def _declared_tests(argv: list[str] | None) -> list:
-    """The declared tests (:mod:`ssdlab.procedures.declare`) the command line needs: only the
-    one it names (importing a test module costs ~0.5 s), none for another command, all for the
-    overall help."""
+def _command_word(argv: list[str] | None) -> str | None:
+    """The command the command line names (its first word that is not an option), if it is a
+    declared test or a command of :data:`COMMAND_MODULES`; None for the overall help, or for a
+    word that names no command (argparse's message then lists them all)."""
     import pkgutil
 
     from . import procedures
 
-    names = {i.name for i in pkgutil.iter_modules(procedures.__path__)}
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-    if words and words[0] not in names:
-        return []
-    return [t for t in declare.tests(only=words[0] if words else None)]
+    if not words:
+        return None
+    known = {i.name for i in pkgutil.iter_modules(procedures.__path__)}.union(*COMMAND_MODULES.values(), ["profiles"])
+    return words[0] if words[0] in known else None
+
+
+def _declared_tests(word: str | None) -> list:
+    """The declared tests (:mod:`ssdlab.procedures.declare`) the command line needs: only the
+    one it names (importing a test module costs ~0.5 s), none for another command, all for the
+    overall help (``word`` None)."""
+    return declare.tests(only=word) if word is not None else declare.tests()
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -109,8 +121,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    word = _command_word(argv)
 
-    for test in _declared_tests(argv):
+    for test in _declared_tests(word):
         t = sub.add_parser(test.name, help=test.help.replace("%", "%%"), description=test.description,
                            epilog=EPILOG, allow_abbrev=not test.passthrough)
         _add_target_args(t, out_required=test.early is None and test.needs_out)
@@ -126,8 +139,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--keys", action="store_true", help="list every profile key with its type, unit and meaning")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a key when showing a profile")
     p.set_defaults(func=cmd_profiles)
-    for module in COMMAND_MODULES:
-        importlib.import_module(module).register(sub, _add_target_args)
+    for module, commands in COMMAND_MODULES.items():
+        if word is None or word in commands:
+            importlib.import_module(module).register(sub, _add_target_args)
+    if word is not None and word not in sub.choices:  # a module of ssdlab.procedures that declares no test
+        return build_parser([])
     return parser
 
 

@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from . import _native
 
 #: Data directions, in fio's order (its log files code them 0, 1, 2).
@@ -174,6 +172,8 @@ def display(column: Column, interval_s: float) -> tuple[str, float]:
 
 def has_data(series: Mapping[str, Any], name: str) -> bool:
     """True if ``series`` has column ``name`` with a finite value."""
+    import numpy as np
+
     return name in series and bool(np.isfinite(np.asarray(series[name], dtype=np.float64)).any())
 
 

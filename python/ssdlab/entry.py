@@ -1,7 +1,8 @@
 """The ``ssdlab`` command's entry point (the console script, and ``python -m ssdlab``).
 
-Importing and reading the command line (:mod:`ssdlab.cli`: the tests, numpy, pyarrow, the
-simulator; matplotlib only when a command draws) takes a tenth of a second or more. This
+Importing and reading the command line (:mod:`ssdlab.cli` and the named command's modules;
+numpy, pyarrow and the simulator once a command runs; matplotlib only when it draws) takes
+a tenth of a second or more. This
 module imports nothing heavy, so Ctrl-C, SIGTERM and SIGHUP are handled (:mod:`ssdlab.stop`)
 from the first milliseconds: a stop request during the imports ends the command quietly with
 exit status 130 once the command line is read, like one during a run.

@@ -18,8 +18,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from .errors import UserError
 
 #: Suffix of the temporary file an atomic write renames into place.
@@ -145,6 +143,8 @@ def to_jsonable(obj: Any, _where: str = "summary") -> Any:
     tuples/sets -> lists. Dict insertion order is kept; non-string keys become strings.
     Anything else raises TypeError naming where in the structure it was found.
     """
+    import numpy as np
+
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):

@@ -68,9 +68,10 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import TYPE_CHECKING, IO, Iterator, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .columns import DIRECTIONS as DIRECTION_NAMES, LATENCY_STATS, latency_column
 from .units import parse_time_s
@@ -213,6 +214,8 @@ def _check_row(t: float, v: float, d: float, bs: float) -> str | None:
 
 def _check_rows(a: np.ndarray) -> bool:
     """True when every row of an (n, 4) array passes :func:`_check_row`."""
+    import numpy as np
+
     if not np.isfinite(a).all():
         return False
     t, v, d, bs = a.T
@@ -233,6 +236,8 @@ def _fields(line: str) -> list[str]:
 
 def _parse_slow(path: Path, first_lineno: int, lines: Sequence[str], cols: tuple[int, int, int, int]) -> np.ndarray:
     """Line-by-line parse of one chunk; raises with the exact line number on the first bad line."""
+    import numpy as np
+
     rows = []
     need = max(cols) + 1
     for lineno, line in enumerate(lines, start=first_lineno):
@@ -304,6 +309,8 @@ def read_log(path: str | Path, notes: list[str] | None = None) -> dict[str, np.n
     Raises FileNotFoundError, or ValueError naming the file and line of a malformed entry or
     saying the file holds no entries. What was left out (a cut last line) goes to ``notes``.
     """
+    import numpy as np
+
     path = Path(path)
     notes = [] if notes is None else notes
     cols = _layout(path)
@@ -362,6 +369,8 @@ def hist_bins_ns(nbins: int) -> tuple[np.ndarray, np.ndarray]:
     """(lower edge, value) [ns] of each bin of a histogram log row with ``nbins`` bins: a bin
     merges ``2**coarseness`` of fio's latency buckets; its value is the middle of their range
     (fio's ``plat_idx_to_val``; exact below 128 ns, where buckets are 1 ns wide)."""
+    import numpy as np
+
     for groups in _PLAT_GROUPS:
         full = groups << _PLAT_BITS
         stride = full // nbins if full % nbins == 0 else 0
@@ -382,6 +391,8 @@ def hist_bins_ns(nbins: int) -> tuple[np.ndarray, np.ndarray]:
 def read_hist_log(path: str | Path, notes: list[str] | None = None) -> HistLog:
     """A fio histogram log (``write_hist_log`` + ``log_hist_msec``), see the module docstring.
     Raises ValueError naming the file and line of a malformed row."""
+    import numpy as np
+
     path = Path(path)
     notes = [] if notes is None else notes
     rows: list[np.ndarray] = []
@@ -444,6 +455,8 @@ def detect_window_ms(raw: dict[str, np.ndarray], kind: str = "iops") -> int:
 
 
 def _window_of(t: np.ndarray, d: np.ndarray) -> int:
+    import numpy as np
+
     steps = [np.diff(np.sort(t[d == code])) for code in np.unique(d)]
     step = np.concatenate(steps) if steps else np.zeros(0, dtype=np.int64)
     pos = step[step > 0]
@@ -496,6 +509,8 @@ class Grid:
 
     def resize(self, n: int) -> None:
         """Pads (with zero IOs / NaN latency) or truncates every column to ``n`` intervals."""
+        import numpy as np
+
         for d in list(self.ios):
             self.ios[d] = _fit(self.ios[d], n, 0.0)
             if d in self.bytes:
@@ -514,6 +529,8 @@ class Grid:
         latencies are that minus what the histogram log holds. Without it an interval made
         mostly of the tail gets no latency statistics. Returns a note, or None if nothing
         was missing."""
+        import numpy as np
+
         have = float(self.ios[direction].sum()) if direction in self.ios else 0.0
         missing = float(total_ios) - have
         if missing >= 0.5:  # IOs completed: the job ran at least fio's 1 ms resolution
@@ -556,6 +573,8 @@ class Grid:
         (all directions), ``{dir}_iops`` when more than one direction ran, and the latency
         columns of :func:`ssdlab.columns.latency_column`. Without byte counts, ``mbps`` is
         ``iops x bs_bytes`` (NaN if ``bs_bytes`` is None)."""
+        import numpy as np
+
         n = self.n
         self.resize(n)
         t = np.arange(n, dtype=np.float64) * self.interval_s
@@ -583,6 +602,8 @@ class Grid:
 
 
 def _fit(a: np.ndarray, n: int, fill: float) -> np.ndarray:
+    import numpy as np
+
     if a.size >= n:
         return a[:n]
     return np.concatenate([a, np.full(n - a.size, fill)])
@@ -593,6 +614,8 @@ def _placement(t_ms: np.ndarray, a_ms: np.ndarray, b_ms: np.ndarray, interval_ms
     """Where rows covering ``(a, b)`` go: (first interval, second interval, share of the first).
     Midpoint placement when the interval is a whole number of windows, else split by overlap
     (a span never exceeds one window, so at most two intervals)."""
+    import numpy as np
+
     ratio = interval_ms / window_ms if window_ms else 1.0
     mid = (a_ms + np.maximum(a_ms, b_ms)) / 2.0
     if window_ms == 0 or abs(ratio - round(ratio)) < 1e-6:
@@ -617,6 +640,8 @@ def _check_interval(interval_s: float, window_ms: int, what: str) -> float:
 def _prev_times(t: np.ndarray, window_ms: float) -> np.ndarray:
     """Each row's previous row time; the first row's is one window before it (its window is
     taken to be a regular one)."""
+    import numpy as np
+
     prev = np.empty_like(t)
     if t.size:
         prev[0] = max(0.0, t[0] - window_ms)
@@ -627,6 +652,8 @@ def _prev_times(t: np.ndarray, window_ms: float) -> np.ndarray:
 def _window_ends(t: np.ndarray, prev: np.ndarray, window_ms: float) -> np.ndarray:
     """Where the windows of histogram rows at ``t`` [ms] (after rows at ``prev``) ended [ms]:
     on fio's grid where the rows follow one, else ``previous row + W`` (module docstring)."""
+    import numpy as np
+
     fallback = np.minimum(t, prev + window_ms)
     if t.size < 2 or not (np.diff(t) < window_ms).any():
         return fallback
@@ -638,6 +665,8 @@ def _window_ends(t: np.ndarray, prev: np.ndarray, window_ms: float) -> np.ndarra
 
 
 def _dir_codes(present: np.ndarray, direction: int | str | None, path) -> list[int]:
+    import numpy as np
+
     codes = sorted(int(d) for d in np.unique(present))
     if direction is None:
         return codes
@@ -679,6 +708,8 @@ def grid_from_log(raw: dict[str, np.ndarray], path: str | Path, kind: str, *, in
     percentiles). ``interval_s`` defaults to the log's window (1 s for per-IO logs).
     ``log_avg_msec`` None detects the window. Raises ValueError naming the file.
     """
+    import numpy as np
+
     path = Path(path)
     base_kind = "lat" if kind in ("lat", "clat", "slat") else kind
     w = detect_window_ms(raw, kind) if log_avg_msec is None else int(log_avg_msec)
@@ -733,6 +764,8 @@ def _hist_percentiles(h: np.ndarray, values_ns: np.ndarray, rows: int = 4096) ->
     """Per-row latency statistics [us] of histograms ``h`` (rows x bins, counts per bin of
     latency ``values_ns``): the bin holding the nearest-rank percentile; ``max`` is the
     highest non-empty bin. NaN for an empty row. Works in blocks of ``rows`` rows."""
+    import numpy as np
+
     n, nb = h.shape
     out = {label: np.full(n, np.nan) for label, _ in LATENCY_STATS}
     for s in range(0, n, rows):
@@ -753,6 +786,8 @@ def _hist_percentiles(h: np.ndarray, values_ns: np.ndarray, rows: int = 4096) ->
 def percentiles_by_interval(k: np.ndarray, lat_ns: np.ndarray, n: int) -> dict[str, np.ndarray]:
     """Exact latency statistics [us] of per-IO samples ``lat_ns`` [ns] in each of ``n``
     intervals (nearest rank); ``k`` is each sample's interval, 0 to n - 1."""
+    import numpy as np
+
     out = {label: np.full(n, np.nan) for label, _ in LATENCY_STATS}
     if not k.size:
         return out
@@ -776,6 +811,8 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
     ``interval_s`` defaults to it. ``end_s``: the job's run time [s] where known; rows a few
     ms past it (fio's clock starts before the job's) count in the last interval. See the
     module docstring for where each row's IOs go."""
+    import numpy as np
+
     path = Path(path)
     w = int(window_ms) if window_ms else _window_of(hist.t_ms, hist.ddir)
     interval_s = _check_interval(interval_s if interval_s is not None else w / 1000.0, w, str(path))
@@ -839,6 +876,8 @@ def merge_grids(acc: Grid | None, g: Grid) -> Grid:
     """Sums the IOs and bytes of jobs' grids (``numjobs``, jobs running together). Latency
     percentiles are those of the summed histograms where every grid came from a histogram
     log with the same bins; other logs' percentiles cannot be added up and are dropped."""
+    import numpy as np
+
     if acc is None:
         return g
     if abs(acc.interval_s - g.interval_s) > 1e-9:
@@ -871,6 +910,8 @@ def merge_grids(acc: Grid | None, g: Grid) -> Grid:
 
 def _fit_rows(h: np.ndarray | None, n: int, nb: int) -> np.ndarray:
     """Histogram rows ``h`` (or none) padded with empty rows or cut to ``n``."""
+    import numpy as np
+
     if h is None:
         return np.zeros((n, nb))
     return np.vstack([h, np.zeros((max(n - h.shape[0], 0), nb))])[:n]
@@ -879,6 +920,8 @@ def _fit_rows(h: np.ndarray | None, n: int, nb: int) -> np.ndarray:
 def bins_percentiles_us(bins: dict[float, float]) -> dict[str, float]:
     """Percentiles ``p50``, ``p99``, ``p99.9`` and ``max`` [us] of a latency histogram given as
     {latency [ns]: IOs} (fio's ``clat_ns.bins``), nearest rank; {} when it is empty."""
+    import numpy as np
+
     if not bins:
         return {}
     lat = np.fromiter(sorted(bins), float)
@@ -1031,6 +1074,8 @@ def run_series(grid: Grid, fio_json: dict | None, *, per_direction: bool, bs_byt
     ``{dir}_mbps`` for every direction that ran and ``mbps`` their sum, each direction's MB/s
     from its mean IO size in the JSON; otherwise :meth:`Grid.series` with ``bs_bytes``
     (default: the run's mean IO size when one direction ran)."""
+    import numpy as np
+
     sizes = run_io_bytes(fio_json)
     if not per_direction:
         if bs_bytes is None and len(sizes) == 1:
@@ -1062,6 +1107,8 @@ def read_iops_log(path: str | Path, direction: int | str | None = None, *, log_a
     a windowed log of W ms. Raises ValueError for a malformed file (naming file and line) or a
     direction the file does not hold.
     """
+    import numpy as np
+
     path = Path(path)
     g = grid_from_log(read_log(path), path, "iops", interval_s=interval_s, log_avg_msec=log_avg_msec,
                       direction=direction)
@@ -1101,6 +1148,8 @@ def read_lat_log(path: str | Path, direction: int | str | None = None) -> dict[s
     """A per-IO fio latency log (``_lat``, ``_clat`` or ``_slat``): ``t_s`` (completion time, s)
     and ``lat_ns`` per row. A windowed log is refused: percentiles of window averages are not
     latency percentiles. Values are read as nanoseconds (fio >= 3.0)."""
+    import numpy as np
+
     path = Path(path)
     raw = read_log(path)
     codes = _dir_codes(raw["ddir"], direction, path)
@@ -1117,6 +1166,8 @@ def latency_percentiles_us(lat_ns: np.ndarray | Sequence[float],
                            percentiles: Sequence[float] = (50.0, 99.0, 99.9, 99.99)) -> dict[str, float]:
     """Latency percentiles in microseconds, keyed like ``PhaseResult.latency_us``:
     ``"p50"``, ``"p99"``, ``"p99.9"``, ..., plus ``"max"``. Linear interpolation."""
+    import numpy as np
+
     a = np.asarray(lat_ns, dtype=np.float64)
     a = a[np.isfinite(a)]
     if a.size == 0:

@@ -35,7 +35,8 @@ import functools
 import types
 from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .charts import Chart
 from .columns import latency_columns
@@ -176,6 +177,8 @@ def label_range(ax: Axes, x: np.ndarray, y: np.ndarray, *, logy: bool, zeros_at:
     from its start (0 when the data start near it) to its end, labelled at both ends; y over
     whole decades (``logy``; values at or below 0 drawn at ``zeros_at`` count as that value)
     or from 0 (or a nice number below a negative value) to a nice top, labelled at both ends."""
+    import numpy as np
+
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     x, y = x[np.isfinite(x)], y[np.isfinite(y)]
@@ -232,6 +235,8 @@ def _as_series(obj: Any) -> Mapping[str, Any]:
 
 def _time_iops(label: str, series: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
     """t_s, iops (float) and the interval length (s) of one run."""
+    import numpy as np
+
     for col in ("t_s", "iops"):
         if col not in series:
             raise ValueError(f"run {label!r}: series has no {col!r} column (has: {', '.join(series)})")
@@ -247,6 +252,8 @@ def _time_iops(label: str, series: Mapping[str, Any]) -> tuple[np.ndarray, np.nd
 
 def _run_end(t: np.ndarray, interval: float) -> float:
     """End of a run in seconds: last interval start + one interval."""
+    import numpy as np
+
     finite = t[np.isfinite(t)]
     return float(finite.max() + interval) if len(finite) else 0.0
 
@@ -295,6 +302,8 @@ def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
 def _drawn_points(ax: Axes) -> tuple[dict[str, int], list[np.ndarray], list[np.ndarray]]:
     """What ``ax`` shows in data coordinates: points per artist gid, and the x and y values of
     its lines, scatter dots and bars (a horizontal bar's extent along x only)."""
+    import numpy as np
+
     counts: dict[str, int] = {}
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
@@ -321,6 +330,8 @@ def _drawn_points(ax: Axes) -> tuple[dict[str, int], list[np.ndarray], list[np.n
 
 def _axis_problems(name: str, axis: Any, lim: tuple[float, float], values: list[np.ndarray]) -> list[str]:
     """The data of one axis outside its limits or beyond its outermost labelled ticks."""
+    import numpy as np
+
     v = np.concatenate(values) if values else np.zeros(0)
     log = axis.get_scale() == "log"
     v = v[np.isfinite(v) & ((v > 0) if log else True)]
@@ -397,6 +408,8 @@ def _scatter_run(
 ) -> int:
     """Draw one run's dots (and its zero-IOPS marks); return the number of stalls drawn. Dots
     above ``top`` (the linear view's 40K) are left out: the plot counts them in a note."""
+    import numpy as np
+
     lo, hi = window
     in_win = np.isfinite(t) & (t >= lo) & (t < hi) & np.isfinite(y)
     pos = in_win & (y > 0) & (y <= top)
@@ -460,6 +473,8 @@ def consistency_figures(
     the smallest positive value) on log axes and at 0 on the linear one, with their own
     marker and a legend entry giving their count. NaN intervals (not measured) are not drawn.
     """
+    import numpy as np
+
     if not runs:
         raise ValueError("consistency plots need at least one run")
     data = {str(label): _time_iops(str(label), _as_series(s)) for label, s in runs.items()}
@@ -608,6 +623,8 @@ def line_figure(
     logy: bool = False,
 ) -> Figure:
     """The figure :func:`line_plot` saves (for tests and for callers that add to it)."""
+    import numpy as np
+
     x = np.asarray(x, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"line plot {title!r}: x must be 1-D, got shape {x.shape}")
@@ -693,6 +710,8 @@ def chart_figure(chart: Chart, series: Mapping[str, Mapping[str, Any]]) -> Figur
     """The figure of ``chart`` (:class:`ssdlab.charts.Chart`, the declaration the report
     draws too) from ``series`` (results series by name): a line per declared line, those of
     another series than the chart's against that series' own x column."""
+    import numpy as np
+
     ys: dict[str, Any] = {}
     for ln in chart.lines:
         name = ln.series or chart.series
@@ -727,6 +746,8 @@ def bar_table_figure(
     highlight: str | Iterable[str] | None = None,
 ) -> Figure:
     """The figure :func:`bar_table_plot` saves."""
+    import numpy as np
+
     if not rows:
         raise ValueError(f"bar table {title!r}: no rows")
     labels = [str(k) for k in rows]
@@ -798,6 +819,8 @@ def latency_figure(series: Any, *, title: str) -> Figure:
     The y axis spans the whole decades around the data. Intervals in which nothing completed
     (NaN) are not drawn. Artists carry gids ``latency:<column>``. Raises ValueError without
     latency columns."""
+    import numpy as np
+
     series = _as_series(series)
     cols = latency_columns(series)
     if "t_s" not in series or not cols:
@@ -869,6 +892,8 @@ def heatmap_plot(
 ) -> list[Path]:
     """A matrix of values (rows x columns, e.g. block sizes x R/W mixes) as coloured cells on a
     log colour scale, each cell labelled with its value; NaN cells stay blank. Returns the paths."""
+    import numpy as np
+
     v = np.asarray(values, dtype=float)
     fig, ax = _new_figure((1.1 * len(col_labels) + 2.5, 0.55 * len(row_labels) + 1.8))
     pos = v[np.isfinite(v) & (v > 0)]

@@ -20,8 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from tqdm import tqdm
-
 from .targets.base import Progress
 
 #: Seconds between two progress lines when stderr is not a terminal: 30 s, about 120 lines
@@ -175,14 +173,20 @@ def phase_bar(label: str, enabled: bool | None = None) -> Iterator[Progress]:
     """Yields a :data:`Progress` callback for one phase: a 0–100 % bar on a terminal, else
     a line every :func:`every_s` seconds (phase, percent, elapsed, time left)."""
     mode = _mode(enabled)
-    bar = tqdm(total=1000, desc=label, unit="‰", disable=mode != "bar", leave=True, file=sys.stderr,
-               bar_format="{desc:<24} {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]")
+    bar = None
+    if mode == "bar":  # tqdm (and the lock it makes) only where a bar is drawn
+        from tqdm import tqdm
+
+        bar = tqdm(total=1000, desc=label, unit="‰", leave=True, file=sys.stderr,
+                   bar_format="{desc:<24} {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]")
     state = {"n": 0}
     s = _Step(label, fraction=0.0, shown=mode == "bar")
 
     def update(fraction: float, text: str) -> None:
         fraction = max(0.0, min(1.0, fraction))
         s.fraction, s.text = fraction, text
+        if bar is None:
+            return
         n = int(fraction * 1000)
         if n > state["n"]:
             bar.update(n - state["n"])
@@ -196,4 +200,5 @@ def phase_bar(label: str, enabled: bool | None = None) -> Iterator[Progress]:
             with _running(s):
                 yield update
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()

@@ -93,9 +93,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from . import __version__, columns, results
 from .charts import Metric
@@ -240,6 +241,8 @@ DYGRAPHS_VERSION = "2.2.1"
 def format_value(v: Any, unit: str = "") -> str:
     """A number as the tables show it: ``None`` -> "n/a", thousands separated, 3 significant
     digits below 100; the unit ``"share"`` takes a 0..1 share and shows percent (``0.541`` -> "54.1")."""
+    import numpy as np
+
     if v is None:
         return "n/a"
     if isinstance(v, bool):
@@ -317,6 +320,8 @@ def downsample_indices(columns: Sequence[Any], max_points: int = MAX_POINTS,
     stride (the density of the dots survives). Rows where ``keep`` is true (e.g. zero IOPS)
     are always kept, even beyond the budget. With ``n <= max_points`` every row is kept.
     """
+    import numpy as np
+
     cols = [np.asarray(c, dtype=np.float64) for c in columns]
     n = len(cols[0]) if cols else 0
     if n <= max_points:
@@ -342,6 +347,8 @@ def downsample_indices(columns: Sequence[Any], max_points: int = MAX_POINTS,
 
 def _compact(a: np.ndarray, digits: int = 6) -> list:
     """Numbers for the page: ``digits`` significant digits, integers without ``.0``, NaN -> null."""
+    import numpy as np
+
     out: list = []
     fmt = f"%.{digits}g"
     for v in np.asarray(a, dtype=np.float64).tolist():
@@ -432,6 +439,8 @@ def _read_series_or_none(folder: Path, name: str, errors: list[str]) -> dict[str
 
 
 def _numeric(series: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    import numpy as np
+
     return {k: np.asarray(v, dtype=np.float64) for k, v in series.items()
             if np.asarray(v).dtype.kind in "biuf"}
 
@@ -457,6 +466,8 @@ def _unit(col: str) -> str | None:
 
 def _interval_s(t: np.ndarray) -> float:
     """The series interval [s]: the median step of ``t`` (1.0 when it cannot be told)."""
+    import numpy as np
+
     d = np.diff(np.asarray(t, dtype=np.float64))
     d = d[np.isfinite(d) & (d > 0)]
     return float(np.median(d)) if d.size else 1.0
@@ -557,6 +568,8 @@ def _line_chart(hint: Mapping[str, Any], name: str, load: Callable[[str], dict |
 
 
 def _consistency_chart(series: Mapping[str, np.ndarray], max_points: int) -> dict:
+    import numpy as np
+
     t = np.asarray(series["t_s"], dtype=np.float64) if "t_s" in series else np.arange(len(series["iops"]), dtype=np.float64)
     y = np.asarray(series["iops"], dtype=np.float64)
     zero = y == 0
@@ -591,6 +604,8 @@ def _drive_charts(series: Mapping[str, Any], charts: Sequence[columns.Chart] | N
 def _companion_charts(series: Mapping[str, np.ndarray], max_points: int) -> list[dict]:
     """Charts under a consistency run's IOPS, against the same time: latency (log µs) and the
     simulator's internals (:func:`ssdlab.columns.charts`), each only when its columns hold data."""
+    import numpy as np
+
     if "t_s" not in series:
         return []
     t = np.asarray(series["t_s"], dtype=np.float64)
@@ -739,6 +754,8 @@ def read_run(folder: str | os.PathLike, errors: list[str] | None = None) -> tupl
 def _journal_metrics(series: Mapping[str, np.ndarray], head: Mapping[str, Any]) -> dict:
     """The consistency metrics of a series rebuilt from a journal (a run killed before it
     computed its own): IOPS statistics, stalls, steady state, and its duration."""
+    import numpy as np
+
     from . import analysis
 
     t = np.asarray(series.get("t_s", ()), dtype=np.float64)
@@ -871,6 +888,8 @@ def _declared_rows(runs: Sequence[dict], metrics: Mapping[str, Sequence[Metric]]
 
 
 def _scaled(v: Any, div: float) -> Any:
+    import numpy as np
+
     if div == 1.0 or isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         return v
     return float(v) / div

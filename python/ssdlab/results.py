@@ -27,20 +27,17 @@ import datetime as _dt
 import io
 import json
 import os
-import platform
 import shlex
 import shutil
-import socket
 import sys
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, IO, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
+    import pyarrow as pa
 
 from .files import (  # noqa: F401 - part of this module's interface
     NO_ROOM_ERRNOS, ResultsWriteError, atomic_write, free_bytes, fsync_dir, to_jsonable, write_failed,
@@ -77,7 +74,6 @@ SUMMARY_NAME = "summary.json"
 INCOMPLETE_NAME = "INCOMPLETE"
 #: First line of the INCOMPLETE marker; lets us recognise our own folders.
 _INCOMPLETE_HEADER = "ssdlab run incomplete"
-_PARQUET_COMPRESSION = "zstd" if pa.Codec.is_available("zstd") else "snappy"
 
 
 def _atomic_write_text(path: Path, text: str) -> Path:
@@ -99,6 +95,8 @@ def _mkdir(path: Path) -> None:
 
 def _check_series(name: str, series: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Validate a series: str column names, 1-D arrays, all the same length."""
+    import numpy as np
+
     if not isinstance(series, Mapping):
         raise TypeError(f"series {name!r}: expected a dict of column name -> array, got {type(series).__name__}")
     cols: dict[str, np.ndarray] = {}
@@ -127,6 +125,45 @@ def _check_series(name: str, series: Mapping[str, Any]) -> dict[str, np.ndarray]
     return cols
 
 
+def _to_arrow(a: np.ndarray, nan_as_null: bool = False) -> pa.Array:
+    """A 1-D bool, integer or float array as an Arrow array made from its buffers, NaN as null
+    when ``nan_as_null``: what ``pa.array(a, from_pandas=nan_as_null)`` gives, without its
+    look for pandas (importing it where it is installed costs a short run more than its
+    simulation) and numpy.ma."""
+    import numpy as np
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+    data = np.packbits(a, bitorder="little") if a.dtype == np.bool_ else a
+    valid, nulls = None, 0
+    if nan_as_null and a.dtype.kind == "f":
+        missing = np.isnan(a)
+        nulls = int(missing.sum())
+        if nulls:
+            valid = pa.py_buffer(np.packbits(~missing, bitorder="little"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [valid, pa.py_buffer(data)], null_count=nulls)
+
+
+def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A bool, integer or float column without nulls as numpy reads it from the column's
+    buffers (a view of them, read-only; bools unpacked), without the look for pandas of
+    ``to_numpy``; other columns by ``to_numpy``."""
+    import numpy as np
+    import pyarrow as pa
+
+    arr = column.combine_chunks()
+    if arr.null_count or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
+                              or pa.types.is_boolean(arr.type)):
+        return column.to_numpy()
+    data = arr.buffers()[1]
+    if data is None:  # no rows
+        return column.to_numpy()
+    if pa.types.is_boolean(arr.type):
+        return np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr),
+                             bitorder="little")[arr.offset:].astype(bool)
+    return np.frombuffer(data, arr.type.to_pandas_dtype())[arr.offset:arr.offset + len(arr)]
+
+
 def _check_name(name: str) -> None:
     if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
         raise ValueError(f"series name {name!r} must be a plain file name (no path separators)")
@@ -141,22 +178,24 @@ def write_series(out_dir: str | os.PathLike, name: str, series: Mapping[str, Any
     as true/false). Raises ValueError naming the offending column if the columns do not all
     have the same length. Returns ``{"parquet": path, "csv": path}``.
     """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
     _check_name(name)
     cols = _check_series(name, series)
     out = Path(out_dir)
     _mkdir(out)
-    table = pa.table({c: pa.array(a) for c, a in cols.items()})
+    table = pa.table({c: _to_arrow(a) for c, a in cols.items()})
 
     parquet_path = atomic_write(
         out / f"{name}.parquet",
-        lambda f: pq.write_table(table, f, compression=_PARQUET_COMPRESSION),
+        lambda f: pq.write_table(table, f, compression="zstd" if pa.Codec.is_available("zstd") else "snappy"),
     )
 
     # CSV: NaN -> null -> empty cell (spreadsheets read "nan" as text); header written by the
     # csv module so it is only quoted when a name needs it.
-    csv_table = pa.table(
-        {c: pa.array(a, from_pandas=a.dtype.kind == "f") for c, a in cols.items()}
-    )
+    csv_table = pa.table({c: _to_arrow(a, nan_as_null=True) for c, a in cols.items()})
 
     def write_csv(f: IO[bytes]) -> None:
         header = io.StringIO()
@@ -178,6 +217,11 @@ def read_series(path: str | os.PathLike) -> dict[str, np.ndarray]:
     preferred). Parquet gives back the exact column types; CSV gives int64 / float64 / bool
     (empty cells become NaN).
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
     p = Path(path)
     if p.suffix not in (".parquet", ".csv"):
         for suffix in (".parquet", ".csv"):
@@ -197,7 +241,7 @@ def read_series(path: str | os.PathLike) -> dict[str, np.ndarray]:
         if pa.types.is_null(chunked.type):  # an all-empty CSV column
             out[col] = np.full(len(chunked), np.nan)
             continue
-        arr = chunked.to_numpy()
+        arr = _to_numpy(chunked)
         if arr.dtype == object:  # integers with missing cells
             arr = chunked.cast(pa.float64()).to_numpy()
         out[col] = arr
@@ -236,6 +280,20 @@ def read_summary(path_or_dir: str | os.PathLike) -> dict[str, Any]:
 # --------------------------------------------------------------------------- metadata
 
 def _dist_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, None if it is not installed: the
+    ``Version`` of the first ``NAME-*.dist-info`` folder on ``sys.path`` (what pip installs),
+    else :mod:`importlib.metadata` (which costs a short run ~30 ms to import)."""
+    for entry in sys.path:
+        for info in sorted(Path(entry or ".").glob(f"{name}-*.dist-info")):
+            try:
+                with open(info / "METADATA", encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("Version:"):
+                            return line.partition(":")[2].strip()
+                        if not line.strip():  # the end of the headers
+                            break
+            except OSError:
+                continue
     from importlib import metadata
 
     try:
@@ -250,6 +308,9 @@ def run_metadata(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ``command_line`` is ``argv`` (default ``sys.argv``) joined with shell quoting so it can be
     pasted back into a shell. ``started_utc`` is an ISO 8601 timestamp (seconds, UTC).
     """
+    import platform
+    import socket
+
     from ssdlab import __version__
 
     if argv is None:

@@ -32,9 +32,10 @@ Reading streams in chunks of numpy arrays, never one Python object per record::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .errors import UserError
 
@@ -124,6 +125,8 @@ class Trace:
     def read_chunk(self, max_records: int = DEFAULT_CHUNK_RECORDS) -> dict[str, np.ndarray] | None:
         """The next up to ``max_records`` records as arrays ``time_ns`` (uint64), ``op``
         (uint8), ``offset_bytes`` (uint64), ``len_bytes`` (uint64); None at the end."""
+        import numpy as np
+
         got = _call(self._file.read_chunk, int(max_records))
         if got is None:
             return None
@@ -140,6 +143,8 @@ class Trace:
 
     def read_all(self) -> dict[str, np.ndarray]:
         """The rest of the trace in one set of arrays (for traces that fit in memory)."""
+        import numpy as np
+
         parts = list(self.chunks())
         keys = ("time_ns", "op", "offset_bytes", "len_bytes")
         if not parts:

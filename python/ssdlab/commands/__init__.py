@@ -1,2 +1,2 @@
-"""CLI subcommand modules. Each has ``register(subparsers, add_target_args)`` and is listed in
-``ssdlab.cli.COMMAND_MODULES``."""
+"""CLI subcommand modules. Each has ``register(subparsers, add_target_args)`` and is listed, with
+the commands it adds, in ``ssdlab.cli.COMMAND_MODULES``."""

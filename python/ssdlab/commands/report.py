@@ -24,8 +24,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..errors import UserError
 from ..charts import Metric
 from ..procedures.declare import by_summary_name, metrics_by_test, number, size
@@ -207,6 +205,8 @@ def _analyze_stored_series(path: Path, *, bs_bytes: int | None, round_s: float
                            ) -> tuple[dict, dict, "fio_logs.Grid"]:
     """(series, metrics, grid) of a time series a test stored (``NAME.parquet``), with the
     metric function the tests use; the interval is the series' own."""
+    import numpy as np
+
     from .. import fio_logs, results
 
     series = results.read_series(path)
@@ -263,6 +263,8 @@ def analyze_logs(files, *, interval_s: float | None = None, bs_bytes: int | None
 
 
 def _metrics(series: dict, grid, bs_bytes: float, round_s: float) -> tuple[dict, dict, "fio_logs.Grid"]:
+    import numpy as np
+
     from .. import analysis
 
     interval = grid.interval_s

@@ -18,8 +18,6 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from .. import results
 from ..errors import UserError
 
@@ -59,6 +57,8 @@ def _read_series(folder: Path, name: str, what: str) -> dict:
 
 
 def _interval(series: dict, folder: Path, name: str) -> float:
+    import numpy as np
+
     t = np.asarray(series.get("t_s", ()), dtype=float)
     if len(t) < 2:
         raise UserError(f"{folder}/{name}: {len(t)} interval(s) measured; too few to fit")
@@ -120,6 +120,8 @@ def load_measured(path: str | Path, csv_options: "CsvOptions | None" = None) -> 
 
 
 def _consistency(m: Measured) -> None:
+    import numpy as np
+
     s, folder = m.summary, m.folder
     series = _read_series(folder, "series", "the random-write IOPS series")
     if "iops" not in series:
@@ -137,6 +139,8 @@ def _consistency(m: Measured) -> None:
 
 
 def _fill(m: Measured) -> None:
+    import numpy as np
+
     s, folder = m.summary, m.folder
     series = _read_series(folder, "fill", "the fill's MB/s series")
     if "mbps" not in series:
@@ -164,6 +168,8 @@ def _fill(m: Measured) -> None:
 
 
 def _run(m: Measured) -> None:
+    import numpy as np
+
     s, folder = m.summary, m.folder
     job = folder / "job.fio"
     if not job.exists():
@@ -268,6 +274,8 @@ def load_csv(path: Path, opts: CsvOptions) -> Measured:
     """A fill or consistency curve from a CSV file (:data:`CSV_FORMAT`), as a :class:`Measured`
     whose test the simulator repeats on a drive of ``opts.capacity_bytes``. UserError naming
     the file, line and column (or the option) of anything it cannot use."""
+    import numpy as np
+
     from ..procedures.consistency import ConsistencyParams
     from ..procedures.fill import FillParams
 
@@ -316,6 +324,8 @@ def _fill_curve(path: Path, rows: list[tuple[int, list[float]]], span_bytes: flo
     """The fill series (t_s, mbps, dt_s) of the piecewise-linear curve MB/s against GB written,
     read every ``interval_s`` of the time it takes (shorter for a curve of fewer than
     MIN_INTERVALS of them), and that interval [s]."""
+    import numpy as np
+
     if len(rows) < 2:
         raise UserError(f"{path}: {len(rows)} point(s); a fill curve needs at least two")
     gb = np.array([v[0] for _, v in rows])
@@ -361,6 +371,8 @@ def _fill_curve(path: Path, rows: list[tuple[int, list[float]]], span_bytes: flo
 
 def _consistency_curve(path: Path, rows: list[tuple[int, list[float]]]) -> tuple[dict, float]:
     """The consistency series (t_s, iops) and its interval [s]; the rows evenly spaced."""
+    import numpy as np
+
     t = np.array([v[0] for _, v in rows])
     steps = np.diff(t)
     for (line, v), step, prev in zip(rows[1:], steps, t[:-1]):

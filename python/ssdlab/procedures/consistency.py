@@ -11,10 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from .. import analysis, plots, report, results
-from ..targets import counters as drive_counters
 from ..targets.base import DRIVE_COUNTERS, SIMULATED, JobSpec, Target
 from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, at_most, headline_of, metrics_by_test, param, size
@@ -42,6 +39,8 @@ class ConsistencyParams:
 
 def steady_state_write_amplification(series: dict, onset_s: float | None) -> float | None:
     """NAND bytes / host bytes from the steady-state onset to the end (None if unknown)."""
+    import numpy as np
+
     if onset_s is None or "nand_write_bytes" not in series:
         return None
     sel = series["t_s"] >= onset_s
@@ -99,6 +98,8 @@ def run(target: Target, params: ConsistencyParams, out: str | Path | results.Res
 
 def _read_drive_counters(target: Target) -> dict:
     """A real target's host/NAND write counters (``FioTarget.counters``); never fails a run."""
+    from ..targets import counters as drive_counters  # real drives only (it imports the fio targets' tools)
+
     if DRIVE_COUNTERS not in target.capabilities:
         return drive_counters.unavailable(f"{type(target).__name__} has no drive counters")
     try:
@@ -123,6 +124,8 @@ def _finish(rd, target: Target, summary: dict, result, params: ConsistencyParams
     if SIMULATED in target.capabilities:
         summary["write_amplification_source"] = "simulator (exact)"
     else:  # the drive's own counters around the random-write phase, where it has them
+        from ..targets import counters as drive_counters
+
         before = summary.get("drive_counters_before")
         after = summary["drive_counters_after"] = _read_drive_counters(target) if before is not None else None
         wa, how = drive_counters.write_amplification(before, after)

@@ -9,10 +9,13 @@ constant-rate pieces, and the summary says how.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .. import plots, results
 from ..charts import Chart, Line
@@ -60,6 +63,8 @@ def written_bytes(series: dict) -> np.ndarray:
     """Bytes written up to the end of each interval (whole bytes): the series' own
     ``host_write_bytes`` per interval where the target counts them (the simulator), else MB/s
     x interval length (fio's MB/s is IOs x block size / interval, so that is whole bytes again)."""
+    import numpy as np
+
     if "host_write_bytes" in series:
         per = np.asarray(series["host_write_bytes"], float)
     else:
@@ -74,10 +79,14 @@ def written_gb(series: dict) -> np.ndarray:
 
 def _durations(series: dict) -> np.ndarray:
     """Length of each interval [s]: fio's ``dt_s``, else the series' regular step."""
+    import numpy as np
+
     return np.asarray(series.get("dt_s", np.full(len(series["t_s"]), _step(series))), float)
 
 
 def _step(series: dict) -> float:
+    import numpy as np
+
     t = np.asarray(series["t_s"], float)
     return float(t[1] - t[0]) if len(t) > 1 else 1.0
 
@@ -88,6 +97,8 @@ def phases(mbps: np.ndarray, gb: np.ndarray, min_gb: float) -> list[dict]:
     rates differ by at least :data:`MIN_RATE_CHANGE` and each side holds at least ``min_gb``
     GB written; then neighbours closer than that are merged. ``gb``: GB written by the end of
     each interval. Each phase: ``start_gb``, ``end_gb``, ``mbps`` (mean), ``intervals``."""
+    import numpy as np
+
     x = np.asarray(mbps, float)
     n = len(x)
     if n == 0:
@@ -130,6 +141,8 @@ def analyze_fill(series: dict, min_phase_pct: float) -> dict:
     """The fill's metrics: phases, write cache (bytes written before the first phase whose rate
     is at least :data:`MIN_RATE_CHANGE` below the first phase's; None when the rate never
     drops), average MB/s and time."""
+    import numpy as np
+
     done = written_bytes(series)
     gb = done / 1e9
     mbps = np.asarray(series["mbps"], float)
@@ -185,6 +198,8 @@ def run(target: Target, params: FillParams, out, *, argv=None, overwrite: bool =
 def _burst(summary: dict, series: dict | None, params: FillParams) -> None:
     """How much fast cache the pause gave back: bytes of the burst written at (at least 80 %
     of) the fill's cache rate; None without a cache or a burst."""
+    import numpy as np
+
     summary.update(dict.fromkeys(("burst_mbps_mean", "cache_after_pause_bytes", "cache_after_pause_pct", "burst_bytes")))
     if series is None or not len(series["t_s"]) or not summary.get("cache_mbps"):
         return

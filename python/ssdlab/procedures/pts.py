@@ -20,18 +20,20 @@ import argparse
 import dataclasses
 import sys
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import plots, results
 from ..errors import UserError
-from ..pts import spec, suite
+from ..pts import spec
 from ..pts.journal import Journal
 from ..targets.base import SIMULATED, JobSpec, Target
 from ..workload import fiojob
 from .common import declared_summary, end_run, figure
 from ..units import MAX_BS_BYTES, human_size
 from .declare import MAX_DURATION_S, MAX_QD, Metric, Test, headline_of, param, size
+
+if TYPE_CHECKING:
+    from ..pts import suite
 
 
 def _test_list(text: str) -> tuple[str, ...]:
@@ -92,6 +94,8 @@ class PtsParams:
 
 
 def settings(target: Target, p: PtsParams) -> suite.Settings:
+    from ..pts import suite  # the runner, with the steady-state analysis: only where PTS runs
+
     v = spec.VARIANTS[p.variant]
     return suite.Settings(variant=v, threads=p.threads or v.threads, qd=p.qd or v.qd, round_s=p.round_s,
                           max_rounds=p.max_rounds, wsat_max_s=p.wsat_max_s, wsat_capacities=p.wsat_capacities,
@@ -184,6 +188,8 @@ def run(target: Target, params: PtsParams, out, *, argv=None, overwrite: bool = 
     summary["pts"] = {"variant": s.variant.name, "active_range_pct": s.ar, "threads": s.threads, "qd": s.qd,
                       "write_cache": s.variant.write_cache, "round_s": s.round_s, "max_rounds": s.max_rounds,
                       "deviations": _deviations(target, s, params), "results": {}, "steady_state": {}}
+    from ..pts import suite
+
     rn = suite.Runner(target, s, journal, rd, progress)
     outcomes: dict[str, suite.Outcome] = {}
     complete, error = True, None
@@ -233,6 +239,8 @@ def _deviations(target: Target, s: suite.Settings, params: PtsParams) -> list[st
 
 def _collect(rd, target: Target, s: suite.Settings, summary: dict, outcomes: dict) -> None:
     """Series, tables, charts and figures of the finished tests into the folder and summary."""
+    import numpy as np
+
     pts = summary["pts"]
     tables = [{"title": "PTS test conditions", "columns": ["condition", "value"], "rows": [
         ["variant", s.variant.name], ["ActiveRange", f"{s.ar} %"], ["threads x QD (random tests)",

@@ -94,7 +94,9 @@ def _named_params(named, args: tuple[str, ...]):
 def load(params: RunParams, zone_size_bytes: int = 0) -> Loaded:
     """The workload the command line names (a job file, a built-in workload with its options,
     or fio's options), for a drive with zones of ``zone_size_bytes`` (0: none or unknown)."""
-    from ..workload import named as named_mod
+    named_mod = None
+    if params.job is not None:  # a job file or a built-in workload: only then the built-in workloads' table
+        from ..workload import named as named_mod
 
     args = tuple(params.fio_args)
     # fio's --section=NAME (repeatable): only those sections of the job file run.

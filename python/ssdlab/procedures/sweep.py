@@ -27,11 +27,14 @@ re-tortures before its idle step).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .. import plots, results
 from ..charts import Chart, Line
@@ -74,10 +77,14 @@ class ZoneLayout:
 
     @property
     def offsets(self) -> np.ndarray:
+        import numpy as np
+
         return self.offset_bytes + np.arange(self.zones, dtype=np.int64) * self.zone_size_bytes
 
     def position_columns(self, capacity_bytes: int) -> dict[str, np.ndarray]:
         """``zone``, ``position_pct`` (zone start as % of ``capacity_bytes``), ``offset_bytes``."""
+        import numpy as np
+
         offsets = self.offsets
         return {"zone": np.arange(self.zones, dtype=np.int64), "position_pct": offsets / capacity_bytes * 100.0,
                 "offset_bytes": offsets}
@@ -177,6 +184,8 @@ def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool
     the target's capacity), ``offset_bytes``, ``write_mbps``, ``read_mbps`` (NaN for a
     skipped pass). On Ctrl-C raises :class:`SweepInterrupted` with the zones measured so far.
     """
+    import numpy as np
+
     out = {**layout.position_columns(target.capacity_bytes),
            "write_mbps": np.full(layout.zones, np.nan), "read_mbps": np.full(layout.zones, np.nan)}
     jobs = sweep_jobs(layout, qd=qd, write=write, read=read, label=label, seed=seed)
@@ -205,6 +214,8 @@ def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool
 
 def direction_stats(mbps: np.ndarray) -> dict[str, float | None]:
     """mean / min / max of the measured zones (None when no zone was measured)."""
+    import numpy as np
+
     v = np.asarray(mbps, dtype=float)
     v = v[np.isfinite(v)]
     if not len(v):
@@ -229,6 +240,8 @@ def edge_zones(zones: int) -> int:
 def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     """Spearman rank correlation of ``y`` against ``x`` (ties get their average rank);
     None with fewer than 3 points or when either side is constant."""
+    import numpy as np
+
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3:
         return None
@@ -249,6 +262,8 @@ def zone_shape(mbps: np.ndarray) -> dict[str, float | None]:
     of the first and last :func:`edge_zones` zones measured), ``trend`` (Spearman rank
     correlation of MB/s with position: +1 rises steadily across the pass, -1 falls, ~0 no
     trend). Zones not measured (NaN) are left out; None where there is too little to say."""
+    import numpy as np
+
     v = np.asarray(mbps, dtype=float)
     pos = np.arange(len(v))[np.isfinite(v)]
     v = v[np.isfinite(v)]
@@ -266,6 +281,8 @@ def trim_bs(span: int) -> int:
 
 
 def fmt_mbps(v: float | None) -> float | None:
+    import numpy as np
+
     return None if v is None or not np.isfinite(v) else round(float(v), 1)
 
 

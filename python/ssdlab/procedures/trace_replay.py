@@ -30,12 +30,12 @@ import dataclasses
 import os
 import sys
 import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .. import report, results, traces
 from ..charts import Chart, Line
@@ -230,6 +230,8 @@ def _chunks(source_file, mapping: dict, on_records,
             stop: threading.Event | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Prepared command chunks from an open trace (records mapped onto the span); a set
     ``stop`` ends them as Ctrl-C would (the replay keeps what ran, marked incomplete)."""
+    import numpy as np
+
     from .. import _native
 
     first = 0
@@ -401,6 +403,8 @@ def _run_parallel(target: Target, groups: list[list], workers: int, params: Trac
                 targets[i] = None  # a copy's drive is freed as soon as its variant ends
         return done
 
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trace-variant")
     futures = [pool.submit(work, i) for i in range(len(groups))]
     interrupted = False
@@ -439,11 +443,15 @@ def _row(variant: str, pass_no: int, qd: int, trim: bool, r: ReplayResult, count
 
 
 def _nanmin(a) -> float | None:
+    import numpy as np
+
     a = np.asarray(a, dtype=float)
     return float(np.nanmin(a)) if np.isfinite(a).any() else None
 
 
 def _nanmax(a) -> float | None:
+    import numpy as np
+
     a = np.asarray(a, dtype=float)
     return float(np.nanmax(a)) if np.isfinite(a).any() else None
 
@@ -451,6 +459,8 @@ def _nanmax(a) -> float | None:
 def overlay_series(per_variant: dict[str, list[ReplayResult]], qd: int) -> dict[str, np.ndarray] | None:
     """Window IOPS of every pass back to back, with and without TRIM side by side (NaN where
     one variant has fewer windows)."""
+    import numpy as np
+
     cols = {}
     for trim in (True, False):
         passes = per_variant.get(variant_name(qd, trim))

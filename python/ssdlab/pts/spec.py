@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..workload.named import JESD219_SPLIT, JESD219_ZONES
 
 KiB = 1024
 
@@ -199,6 +198,8 @@ def hir_text(name: str, runtime_s: float, active_range_pct: int, threads: int, q
 
 
 def ecw_text(runtime_s: float, active_range_pct: int, threads: int, qd: int) -> str:
+    from ..workload.named import JESD219_SPLIT, JESD219_ZONES  # the built-in workloads: only for this one
+
     split = ":".join(f"{b}/{pct}" for b, pct in JESD219_SPLIT)
     zones = ":".join(f"{a}/{r}" for a, r in JESD219_ZONES)
     return "\n".join(["; PTS ECW/CBW: JESD219 sizes and zones, 40/60 R/W", *_global(runtime_s, active_range_pct),

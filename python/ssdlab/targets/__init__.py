@@ -9,7 +9,6 @@ import importlib
 from dataclasses import dataclass
 
 from ..errors import UserError
-from .base import REOPEN
 
 DEFAULT_TARGET = "sim:default"
 
@@ -78,6 +77,8 @@ def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), see
     anew with the same options (a fresh simulator, a new loop device, the device or file
     through the safety gate again), fio's job files and logs in ``workdir``. A procedure that
     runs several tests one after another (``review``) opens one target per test with it."""
+    from .base import REOPEN
+
     target = _open(spec or DEFAULT_TARGET, tuple(sets), seed, kw)
     target.reopen = functools.partial(_reopen, spec, tuple(sets), seed, kw)
     target.capabilities = target.capabilities | {REOPEN}

@@ -12,9 +12,10 @@ megabytes per second (``mbps``, 1 MB = 10^6 bytes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from ..columns import DIRECTIONS, LATENCY_STATS, latency_column  # noqa: F401  (the targets' vocabulary)
 from ..errors import UserError
@@ -353,7 +354,7 @@ class ReplayJob:
 
 #: A chunk of prepared commands: (op uint8, offset_bytes uint64, len_bytes uint64) arrays of
 #: equal length; offsets and lengths are multiples of 4096 (0 for a flush).
-CommandChunk = tuple[np.ndarray, np.ndarray, np.ndarray]
+CommandChunk = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
 
 
 @dataclass
@@ -387,6 +388,8 @@ def window_series(completion_s: np.ndarray, nbytes: np.ndarray, window_commands:
     """Per-window series from per-command completion times [s from replay start] and data
     bytes (written or read; 0 for TRIM and flush). Commands are taken in completion order;
     the last window may hold fewer than ``window_commands``."""
+    import numpy as np
+
     order = np.argsort(completion_s, kind="stable")
     t = np.asarray(completion_s, dtype=np.float64)[order]
     b = np.asarray(nbytes, dtype=np.float64)[order]

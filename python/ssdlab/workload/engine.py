@@ -10,7 +10,10 @@ series.
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from .. import columns
 from ..progress import phase_bar
@@ -33,6 +36,8 @@ def run_group(target: Target, workload: fiojob.Workload, step, progress: bool | 
 def combine(parts: list[tuple[str, dict]]) -> dict[str, np.ndarray]:
     """Groups' series back to back: ``t_s`` from the start of the run, ``group`` (1-based);
     a column a group lacks is 0 for per-direction IOPS/MB/s and NaN otherwise."""
+    import numpy as np
+
     parts = [(n, s) for n, s in parts if len(s.get("t_s", ()))]
     if not parts:
         return {"t_s": np.zeros(0), "group": np.zeros(0), "iops": np.zeros(0), "mbps": np.zeros(0)}

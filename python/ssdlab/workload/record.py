@@ -30,9 +30,10 @@ length ``<u8`` arrays, op codes of :mod:`ssdlab.traces`) for trace replay on any
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the functions that use them: `ssdlab --help` starts without them
+    import numpy as np
 
 from ..errors import UserError
 from ..params import declared, param, size
@@ -162,6 +163,8 @@ class _Accesses:
 def _accesses(p: RecordParams) -> Iterator[_Accesses]:
     """Every access in order, one block per pass (the draws in a fixed order: the pass's
     permutation for ``random``, then its read/write draws)."""
+    import numpy as np
+
     vs = np.arange(len(p.record_bytes)) if p.variables is None else np.asarray(p.variables, np.int64)
     ts = np.arange(p.time_steps) if p.steps is None else np.asarray(p.steps, np.int64)
     if p.order == "variable-major":
@@ -191,6 +194,8 @@ def _pieces(nbytes: np.ndarray | int, max_io: int) -> np.ndarray | int:
 
 def _expand(p: RecordParams, a: _Accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The commands of a block of accesses: (op, offset, length) arrays."""
+    import numpy as np
+
     rec = np.asarray(p.record_bytes, np.int64)
     prefix = np.concatenate(([0], np.cumsum(rec)[:-1]))
     step_bytes = int(rec.sum())
@@ -236,6 +241,8 @@ def commands(p: RecordParams, span_bytes: int) -> Iterator[tuple[np.ndarray, np.
 
 
 def _chunks(p: RecordParams) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    import numpy as np
+
     rec = np.asarray(p.record_bytes, np.int64)
     per_update = int(_pieces(p.header_bytes, p.max_io_bytes))
     block_commands = 1 << 18
@@ -268,6 +275,8 @@ def totals(p: RecordParams) -> dict[str, int]:
     (:func:`layout`), ``accesses``, ``record_reads``, ``record_writes``, ``header_reads`` (one
     lookup per access), ``header_writes`` (whole-header rewrites), ``read_bytes``,
     ``write_bytes``, ``read_commands``, ``write_commands``, ``commands``."""
+    import numpy as np
+
     span = layout(p)
     rec = np.asarray(p.record_bytes, np.int64)
     per_update = int(_pieces(p.header_bytes, p.max_io_bytes))
