@@ -17,7 +17,8 @@ drive stops with a segmentation fault before 850,000 writes, so a later window c
 compared). For each simulator: host writes and NAND page programs (4 KiB each, host and GC)
 in the window, per CPU second of the window. MQSim's window is the difference of two runs
 (``A`` and ``B`` requests, its user+system CPU time and its program counters: single-plane
-commands plus two pages per multi-plane command); ssdlab's is timed within one run.
+commands plus two pages per multi-plane command); ssdlab's is timed within one run, five
+runs (seeds) per round against MQSim's one, the two simulators alternating round by round.
 
     benches/bench_mqsim_equal_work.py [--mqsim DIR] [--runs 3] [--window 500000,700000]
 
@@ -68,6 +69,10 @@ MQSIM_FLOW = {"Priority_Class": "HIGH", "Device_Level_Data_Caching_Mode": "WRITE
               "Request_Size_Distribution": "FIXED", "Average_Request_Size": 8, "Variance_Request_Size": 0,
               "Seed": 798, "Average_No_of_Reqs_in_Queue": 32, "Intensity": 32768, "Stop_Time": 0,
               "Total_Requests_To_Generate": "REQUESTS"}
+
+
+#: ssdlab windows timed per round (each on a fresh drive, its own seed).
+REPEATS = 5
 
 
 def ssdlab_window(start: int, end: int, seed: int) -> dict:
@@ -139,16 +144,22 @@ def main() -> int:
         raise SystemExit(f"bench: {a.mqsim}/MQSim not found: build MQSim there with `make` first")
     rec = Recorder("mqsim_equal_work", {"window": a.window, "runs": a.runs, "mqsim": a.mqsim is not None})
     print(f"equal work: 4 KiB random writes QD32 on a fresh 2 GiB drive, writes {start:,}..{end:,}; {machine()}")
-    sims = {"ssdlab": lambda i: ssdlab_window(start, end, seed=1 + i)}
+    # ssdlab's window is a few tens of ms of CPU: it is timed REPEATS times per round (seeds
+    # differ) against MQSim's one, and the two alternate round by round, so a change of the
+    # machine's load falls on both.
+    sims = {"ssdlab": lambda i: [ssdlab_window(start, end, seed=1 + REPEATS * i + j) for j in range(REPEATS)]}
     if a.mqsim is not None:
-        sims["mqsim"] = lambda i: mqsim_window(a.mqsim, start, end)
+        sims["mqsim"] = lambda i: [mqsim_window(a.mqsim, start, end)]
+    rows: dict[str, list[dict]] = {name: [] for name in sims}
+    for i in range(a.runs):
+        for name, run in sims.items():
+            rows[name].extend(_rates(w) for w in run(i))
     med = {}
-    for name, run in sims.items():
-        rows = [_rates(run(i)) for i in range(a.runs)]
-        med[name] = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    for name, rs in rows.items():
+        med[name] = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
         m = med[name]
         print(f"{name:>7}: {m['host_writes_per_cpu_s']:>12,.0f} host writes and {m['programs_per_cpu_s']:>12,.0f} "
-              f"page programs per CPU second (WA {m['wa']:.2f} in the window; median of {a.runs})", flush=True)
+              f"page programs per CPU second (WA {m['wa']:.2f} in the window; median of {len(rs)})", flush=True)
     figures = {f"{name}_{k}": v for name, m in med.items() for k, v in m.items()}
     if "mqsim" in med:
         for k in ("host_writes_per_cpu_s", "programs_per_cpu_s"):
