@@ -214,7 +214,23 @@ impl MediaLedger {
             t.booking.work.add(work);
             return;
         }
+        if self.grid.is_none() {
+            // No grid (a replay's windows end at completion times): every booking is queued,
+            // here, from the caller's registers (through a call, `work` would be stored a
+            // field at a time and read back two at a time, a failed store forward).
+            return Self::queue(&mut self.lanes[lane], start, end, work);
+        }
         self.book_queued(lane, start, end, work);
+    }
+
+    /// Queues a booking on lane `q`; work at the same instant as its last booking joins it.
+    #[inline(always)]
+    fn queue(q: &mut VecDeque<Booking>, start: Ns, end: Ns, work: MediaWork) {
+        match q.back_mut() {
+            // Two at the same instant.
+            Some(last) if start == end && last.start == end && last.end == end => last.work.add(work),
+            _ => q.push_back(Booking { start, end, work }),
+        }
     }
 
     /// [`MediaLedger::book`] of `work` (already counted in `booked`) past the lane's tail:
@@ -242,12 +258,7 @@ impl MediaLedger {
             self.tails[lane] = Tail { on: true, lo, hi, booking };
             return;
         }
-        let q = &mut self.lanes[lane];
-        match q.back_mut() {
-            // Two at the same instant.
-            Some(last) if start == end && last.start == end && last.end == end => last.work.add(work),
-            _ => q.push_back(Booking { start, end, work }),
-        }
+        Self::queue(&mut self.lanes[lane], start, end, work);
     }
 
     /// [`MediaLedger::book`] while work is in credit: `work` less what is still in credit,
@@ -300,9 +311,9 @@ impl MediaLedger {
     pub fn forget_before(&mut self, t: Ns) {
         self.flush_tails();
         for q in &mut self.lanes {
-            while q.front().is_some_and(|b| b.end <= t) {
-                q.pop_front();
-            }
+            // Counted, then dropped at once (nothing to drop per booking).
+            let over = q.iter().take_while(|b| b.end <= t).count();
+            q.drain(..over);
         }
     }
 

@@ -51,6 +51,10 @@ pub use series::{Window, MAX_SERIES_INTERVALS};
 pub(crate) use series::{Bin, Series, SeriesLimit, Windows};
 pub(crate) use source::{ChunkSource, JobSource, Source, Sources, UniformSource};
 
+/// How often a replay drops the media and GC bookings over by its latest completion
+/// [completions].
+const FORGET_EVERY_COMPLETIONS: u64 = 1024;
+
 /// How far a phase has got.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Progress {
@@ -1132,6 +1136,11 @@ impl Simulation {
                 if let Some(w) = h.windows.as_deref_mut().filter(|_| !PLAIN && !J::MANY) {
                     if w.complete(t, tag) {
                         w.close(self);
+                    } else if w.completed % FORGET_EVERY_COMPLETIONS == 0 {
+                        // Later windows close at `t` or after, later snapshots at the next
+                        // boundary or after: the bookings over by then can go (a replay has
+                        // no grid, so every booking is queued; a short queue stays in cache).
+                        self.dev.forget_gc_before(t.min(series.next_snapshot_ns));
                     }
                 }
             }
