@@ -163,7 +163,7 @@ def print_plan(target, jobs, what: str = "") -> None:
     if target.refused:
         print(f"# WARNING: a real run would be refused: {target.refused}")
     if target.gate_overridden:
-        print(f"# WARNING: --destroy-data lets the run write although the device " + "; ".join(target.gate_overridden))
+        print("# WARNING: --destroy-data lets the run write although the device " + "; ".join(target.gate_overridden))
     if FIO_JOBS in target.capabilities:
         purge = target.purge()
         print("# no purge (--purge none): the device is tested as it is" if purge["method"] == "none" else
