@@ -74,3 +74,16 @@ def test_the_probe_sees_a_look_for_pandas(tmp_path: Path) -> None:
     # pyarrow's own conversion of a numpy array looks for pandas: the stand-in notes it.
     convert = _PROBE.replace("from ssdlab import cli", "import numpy, pyarrow\npyarrow.array(numpy.arange(3.0))\nfrom ssdlab import cli")
     assert _heavy(["--version"], tmp_path / "fake", convert) == ["numpy", "pandas", "pyarrow"]
+
+
+def test_the_command_keeps_numpy_to_one_blas_thread_unless_the_user_says_otherwise() -> None:
+    """numpy's BLAS would start a thread per core at import, for matrices ssdlab does not have."""
+    probe = ("import os, sys\nfrom ssdlab import entry\nentry.main(['profiles'])\n"
+             "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    for preset, want in ((None, "1"), ("3", "3")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if preset:
+            env["OPENBLAS_NUM_THREADS"] = preset
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr
+        assert f"BLAS {want}" in out.stdout.splitlines()
