@@ -19,19 +19,13 @@ use ssdsim::time::thread_cpu_s;
 use ssdsim::{Command, Config, Job, Mapper, Pattern, Remap, Simulation};
 use ssdtrace::{GenParams, Generator};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 /// python/ssdlab/profiles/default.toml (the other keys are the simulator's defaults).
 fn default_profile() -> Config {
     let mut cfg = Config::default();
-    for (k, v) in [
-        ("gc_bg_start_free_blocks", "4"),
-        ("gc_bg_stop_free_blocks", "6"),
-        ("gc_bg_reclaim_ratio", "1.2"),
-        ("gc_bg_copies_per_write", "12.0"),
-        ("gc_idle_delay_ms", "1000.0"),
-        ("gc_idle_free_blocks", "32"),
-    ] {
-        cfg.set(k, v).unwrap();
-    }
+    common::set(&mut cfg, common::DEFAULT_PROFILE_GC);
     cfg
 }
 

@@ -21,6 +21,9 @@ use std::time::Instant;
 use ssdsim::time::thread_cpu_s;
 use ssdsim::{Config, Job, Pattern, Simulation};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 const RUNS: usize = 5;
 const WINDOW_IOS: u64 = 4_000_000;
 
@@ -40,16 +43,7 @@ fn profile(drive: &str) -> Config {
     cfg.set("blocks_per_plane", blocks).unwrap();
     cfg.set("user_capacity_bytes", user).unwrap();
     if active {
-        // GC keys of python/ssdlab/profiles/default.toml (the rest are the defaults).
-        for (k, v) in [
-            ("gc_bg_start_free_blocks", "4"),
-            ("gc_bg_stop_free_blocks", "6"),
-            ("gc_bg_reclaim_ratio", "1.2"),
-            ("gc_bg_copies_per_write", "12.0"),
-            ("gc_idle_free_blocks", "32"),
-        ] {
-            cfg.set(k, v).unwrap();
-        }
+        common::set(&mut cfg, common::DEFAULT_PROFILE_GC);
     }
     cfg
 }

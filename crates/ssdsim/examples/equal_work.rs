@@ -17,6 +17,9 @@
 use ssdsim::time::thread_cpu_s;
 use ssdsim::{Config, PhaseReport, Simulation, Workload};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 /// The timed writes (a function of its own, for callgrind's `--toggle-collect`).
 #[inline(never)]
 fn timed(sim: &mut Simulation, w: &Workload) -> PhaseReport {
@@ -28,14 +31,9 @@ fn main() {
     let arg = |i: usize, d: &str| -> u64 { a.get(i).map_or(d, |s| s.as_str()).parse().expect("a whole number") };
     let (start, end, seed, reps) = (arg(0, "500000"), arg(1, "700000"), arg(2, "1"), arg(3, "1"));
     let mut cfg = Config::default();
-    // python/ssdlab/profiles/default.toml's GC keys that differ from the simulator's defaults,
-    // then the bench's drive.
+    // The default profile's GC keys, then the bench's drive.
+    common::set(&mut cfg, common::DEFAULT_PROFILE_GC);
     for (k, v) in [
-        ("gc_bg_start_free_blocks", "4"),
-        ("gc_bg_stop_free_blocks", "6"),
-        ("gc_bg_reclaim_ratio", "1.2"),
-        ("gc_bg_copies_per_write", "12.0"),
-        ("gc_idle_free_blocks", "32"),
         ("channels", "8"),
         ("dies_per_channel", "2"),
         ("blocks_per_plane", "64"),

@@ -19,6 +19,9 @@ use std::time::Instant;
 
 use ssdsim::{Config, Job, Pattern, PhaseReport, Simulation, Workload};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 /// The timed IOs (a function of its own, for callgrind's `--toggle-collect`).
 #[inline(never)]
 fn timed(sim: &mut Simulation, w: &Workload) -> PhaseReport {
@@ -36,15 +39,8 @@ fn main() {
     let arg = |i: usize, d: &str| a.get(i).cloned().unwrap_or_else(|| d.to_string());
     let mut cfg = Config::default();
     // python/ssdlab/profiles/default.toml's keys that differ from the simulator's defaults.
-    for (k, v) in [
-        ("blocks_per_plane", arg(0, "2048")),
-        ("user_capacity_bytes", arg(1, "256000000000")),
-        ("gc_bg_start_free_blocks", "4".into()),
-        ("gc_bg_stop_free_blocks", "6".into()),
-        ("gc_bg_reclaim_ratio", "1.2".into()),
-        ("gc_bg_copies_per_write", "12.0".into()),
-        ("gc_idle_free_blocks", "32".into()),
-    ] {
+    common::set(&mut cfg, common::DEFAULT_PROFILE_GC);
+    for (k, v) in [("blocks_per_plane", arg(0, "2048")), ("user_capacity_bytes", arg(1, "256000000000"))] {
         cfg.set(k, &v).unwrap();
     }
     let warm: f64 = arg(2, "1").parse().expect("warm-up: capacities written");
