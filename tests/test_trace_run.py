@@ -148,6 +148,29 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_side_by_side_the_variants_without_trim_start_first_and_are_recorded_in_plan_order(monkeypatch):
+    """They take longest (GC copies more): started first, two workers end about when one of
+    each kind would, not after two without TRIM one after the other."""
+    prof = load_profile("default", ["blocks_per_plane=64", "user_capacity_bytes=7GiB"])
+    target = SimTarget(prof)
+    params = trace_replay.TraceRunParams(file="jedec-like", passes=2)
+    groups = trace_replay._variant_groups(trace_replay.plan(target, params))
+    started, recorded = [], []
+
+    def fake_variant(t, group, *args):
+        started.append(group[0].name)
+        for step in group[1:]:
+            yield step, None, {}
+
+    monkeypatch.setattr(trace_replay, "_run_variant", fake_variant)
+    # one worker starts them one after the other, in the order they are handed out
+    trace_replay._run_parallel(target, groups, 1, params, 0, 0, {}, False,
+                               lambda step, result, counts: recorded.append(step.name))
+    assert started == ["qd32-notrim-fill", "qd1-notrim-fill", "qd32-trim-fill", "qd1-trim-fill"]
+    assert recorded == [s.name for g in groups for s in g[1:]]
+    assert recorded[:3] == ["qd32-trim-pass1", "qd32-trim-pass2", "qd32-notrim-pass1"]
+
+
 def test_plan_checks_options():
     prof = load_profile("default", ["blocks_per_plane=64", "user_capacity_bytes=7GiB"])
     for params, message in [(dict(remap="fold"), "--remap fold: use error, wrap, scale"),
