@@ -150,7 +150,8 @@ impl Device {
 
     /// Books `busy` [ns] of work (GC, folding, map write-back) on `die` from when it is free,
     /// no earlier than `from`, in its calendar too once the drive keeps one (reads go before
-    /// work booked later); returns the start.
+    /// work booked later); returns the start. Inlined: a call per GC booking costs more than it.
+    #[inline(always)]
     pub(super) fn occupy_die(&mut self, die: usize, from: Ns, busy: Ns) -> Ns {
         let start = self.dies.free_ns[die].max(from);
         self.dies.free_ns[die] = start + busy;
@@ -173,8 +174,8 @@ impl Device {
         let busy = work.page_reads * self.dies.t_read_ns + programs * self.dies.t_prog_ns + work.erases * self.dies.t_erase_ns;
         let start = self.occupy_die(die, now, busy);
         self.timing.gc_die_ns += busy;
-        let copied = work.units_copied;
-        self.media.book(die, start, start + busy, MediaWork { nand_units: copied, gc_units: copied, erases: work.erases, ..MediaWork::default() });
+        let (copied, erases) = (work.units_copied, work.erases);
+        self.media.book(die, start, start + busy, move || MediaWork { nand_units: copied, gc_units: copied, erases, ..MediaWork::default() });
         if busy > 0 {
             let booked = &mut self.dies.gc_booked[die];
             match booked.back_mut() {
