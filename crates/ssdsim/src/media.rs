@@ -192,35 +192,35 @@ impl MediaLedger {
         self.lanes.len() - 1
     }
 
-    /// Books `work` on `lane`, carried out over `[start, end)` (at `end` if they are equal).
+    /// Books `work()` on `lane`, carried out over `[start, end)` (at `end` if they are equal).
     /// Each booking is spread over its own time: work at the same instant as the lane's last
     /// booking joins it, and on a grid ([`MediaLedger::set_grid`]) so does all work within
     /// one cell.
+    ///
+    /// `work` builds the amounts where each path uses them: from the caller's registers on
+    /// the paths inlined here, and in memory only for the calls out of line. (One value
+    /// passed to those calls as well would live in memory on every path, written a field at
+    /// a time and read back two at a time by the queue's copy: a failed store forward.)
     #[inline(always)]
-    pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: MediaWork) {
+    pub fn book(&mut self, lane: usize, start: Ns, end: Ns, work: impl Fn() -> MediaWork) {
         debug_assert!(start <= end);
         if self.in_credit {
-            return self.book_in_credit(lane, start, end, work);
+            return self.book_in_credit(lane, start, end, work());
         }
-        // (No copy of `work` chosen between it and the credit's remainder here: built from
-        // the caller's registers, its fields are added where they are; a copy in memory
-        // written a field at a time and read back two at a time would stall the adds.)
-        self.booked.add(work);
+        self.booked.add(work());
         // Within the grid cell of the lane's last booking, work at one instant: joins it.
         let t = &mut self.tails[lane];
         if t.on && t.lo < end && end <= t.hi && t.lo <= start {
             t.booking.end = t.booking.end.max(end);
             t.booking.start = t.booking.end;
-            t.booking.work.add(work);
+            t.booking.work.add(work());
             return;
         }
         if self.grid.is_none() {
-            // No grid (a replay's windows end at completion times): every booking is queued,
-            // here, from the caller's registers (through a call, `work` would be stored a
-            // field at a time and read back two at a time, a failed store forward).
-            return Self::queue(&mut self.lanes[lane], start, end, work);
+            // No grid (a replay's windows end at completion times): every booking is queued.
+            return Self::queue(&mut self.lanes[lane], start, end, work());
         }
-        self.book_queued(lane, start, end, work);
+        self.book_queued(lane, start, end, work());
     }
 
     /// Queues a booking on lane `q`; work at the same instant as its last booking joins it.
@@ -354,8 +354,8 @@ mod tests {
     #[test]
     fn work_is_done_evenly_over_its_booking_and_all_of_it_by_the_end() {
         let mut l = MediaLedger::new(2);
-        l.book(0, 100, 200, nand(10));
-        l.book(1, 150, 150, nand(4));
+        l.book(0, 100, 200, || nand(10));
+        l.book(1, 150, 150, || nand(4));
         assert_eq!(l.done_by(100).nand_units, 0);
         assert_eq!(l.done_by(149).nand_units, 4);
         assert_eq!(l.done_by(150).nand_units, 5 + 4);
@@ -368,9 +368,9 @@ mod tests {
     #[test]
     fn each_booking_is_spread_over_its_own_time() {
         let mut l = MediaLedger::new(1);
-        l.book(0, 0, 100, nand(100));
-        l.book(0, 100, 1100, nand(0));
-        l.book(0, 1100, 1200, nand(10));
+        l.book(0, 0, 100, || nand(100));
+        l.book(0, 100, 1100, || nand(0));
+        l.book(0, 1100, 1200, || nand(10));
         assert_eq!(l.bookings(0), 3);
         assert_eq!(l.done_by(50).nand_units, 50);
         assert_eq!(l.done_by(1150).nand_units, 105);
@@ -381,32 +381,32 @@ mod tests {
         let mut l = MediaLedger::new(1);
         l.set_grid(1000, 100, 3);
         for t in 1001..=1100 {
-            l.book(0, t, t, nand(1));
+            l.book(0, t, t, || nand(1));
         }
         // A stretch inside the next cell joins nothing before it; one across cells is spread.
-        l.book(0, 1110, 1190, nand(8));
-        l.book(0, 1190, 1290, nand(10));
+        l.book(0, 1110, 1190, || nand(8));
+        l.book(0, 1190, 1290, || nand(10));
         assert_eq!(l.bookings(0), 3);
         assert_eq!([l.done_by(1100), l.done_by(1200), l.done_by(1300)].map(|w| w.nand_units), [100, 109, 118]);
         // After the last grid time, all work is one booking.
         for t in [1301, 1500, 9000] {
-            l.book(0, t - 1, t, nand(1));
+            l.book(0, t - 1, t, || nand(1));
         }
         assert_eq!(l.bookings(0), 4);
         l.settle(MediaWork::default());
-        l.book(0, 2001, 2001, nand(1));
-        l.book(0, 2002, 2002, nand(1));
+        l.book(0, 2001, 2001, || nand(1));
+        l.book(0, 2002, 2002, || nand(1));
         assert_eq!(l.bookings(0), 2, "no grid after settling");
     }
 
     #[test]
     fn settled_work_is_not_counted_again_when_booked() {
         let mut l = MediaLedger::new(1);
-        l.book(0, 0, 100, nand(10));
+        l.book(0, 0, 100, || nand(10));
         l.settle(nand(3));
         assert_eq!(l.done_by(0).nand_units, 13);
         // The program that held the 3 units settled is booked with 5 more.
-        l.book(0, 200, 200, nand(8));
+        l.book(0, 200, 200, || nand(8));
         assert_eq!(l.done_by(199).nand_units, 13);
         assert_eq!(l.done_by(200).nand_units, 18);
     }

@@ -114,7 +114,8 @@ impl Device {
             self.buf.next.push(Reverse((end, die)));
         }
         in_flight.push_back((end, self.buf.fill_units as u64));
-        self.media.book(die, end, end, MediaWork { nand_units: self.buf.fill_units as u64, ..MediaWork::default() });
+        let units = self.buf.fill_units as u64;
+        self.media.book(die, end, end, move || MediaWork { nand_units: units, ..MediaWork::default() });
         self.buf.fill_units = 0;
         if fold_units > 0 {
             self.book_folds(fold_units, start);
@@ -142,6 +143,6 @@ impl Device {
 
     /// Books `units` folded on `die`, done at `end`.
     pub(super) fn book_fold(&mut self, die: usize, units: u64, end: Ns) {
-        self.media.book(die, end, end, MediaWork { nand_units: units, fold_units: units, ..MediaWork::default() });
+        self.media.book(die, end, end, move || MediaWork { nand_units: units, fold_units: units, ..MediaWork::default() });
     }
 }

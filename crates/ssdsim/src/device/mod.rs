@@ -284,7 +284,8 @@ impl Device {
                     self.map_die = (self.map_die + 1) % self.geo.dies;
                     let busy = self.chan.program_ns + self.dies.t_prog_ns;
                     let end = self.occupy_die(die, t, busy) + busy;
-                    self.media.book(die, end, end, MediaWork { nand_units: self.geo.units_per_program as u64, ..MediaWork::default() });
+                    let units = self.geo.units_per_program as u64;
+                    self.media.book(die, end, end, move || MediaWork { nand_units: units, ..MediaWork::default() });
                 }
             }
         }
@@ -345,7 +346,7 @@ impl Device {
     #[inline(always)]
     pub(crate) fn book_host_write(&mut self, units: u64, bytes: u64, done: Ns) {
         let lane = self.media.host_lane();
-        self.media.book(lane, done, done, MediaWork { host_units: units, host_bytes: bytes, ..MediaWork::default() });
+        self.media.book(lane, done, done, move || MediaWork { host_units: units, host_bytes: bytes, ..MediaWork::default() });
     }
 
     /// Writes `n` 4 KiB units starting at logical unit `lpn`, submitted at `submit`.
