@@ -68,8 +68,8 @@ impl Source for GenSource {
         if let Some((unit, units)) = self.old_copies(LOOKAHEAD / 2) {
             ftl.prefetch_old_range(unit, units);
         }
-        if let Some((unit, units)) = self.old_copies(LOOKAHEAD / 4) {
-            ftl.prefetch_old_links(unit, units);
+        if let Some((unit, _)) = self.old_copies(LOOKAHEAD / 4) {
+            ftl.prefetch_old_links(unit);
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -121,8 +121,7 @@ impl Source for UniformSource {
             } else {
                 ftl.prefetch_old_range(half, self.bs_units.min(64));
             }
-            let quarter = self.ring[(self.pos + LOOKAHEAD / 4) % LOOKAHEAD];
-            ftl.prefetch_old_links(quarter, self.bs_units.min(64));
+            ftl.prefetch_old_links(self.ring[(self.pos + LOOKAHEAD / 4) % LOOKAHEAD]);
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -281,8 +280,8 @@ impl Source for ChunkSource<'_> {
         if let Some((unit, units)) = self.old_copies(AHEAD / 2) {
             ftl.prefetch_old_range(unit, units);
         }
-        if let Some((unit, units)) = self.old_copies(AHEAD / 4) {
-            ftl.prefetch_old_links(unit, units);
+        if let Some((unit, _)) = self.old_copies(AHEAD / 4) {
+            ftl.prefetch_old_links(unit);
         }
     }
 }
