@@ -448,6 +448,28 @@ impl Ftl {
         }
     }
 
+    /// Third-stage prefetch for a write or TRIM starting at `lpn` a few I/Os ahead (its
+    /// block record already prefetched): with greedy GC, fetches what moving the old copy's
+    /// block one bucket down will touch: its bucket neighbours' records and the head of the
+    /// bucket below. (The first unit's only: a long command's old copies mostly share a
+    /// block, whose later moves touch what the first one brought in.)
+    #[inline]
+    pub fn prefetch_old_links(&self, lpn: u64) {
+        let old = self.l2p[lpn as usize];
+        if old == NONE || self.geo.gc_policy != GcPolicy::Greedy {
+            return;
+        }
+        let b = self.div_spb.div(old);
+        let blk = &self.blocks[b as usize];
+        if blk.state == BlockState::Closed {
+            let blocks = self.blocks.as_ptr();
+            prefetch_ptr(blocks.wrapping_add(blk.prev as usize));
+            prefetch_ptr(blocks.wrapping_add(blk.next as usize));
+            let pool = &self.pools[self.div_bpp.div(b) as usize];
+            prefetch_ptr(pool.buckets.as_ptr().wrapping_add((blk.valid as usize).wrapping_sub(1)));
+        }
+    }
+
     /// Writes logical unit `lpn` into the host open block of `pool`; returns the slot.
     /// May run foreground GC in that pool first (see [`Ftl::take_gc_work`]).
     /// Once a plane has run out of room ([`Ftl::check_space`]) a write that needs a new

@@ -22,8 +22,9 @@ pub(crate) trait Source {
 pub(crate) const LOOKAHEAD: usize = 16;
 
 /// A workload's commands, generated [`LOOKAHEAD`] ahead of submission: the L2P entry of a
-/// command is prefetched when it is generated, and, half way, the valid-bit word and block
-/// record of the copy a write or TRIM will invalidate.
+/// command is prefetched when it is generated; half way, the valid-bit word and block
+/// record of the copy a write or TRIM will invalidate; three quarters of the way, the
+/// greedy bucket links that invalidation will touch ([`Ftl::prefetch_old_links`]).
 pub(crate) struct GenSource {
     pub(crate) gen: crate::workload::Generator,
     pub(crate) ring: [Command; LOOKAHEAD],
@@ -40,6 +41,20 @@ impl GenSource {
     }
 }
 
+impl GenSource {
+    /// The first unit and the number of units (at most 64) whose old copies the command
+    /// `ahead` commands on will invalidate; None for a read.
+    #[inline(always)]
+    fn old_copies(&self, ahead: usize) -> Option<(u64, u64)> {
+        let c = self.ring[(self.pos + ahead) % LOOKAHEAD];
+        if c.kind == CmdKind::Read {
+            return None;
+        }
+        let units = if self.shift == 0 { c.units } else { (c.unit + c.units).div_ceil(SECTORS_PER_UNIT) - (c.unit >> self.shift) };
+        Some((c.unit >> self.shift, units.min(64)))
+    }
+}
+
 impl Source for GenSource {
     #[inline(always)]
     fn peek(&mut self) -> Option<Command> {
@@ -50,10 +65,11 @@ impl Source for GenSource {
     fn advance(&mut self, rng: &mut Rng, ftl: &Ftl) {
         let next = self.gen.next(rng);
         ftl.prefetch(next.unit >> self.shift);
-        let half = self.ring[(self.pos + LOOKAHEAD / 2) % LOOKAHEAD];
-        if half.kind != CmdKind::Read {
-            let units = if self.shift == 0 { half.units } else { (half.unit + half.units).div_ceil(SECTORS_PER_UNIT) - (half.unit >> self.shift) };
-            ftl.prefetch_old_range(half.unit >> self.shift, units.min(64));
+        if let Some((unit, units)) = self.old_copies(LOOKAHEAD / 2) {
+            ftl.prefetch_old_range(unit, units);
+        }
+        if let Some((unit, _)) = self.old_copies(LOOKAHEAD / 4) {
+            ftl.prefetch_old_links(unit);
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -105,6 +121,7 @@ impl Source for UniformSource {
             } else {
                 ftl.prefetch_old_range(half, self.bs_units.min(64));
             }
+            ftl.prefetch_old_links(self.ring[(self.pos + LOOKAHEAD / 4) % LOOKAHEAD]);
         }
         self.ring[self.pos % LOOKAHEAD] = next;
         self.pos = (self.pos + 1) % LOOKAHEAD;
@@ -205,8 +222,9 @@ pub(crate) struct ChunkSource<'a> {
     pub(crate) error: Option<String>,
 }
 
-/// How far ahead in a chunk the L2P entries of a command are prefetched, and (half way)
-/// the valid-bit words and block records of the copies it will invalidate.
+/// How far ahead in a chunk the L2P entries of a command are prefetched, (half way) the
+/// valid-bit words and block records of the copies it will invalidate, and (a quarter of
+/// the way) the greedy bucket links those invalidations will touch.
 pub(crate) const AHEAD: usize = 16;
 /// Units of a command whose old copies are prefetched, at most (each valid-bit word and block
 /// record once: a long command's old copies mostly share them). Fetching all of a command's
@@ -214,6 +232,19 @@ pub(crate) const AHEAD: usize = 16;
 pub(crate) const AHEAD_UNITS: u64 = 64;
 
 impl ChunkSource<'_> {
+    /// The first unit and the number of units (at most [`AHEAD_UNITS`]) whose old copies the
+    /// command `ahead` commands on will invalidate; None for a read or flush, or past the
+    /// chunk's end or the drive's.
+    #[inline(always)]
+    fn old_copies(&self, ahead: usize) -> Option<(u64, u64)> {
+        let c = self.cmds.get(self.pos + ahead)?;
+        if !matches!(c.kind, CmdKind::Write | CmdKind::Trim) || c.unit >= self.user_units {
+            return None;
+        }
+        let end = c.unit.saturating_add(c.units.min(AHEAD_UNITS)).min(self.user_units);
+        Some((c.unit, end - c.unit))
+    }
+
     #[cold]
     #[inline(never)]
     pub(crate) fn refuse(&mut self, c: Command) {
@@ -246,11 +277,11 @@ impl Source for ChunkSource<'_> {
                 }
             }
         }
-        if let Some(c) = self.cmds.get(self.pos + AHEAD / 2) {
-            if matches!(c.kind, CmdKind::Write | CmdKind::Trim) && c.unit < user {
-                let end = c.unit.saturating_add(c.units.min(AHEAD_UNITS)).min(user);
-                ftl.prefetch_old_range(c.unit, end - c.unit);
-            }
+        if let Some((unit, units)) = self.old_copies(AHEAD / 2) {
+            ftl.prefetch_old_range(unit, units);
+        }
+        if let Some((unit, _)) = self.old_copies(AHEAD / 4) {
+            ftl.prefetch_old_links(unit);
         }
     }
 }
