@@ -158,7 +158,7 @@ def test_side_by_side_the_variants_without_trim_start_first_and_are_recorded_in_
     started, recorded = [], []
 
     def fake_variant(t, group, *args):
-        started.append(group[0].name)
+        started.append((group[0].name, t is target))
         for step in group[1:]:
             yield step, None, {}
 
@@ -166,7 +166,9 @@ def test_side_by_side_the_variants_without_trim_start_first_and_are_recorded_in_
     # one worker starts them one after the other, in the order they are handed out
     trace_replay._run_parallel(target, groups, 1, params, 0, 0, {}, False,
                                lambda step, result, counts: recorded.append(step.name))
-    assert started == ["qd32-notrim-fill", "qd1-notrim-fill", "qd32-trim-fill", "qd1-trim-fill"]
+    # the last started runs on the target itself: its drive is kept, the copies' are freed
+    assert started == [("qd32-notrim-fill", False), ("qd1-notrim-fill", False), ("qd32-trim-fill", False),
+                       ("qd1-trim-fill", True)]
     assert recorded == [s.name for g in groups for s in g[1:]]
     assert recorded[:3] == ["qd32-trim-pass1", "qd32-trim-pass2", "qd32-notrim-pass1"]
 

@@ -396,13 +396,15 @@ def _parallel_variants(target: Target, variants: int) -> int:
 
 def _run_parallel(target: Target, groups: list[list], workers: int, params: TraceRunParams, span: int,
                   trace_span: int, info: dict, progress: bool | None, record) -> None:
-    """Runs the variants ``workers`` at a time, each on its own copy of the drive (the last on
-    ``target`` itself, which ends as a sequential run leaves it); the simulator releases the
-    GIL while it replays a chunk. Results are recorded in plan order, so the folder and the
-    summary are those of a sequential run. Ctrl-C or a failure stops every variant after the
-    step under way."""
+    """Runs the variants ``workers`` at a time, in :func:`_start_order`, each on its own copy of
+    the drive, the one started last on ``target`` itself (a copy's drive is freed when its
+    variant ends, the target's is kept: started last, it never sits beside ``workers``
+    running ones); the simulator releases the GIL while it replays a chunk. Results are
+    recorded in plan order, so the folder and the summary are those of a sequential run.
+    Ctrl-C or a failure stops every variant after the step under way."""
     stop = threading.Event()
-    targets: list = [target.fork() for _ in groups[:-1]] + [target]
+    order = _start_order(groups)
+    targets: list = [target if i == order[-1] else target.fork() for i in range(len(groups))]
 
     def work(i: int) -> list:
         done = []
@@ -420,7 +422,7 @@ def _run_parallel(target: Target, groups: list[list], workers: int, params: Trac
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trace-variant")
     futures: list = [None] * len(groups)
-    for i in _start_order(groups):
+    for i in order:
         futures[i] = pool.submit(work, i)
     interrupted = False
     try:
