@@ -23,9 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from records import AB_FIGURES_ENV  # noqa: E402
+from records import AB_DIR, AB_FIGURES_ENV, ab_cargo_target  # noqa: E402
 
-AB_DIR = Path("/tmp/ssdlab-ab")
 
 
 def build(rev: str) -> Path:
@@ -42,7 +41,7 @@ def build(rev: str) -> Path:
     wheels = AB_DIR / "wheels" / tree.name
     print(f"building {rev} ({tree.name}) in {tree} ...", file=sys.stderr, flush=True)
     subprocess.run([str(Path(sys.executable).parent / "maturin"), "build", "--release", "-q", "-o", str(wheels)],
-                   cwd=tree, check=True, env={**os.environ, "CARGO_TARGET_DIR": str(AB_DIR / "target")})
+                   cwd=tree, check=True, env={**os.environ, "CARGO_TARGET_DIR": str(ab_cargo_target(tree))})
     wheel = max(wheels.glob("*.whl"), key=lambda p: p.stat().st_mtime)
     subprocess.run(["unzip", "-o", "-q", "-j", str(wheel), "ssdlab/_native.abi3.so", "-d", str(so.parent)], check=True)
     return tree / "python"

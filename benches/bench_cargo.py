@@ -24,7 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from records import AB_FIGURES_ENV, Recorder  # noqa: E402
+from records import AB_FIGURES_ENV, Recorder, ab_cargo_target  # noqa: E402
 
 #: Header column -> figure name (with its unit), per benchmark; the first column names the row.
 COLUMNS = {
@@ -72,6 +72,19 @@ def figures(bench: str, text: str) -> dict[str, float | str]:
     return out
 
 
+def build_tree(environ) -> tuple[Path, dict]:
+    """The tree to build and run the benchmark in, and cargo's environment: this tree, or
+    under benches/ab.py the measured build's (the parent of ``PYTHONPATH``), a baseline's
+    built in a target directory of its own (:func:`records.ab_cargo_target`)."""
+    env = dict(environ)
+    tree = HERE.parent
+    if environ.get(AB_FIGURES_ENV) and environ.get("PYTHONPATH"):
+        tree = Path(environ["PYTHONPATH"].split(os.pathsep)[0]).resolve().parent
+        if tree != HERE.parent:
+            env["CARGO_TARGET_DIR"] = str(ab_cargo_target(tree))
+    return tree, env
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                  usage="%(prog)s CRATE BENCH [-- ARGS]")
@@ -81,12 +94,7 @@ def main() -> int:
     split = argv.index("--") if "--" in argv else len(argv)
     a = ap.parse_args(argv[:split])
     args = argv[split + 1:]
-    env = dict(os.environ)
-    tree = HERE.parent
-    if os.environ.get(AB_FIGURES_ENV) and os.environ.get("PYTHONPATH"):
-        tree = Path(os.environ["PYTHONPATH"].split(os.pathsep)[0]).resolve().parent
-        if tree != HERE.parent:
-            env["CARGO_TARGET_DIR"] = "/tmp/ssdlab-ab/target"
+    tree, env = build_tree(os.environ)
     rec = Recorder(a.bench, {"args": " ".join(args)})
     cmd = ["cargo", "bench", "-q", "-p", a.crate, "--bench", a.bench, "--", *args]
     proc = subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, text=True)

@@ -112,3 +112,20 @@ def test_the_cargo_benchmarks_print_the_columns_their_figures_are_read_from(benc
         src = path.read_text()
         for name in bench_cargo.COLUMNS[path.stem]:
             assert f'"{name}"' in src, f"{path.name} prints no column {name!r}"
+
+
+def test_each_baseline_tree_builds_its_rust_benchmarks_in_a_target_of_its_own(bench_cargo, tmp_path):
+    """Cargo names a workspace's binaries alike in every checkout and judges them fresh by the
+    sources' times: in one shared target directory a baseline tree would run the binary
+    another tree built last."""
+    envs = {}
+    for name in ("aaaaaaaaaa", "bbbbbbbbbb"):
+        (tmp_path / name / "python").mkdir(parents=True)
+        tree, env = bench_cargo.build_tree({bench_cargo.AB_FIGURES_ENV: "/tmp/f.json",
+                                            "PYTHONPATH": str(tmp_path / name / "python")})
+        assert tree == tmp_path / name
+        envs[name] = env["CARGO_TARGET_DIR"]
+    assert envs["aaaaaaaaaa"] != envs["bbbbbbbbbb"]
+    # this tree, measured as A, builds where it always does
+    tree, env = bench_cargo.build_tree({"PYTHONPATH": "/elsewhere/python"})
+    assert tree == bench_cargo.HERE.parent and "CARGO_TARGET_DIR" not in env
