@@ -17,6 +17,7 @@
 
 use std::time::Instant;
 
+use ssdsim::time::thread_cpu_s;
 use ssdsim::{Config, Job, Pattern, PhaseReport, Simulation, Workload};
 
 #[path = "../tests/common/mod.rs"]
@@ -26,12 +27,6 @@ mod common;
 #[inline(never)]
 fn timed(sim: &mut Simulation, w: &Workload) -> PhaseReport {
     sim.run_workload(w).unwrap()
-}
-
-/// CPU time this process has run so far [s] (Linux's /proc/self/schedstat; 0 elsewhere):
-/// the machine may be shared, and IOs per CPU second are what compares two builds there.
-fn cpu_s() -> f64 {
-    std::fs::read_to_string("/proc/self/schedstat").ok().and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok()).map_or(0.0, |ns| ns / 1e9)
 }
 
 fn main() {
@@ -54,11 +49,11 @@ fn main() {
     if let Ok(ctl) = std::env::var("PERF_CTL") {
         std::fs::write(ctl, "enable\n").unwrap();
     }
-    let c0 = cpu_s();
+    let c0 = thread_cpu_s();
     let t = Instant::now();
     let r = timed(&mut sim, &w(ios));
     let wall_s = t.elapsed().as_secs_f64();
-    let cpu = cpu_s() - c0;
+    let cpu = thread_cpu_s() - c0;
     let s = sim.snapshot();
     println!(
         "{:.2} M IO/s wall, {:.2} M IO/CPU-s; now {} ns, host {} nand {} GC {} units, {} erases, phase {} ns",
