@@ -92,6 +92,7 @@ impl Simulation {
         let mut h = self.take_online_host();
         let result = self.submit_on(&mut h, cmd, at_ns);
         self.host = Some(h);
+        self.dev.ftl.fence();
         result
     }
 
@@ -145,6 +146,7 @@ impl Simulation {
             self.idle_gap(&mut h, from, until_ns);
         }
         self.host = Some(h);
+        self.dev.ftl.fence();
     }
 
     /// Where the online drive stands.

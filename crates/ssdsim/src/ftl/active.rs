@@ -63,13 +63,20 @@ impl Ftl {
         }
         let off = s - base;
         let mut fetched = self.pools[pool].bg_fetched as usize;
-        prefetch_victim_ahead(&self.valid, &self.p2l[base..base + spb], &self.l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
+        if !self.stream_map {
+            prefetch_victim_ahead(&self.valid, &self.p2l[base..base + spb], &self.l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
+        }
         let page = self.div_upp.div(off as u32);
         let read = u64::from(page != self.pools[pool].bg_read_page);
         let dst = gc * spb + self.meta[gc].write_ptr as usize;
         let lpn = self.p2l[s];
         self.p2l[dst] = lpn;
-        self.l2p[lpn as usize] = dst as u32;
+        if self.stream_map {
+            store_streamed(&mut self.l2p[lpn as usize], dst as u32);
+            self.streamed = true;
+        } else {
+            self.l2p[lpn as usize] = dst as u32;
+        }
         if let Some(p) = self.payload.as_mut() {
             p[dst] = p[s];
         }
@@ -133,14 +140,17 @@ impl Ftl {
         }
         self.counters.gc_runs += 1;
         // Its P2L range will be read over the next host writes: bring it closer (it stays in
-        // L2 meanwhile), then start fetching the L2P entries of its first valid units.
+        // L2 meanwhile), then (unless GC streams its L2P stores) start fetching the L2P
+        // entries of its first valid units.
         let base = v as usize * spb;
         for line in self.p2l[base..base + spb].chunks(16) {
             prefetch_ptr(line.as_ptr());
         }
-        for s in base..base + BG_AHEAD.min(spb) {
-            if self.valid.get(s) {
-                self.prefetch(self.p2l[s] as u64);
+        if !self.stream_map {
+            for s in base..base + BG_AHEAD.min(spb) {
+                if self.valid.get(s) {
+                    self.prefetch(self.p2l[s] as u64);
+                }
             }
         }
         true
@@ -185,11 +195,12 @@ impl Ftl {
             let wp = self.meta[gc].write_ptr as usize;
             let run_start = cursor;
             let mut run = RunState { cursor, read_page, fetched, credit: *credit };
-            let (k, run_reads) = if self.payload.is_some() {
-                self.active_run::<true>(victim as usize, gc, wp, &mut run)
-            } else {
-                self.active_run::<false>(victim as usize, gc, wp, &mut run)
+            let (k, run_reads) = match (self.payload.is_some(), self.stream_map) {
+                (true, _) => self.active_run::<true, false>(victim as usize, gc, wp, &mut run),
+                (false, false) => self.active_run::<false, false>(victim as usize, gc, wp, &mut run),
+                (false, true) => self.active_run::<false, true>(victim as usize, gc, wp, &mut run),
             };
+            self.streamed |= self.stream_map;
             (cursor, read_page, fetched, *credit) = (run.cursor, run.read_page, run.fetched, run.credit);
             reads += run_reads;
             // Every valid slot of the victim in run_start..cursor moved to the run's slots.
@@ -220,9 +231,11 @@ impl Ftl {
     /// cache miss each): every valid slot up to `BG_AHEAD` slots past the unit being moved has
     /// its entry prefetched (`run.fetched` remembers how far, across calls), so the misses of
     /// the next units overlap the current one's, however the valid slots are spaced.
-    /// `TRACK`: payload tracking (a separate instance keeps the common loop lean).
+    /// `TRACK`: payload tracking (a separate instance keeps the common loop lean). `STREAM`:
+    /// the L2P entries are written with [`store_streamed`] instead of prefetched
+    /// ([`Ftl::stream_map`]; the payload-tracking instance, for tests, only prefetches).
     #[inline(always)]
-    pub(super) fn active_run<const TRACK: bool>(&mut self, victim: usize, gc: usize, wp: usize, run: &mut RunState) -> (usize, u64) {
+    pub(super) fn active_run<const TRACK: bool, const STREAM: bool>(&mut self, victim: usize, gc: usize, wp: usize, run: &mut RunState) -> (usize, u64) {
         let spb = self.geo.slots_per_block;
         let (base, dst0) = (victim * spb, gc * spb + wp);
         let (src, dst) = two_blocks_mut(&mut self.p2l, victim, gc, spb);
@@ -241,13 +254,19 @@ impl Ftl {
                 break;
             };
             let off = s - base;
-            prefetch_victim_ahead(bits, src, l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
+            if !STREAM {
+                prefetch_victim_ahead(bits, src, l2p, base, &mut fetched, (off + BG_AHEAD + 1).min(spb));
+            }
             let page = div_upp.div(off as u32);
             reads += u64::from(page != page_seen);
             page_seen = page;
             let lpn = src[off];
             dst[k] = lpn;
-            l2p[lpn as usize] = (dst0 + k) as u32;
+            if STREAM {
+                store_streamed(&mut l2p[lpn as usize], (dst0 + k) as u32);
+            } else {
+                l2p[lpn as usize] = (dst0 + k) as u32;
+            }
             if TRACK {
                 if let Some(p) = payload.as_deref_mut() {
                     p[dst0 + k] = p[s];

@@ -14,6 +14,33 @@ pub(super) fn prefetch_ptr<T>(p: *const T) {
     let _ = p;
 }
 
+/// Stores `v` at `p` without reading its cache line first: a non-temporal store on x86-64
+/// (its line goes to memory through a write-combining buffer and leaves the caches), a plain
+/// store elsewhere. For updates of a table too big for the caches whose line nothing reads
+/// soon: the core does not hold a miss buffer for each. Such stores are ordered with this
+/// thread's later stores only by [`fence_streamed`].
+#[inline(always)]
+pub(super) fn store_streamed(p: &mut u32, v: u32) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_stream_si32(p as *mut u32 as *mut i32, v as i32);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *p = v;
+    }
+}
+
+/// Makes this thread's [`store_streamed`] stores visible before any later store (`sfence`),
+/// so that another thread that takes the data over sees them.
+#[inline]
+pub(super) fn fence_streamed() {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_sfence();
+    }
+}
+
 /// Exact division of a u32 by a divisor fixed at construction, without a `div` instruction
 /// (20-40 cycles) on the hot paths that turn slots into blocks and blocks into planes:
 /// a shift for powers of two, else Lemire's multiply-high, `n / d == (ceil(2^64 / d) * n) >> 64`

@@ -27,6 +27,7 @@ impl Ftl {
             }
         }
         self.l2p = l2p;
+        self.stream_map = self.streams_map();
         self.companions = per_unit;
         self.fdp_resize();
     }

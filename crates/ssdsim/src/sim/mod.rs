@@ -735,6 +735,13 @@ impl Simulation {
         self.dev.set_write_runs(on);
     }
 
+    /// Makes GC stream its L2P updates (or not) whatever the map's size: for tests that
+    /// compare both ways on a small drive.
+    #[doc(hidden)]
+    pub fn set_map_streamed(&mut self, on: bool) {
+        self.dev.ftl.set_map_streamed(on);
+    }
+
     pub fn device(&self) -> &Device {
         &self.dev
     }
@@ -828,6 +835,7 @@ impl Simulation {
             return Err(SimError::Invalid(format!("idle time {m}")));
         }
         let collected = self.dev.idle(self.now_ns, duration_ns);
+        self.dev.ftl.fence();
         self.now_ns += duration_ns;
         Ok(collected)
     }
@@ -1237,6 +1245,7 @@ impl Simulation {
             lane.store(h);
         }
         h.series = series;
+        self.dev.ftl.fence();
     }
 
     /// Snapshots the internal counters at each interval boundary the submission clock has
