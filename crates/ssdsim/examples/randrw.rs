@@ -12,6 +12,11 @@
 //!     valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*randrw::timed*' \
 //!         target/release/examples/randrw 64 7499997184 1 300000
 //!
+//! With `STREAM_ABBA=N` the timed IOs run in N chunks, active GC's L2P updates streamed or
+//! prefetched ([`Simulation::set_map_streamed`]) in the order ABBA ABBA ..., and it prints
+//! the median IO/CPU-s of each way and their ratio: a pairing within one process, on the same
+//! drive, that the machine's drift cannot bias.
+//!
 //! With `PERF_CTL=FIFO` it writes `enable` to that FIFO before the timed IOs, so that
 //! `perf record --control fifo:FIFO -D -1` samples them alone.
 
@@ -49,6 +54,9 @@ fn main() {
     if let Ok(ctl) = std::env::var("PERF_CTL") {
         std::fs::write(ctl, "enable\n").unwrap();
     }
+    if let Some(n) = std::env::var("STREAM_ABBA").ok().and_then(|v| v.parse::<u64>().ok()) {
+        return stream_abba(&mut sim, &w(ios / n.max(1)), n.max(1));
+    }
     let c0 = thread_cpu_s();
     let t = Instant::now();
     let r = timed(&mut sim, &w(ios));
@@ -66,4 +74,24 @@ fn main() {
         s.erases,
         r.duration_ns
     );
+}
+
+/// `n` chunks of `w`, active GC's L2P updates prefetched (A) or streamed (B) in ABBA order;
+/// prints the median IO/CPU-s of each way and B/A.
+fn stream_abba(sim: &mut Simulation, w: &Workload, n: u64) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let streamed = matches!(i % 4, 1 | 2);
+        sim.set_map_streamed(streamed);
+        let c0 = thread_cpu_s();
+        sim.run_workload(w).unwrap();
+        let rate = w.number_ios.unwrap() as f64 / (thread_cpu_s() - c0) / 1e6;
+        if streamed { b.push(rate) } else { a.push(rate) }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (ma, mb) = (median(&mut a), median(&mut b));
+    println!("prefetched {ma:.2} M IO/CPU-s, streamed {mb:.2} M IO/CPU-s ({} chunks each): streamed/prefetched {:.3}", a.len(), mb / ma);
 }

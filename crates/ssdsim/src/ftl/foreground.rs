@@ -80,16 +80,11 @@ impl Ftl {
         // are consecutive slots, so each run that fits in the open block is one tight loop;
         // the block is switched exactly where per-unit allocation would switch it (when the
         // next unit finds it full). The L2P entries are scattered over the whole table (a
-        // cache miss each): streamed when the table is big (`Ftl::stream_map`), else fetched
-        // AHEAD copies ahead so the misses overlap.
+        // cache miss each): fetch them AHEAD copies ahead so the misses overlap.
         const AHEAD: usize = 64;
         let valid = &buf[..n];
-        let stream = self.stream_map;
-        self.streamed |= stream;
-        if !stream {
-            for &lpn in valid.iter().take(AHEAD) {
-                self.prefetch(lpn as u64);
-            }
+        for &lpn in valid.iter().take(AHEAD) {
+            self.prefetch(lpn as u64);
         }
         let mut i = 0;
         while i < n {
@@ -101,21 +96,13 @@ impl Ftl {
             let dst0 = b as usize * spb + wp;
             let l2p = &mut self.l2p[..];
             let run = &valid[i..i + k];
-            let dsts = &mut self.p2l[dst0..dst0 + k];
-            if stream {
-                for (j, (&lpn, dst)) in run.iter().zip(dsts).enumerate() {
-                    *dst = lpn;
-                    store_streamed(&mut l2p[lpn as usize], (dst0 + j) as u32);
+            let ahead = valid.get(i + AHEAD..).unwrap_or(&[]);
+            for (j, (&lpn, dst)) in run.iter().zip(&mut self.p2l[dst0..dst0 + k]).enumerate() {
+                if let Some(&next) = ahead.get(j) {
+                    prefetch_ptr(l2p.as_ptr().wrapping_add(next as usize));
                 }
-            } else {
-                let ahead = valid.get(i + AHEAD..).unwrap_or(&[]);
-                for (j, (&lpn, dst)) in run.iter().zip(dsts).enumerate() {
-                    if let Some(&next) = ahead.get(j) {
-                        prefetch_ptr(l2p.as_ptr().wrapping_add(next as usize));
-                    }
-                    *dst = lpn;
-                    l2p[lpn as usize] = (dst0 + j) as u32;
-                }
+                *dst = lpn;
+                l2p[lpn as usize] = (dst0 + j) as u32;
             }
             if let Some(p) = self.payload.as_mut() {
                 for (j, &src) in slots[i..i + k].iter().enumerate() {

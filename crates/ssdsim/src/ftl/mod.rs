@@ -258,20 +258,24 @@ pub struct Ftl {
     /// Zoned namespace: each zone's erase blocks (NONE where not yet written), zone by zone
     /// (`ZoneGeometry::blocks` each); empty until the first zoned write.
     zone_blocks: Vec<u32>,
-    /// GC writes the new slots of the units it moves into L2P with [`store_streamed`] (the
-    /// table is at least [`STREAM_MAP_MIN_BYTES`]); otherwise it prefetches their entries.
+    /// Active GC writes the new slots of the units it moves into L2P with [`store_streamed`]
+    /// (the table is at least [`STREAM_MAP_MIN_BYTES`]); otherwise it prefetches their entries.
     stream_map: bool,
     /// Streamed L2P stores not yet ordered by [`Ftl::fence`].
     streamed: bool,
 }
 
-/// Smallest L2P table [bytes] whose GC updates are streamed ([`store_streamed`]) rather than
-/// prefetched. A GC move writes the L2P entry of a random unit, which nothing reads soon; a
-/// prefetch of it holds one of the core's few miss buffers for a full memory round trip, a
-/// streamed store does not. Once the table no longer sits in the caches, that lets the host's
-/// own misses overlap more (4 KiB random writes, ABBA chunks in one process on a 2-core EPYC
-/// with 32 MiB of L3: 1.29x at a 5.4 MB table, 1.45x at 256 GB), while a table that does sit
-/// there loses the lines it would hit (0.80x at 3.4 MB, 0.76x at 1.9 MB).
+/// Smallest L2P table [bytes] whose active-GC updates are streamed ([`store_streamed`]) rather
+/// than prefetched. An active-GC move, one or two per host write, writes the L2P entry of a
+/// random unit that nothing reads soon; a prefetch of it holds one of the core's few miss
+/// buffers for a full memory round trip beside the host's own misses, a streamed store does
+/// not. Once the table no longer sits in the caches that pays (4 KiB random writes with the
+/// default profile's GC, both ways alternated in one process on a 2-core EPYC with 32 MiB of
+/// L3: 1.29x at a 5.4 MB table, 1.45x at 256 GB); a table that does sit there loses the lines
+/// it would hit (0.80x at 3.4 MB, 0.76x at 1.9 MB). Foreground GC keeps its prefetch: it
+/// knows a whole victim's units up front and fetches 64 ahead, which overlaps more misses
+/// than the write-combining buffers drain streamed stores (streamed, the foreground-only
+/// steady state ran 0.83x at 32 GB and 0.93x at 256 GB).
 const STREAM_MAP_MIN_BYTES: usize = 4 << 20;
 
 /// A plane that needed a block for host data while at or below its foreground-GC reserve
@@ -411,18 +415,18 @@ impl Ftl {
         self.free_blocks_total
     }
 
-    /// Whether GC should stream its L2P updates: the table is at least
+    /// Whether active GC should stream its L2P updates: the table is at least
     /// [`STREAM_MAP_MIN_BYTES`].
     fn streams_map(&self) -> bool {
         cfg!(target_arch = "x86_64") && self.l2p.len() * 4 >= STREAM_MAP_MIN_BYTES
     }
 
-    /// Whether GC streams its L2P updates ([`STREAM_MAP_MIN_BYTES`]).
+    /// Whether active GC streams its L2P updates ([`STREAM_MAP_MIN_BYTES`]).
     pub fn map_streamed(&self) -> bool {
         self.stream_map
     }
 
-    /// Makes GC stream its L2P updates (or not) whatever the table's size, for tests that
+    /// Makes active GC stream its L2P updates (or not) whatever the table's size, for tests that
     /// compare both ways on a small drive (streaming is x86-64 only).
     #[doc(hidden)]
     pub fn set_map_streamed(&mut self, on: bool) {

@@ -735,7 +735,7 @@ impl Simulation {
         self.dev.set_write_runs(on);
     }
 
-    /// Makes GC stream its L2P updates (or not) whatever the map's size: for tests that
+    /// Makes active GC stream its L2P updates (or not) whatever the map's size: for tests that
     /// compare both ways on a small drive.
     #[doc(hidden)]
     pub fn set_map_streamed(&mut self, on: bool) {
