@@ -47,6 +47,15 @@ fn active_gc_moves_the_same_units_streamed_or_prefetched() {
 }
 
 #[test]
+fn active_gc_one_copy_per_write_is_the_same_streamed_or_prefetched() {
+    // A fixed rate of one copy per host write: the path that moves a single unit.
+    let mut keys = common::DEFAULT_PROFILE_GC.to_vec();
+    keys.extend([("gc_idle_free_blocks", "8"), ("gc_bg_reclaim_ratio", "0"), ("gc_bg_copies_per_write", "1.0")]);
+    let s = same_both_ways(&keys);
+    assert!(s.gc_units > 0 && s.erases > 0, "GC must run for the comparison to mean anything");
+}
+
+#[test]
 fn big_maps_are_streamed_small_ones_prefetched() {
     let drive = |bytes: &str| {
         let mut cfg = Config::default();
