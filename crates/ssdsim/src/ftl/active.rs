@@ -140,7 +140,7 @@ impl Ftl {
         }
         self.counters.gc_runs += 1;
         // Its P2L range will be read over the next host writes: bring it closer (it stays in
-        // L2 meanwhile), then (unless GC streams its L2P stores) start fetching the L2P
+        // L2 meanwhile), then (unless active GC streams its L2P stores) start fetching the L2P
         // entries of its first valid units.
         let base = v as usize * spb;
         for line in self.p2l[base..base + spb].chunks(16) {

@@ -274,8 +274,8 @@ pub struct Ftl {
 /// L3: 1.29x at a 5.4 MB table, 1.45x at 256 GB); a table that does sit there loses the lines
 /// it would hit (0.80x at 3.4 MB, 0.76x at 1.9 MB). Foreground GC keeps its prefetch: it
 /// knows a whole victim's units up front and fetches 64 ahead, which overlaps more misses
-/// than the write-combining buffers drain streamed stores (streamed, the foreground-only
-/// steady state ran 0.83x at 32 GB and 0.93x at 256 GB).
+/// than the write-combining buffers drain streamed stores (4 KiB random writes with
+/// foreground GC only, alternated the same way: streamed 0.89x at 64 GB, 0.96x at 256 GB).
 const STREAM_MAP_MIN_BYTES: usize = 4 << 20;
 
 /// A plane that needed a block for host data while at or below its foreground-GC reserve
