@@ -73,7 +73,6 @@ impl Ftl {
         self.p2l[dst] = lpn;
         if self.stream_map {
             store_streamed(&mut self.l2p[lpn as usize], dst as u32);
-            self.streamed = true;
         } else {
             self.l2p[lpn as usize] = dst as u32;
         }
@@ -200,7 +199,6 @@ impl Ftl {
                 (false, false) => self.active_run::<false, false>(victim as usize, gc, wp, &mut run),
                 (false, true) => self.active_run::<false, true>(victim as usize, gc, wp, &mut run),
             };
-            self.streamed |= self.stream_map;
             (cursor, read_page, fetched, *credit) = (run.cursor, run.read_page, run.fetched, run.credit);
             reads += run_reads;
             // Every valid slot of the victim in run_start..cursor moved to the run's slots.
