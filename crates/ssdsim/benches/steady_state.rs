@@ -60,11 +60,6 @@ fn check(sim: &Simulation) -> u64 {
     words.iter().flat_map(|w| w.to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let drives = if args.is_empty() { ["32G", "256G", "256G-active"].map(String::from).to_vec() } else { args };
@@ -103,10 +98,10 @@ fn main() {
         println!(
             "{:<12} {:>14.0} {:>14.0} {:>14.0} {:>14.0} {:>8.2} {:>10.1} {:>18}",
             drive,
-            median(&mut rates),
+            common::median(&mut rates),
             lo,
             hi,
-            median(&mut cpu_rates),
+            common::median(&mut cpu_rates),
             wa,
             setup_s,
             format!("{:016x}", check(&sim))

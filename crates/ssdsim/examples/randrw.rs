@@ -88,10 +88,6 @@ fn stream_abba(sim: &mut Simulation, w: &Workload, n: u64) {
         let rate = w.number_ios.unwrap() as f64 / (thread_cpu_s() - c0) / 1e6;
         if streamed { b.push(rate) } else { a.push(rate) }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (ma, mb) = (median(&mut a), median(&mut b));
+    let (ma, mb) = (common::median(&mut a), common::median(&mut b));
     println!("prefetched {ma:.2} M IO/CPU-s, streamed {mb:.2} M IO/CPU-s ({} chunks each): streamed/prefetched {:.3}", a.len(), mb / ma);
 }

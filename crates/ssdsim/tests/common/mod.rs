@@ -43,3 +43,10 @@ pub fn filled(cfg: &Config, seed: u64) -> Simulation {
     sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
     sim
 }
+
+/// Median of `v` (sorted in place; the upper one of an even count), for the benches and
+/// examples that repeat a measurement.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
