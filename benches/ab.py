@@ -26,7 +26,6 @@ sys.path.insert(0, str(HERE))
 from records import AB_DIR, AB_FIGURES_ENV, ab_cargo_target  # noqa: E402
 
 
-
 def build(rev: str) -> Path:
     """The ``python/`` folder of ``rev`` with its native module built in (cached per commit)."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", rev], capture_output=True, text=True)
