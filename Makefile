@@ -24,7 +24,7 @@ test: setup test-rust test-python test-fuzz
 # Each Rust test gets a time limit: cargo-nextest kills one that runs past .config/nextest.toml's
 # limit (nextest runs no doctests: cargo test runs those). Without nextest, cargo test runs
 # under `timeout`, which limits the whole run to RUST_TEST_S seconds.
-RUST_CRATES := -p ssdrng -p ssdsim -p ssdtrace
+RUST_CRATES := -p ssdrng -p ssdsim -p ssdtrace -p ssdemu
 RUST_TEST_S ?= 3600
 
 test-rust:

@@ -278,6 +278,42 @@ def test_lateness_is_read_from_the_reply_buckets():
     assert emu.lateness(before | {"late_bounds_ns": bounds}, before)["late_share"] is None
 
 
+def test_idleness_is_read_from_the_idle_gap_buckets():
+    from ssdlab.targets import emu
+
+    bounds = [1_000_000 * m for m in (1, 2, 5, 10)]
+    before = {"late_bounds_ns": bounds, "idle_gaps": [3, 0, 0, 0, 0], "idle_ns": [900_000, 0, 0, 0, 0]}
+    # Since `before`: 10 gaps of at most 1 ms (4 ms), 2 of 1-2 ms (3 ms), 1 of 5-10 ms, 1 above 10 ms.
+    after = {**before, "idle_gaps": [13, 2, 0, 1, 1], "idle_ns": [4_900_000, 3_000_000, 0, 7_000_000, 50_000_000]}
+    idle = emu.idleness(after, before)
+    assert (idle["gaps"], idle["idle_s"]) == (14, pytest.approx(0.064))
+    # Above STALL_NS = 1 ms: every bucket after the first.
+    assert (idle["stalls"], idle["stall_s"]) == (4, pytest.approx(0.060))
+    assert emu.idleness(after, before, stall_ns=5_000_000)["stall_s"] == pytest.approx(0.057)
+    assert emu.idleness(after)["gaps"] == 17
+
+
+def test_the_drive_counts_the_idle_gaps_the_host_leaves_it(tmp_path):
+    """fio thinking 20 ms after each QD1 write leaves the drive idle that long before the next:
+    the drive's idle counters hold 20 gaps of 20 to 50 ms (a write's round trip through the
+    loop device and FUSE adds well under a millisecond), none of 10 to 20 ms."""
+    from ssdlab.targets import emu
+
+    with emulator(tmp_path / "run") as device:
+        path = emu.counters_file(device)
+        _fio(device, "--rw=write", "--bs=128k", "--iodepth=8", "--size=16M")
+        filled = emu.read(path)
+        _fio(device, "--rw=randwrite", "--bs=4k", "--iodepth=1", "--size=16M", "--thinktime=20000",
+             "--number_ios=21")
+        thought = emu.read(path)
+    above_20ms, above_50ms = emu.idleness(thought, filled, 20_000_000), emu.idleness(thought, filled, 50_000_000)
+    # The 20 thinktimes, and fio's start-up before the first write if it fell in the same bucket.
+    gaps, stall_s = above_20ms["stalls"] - above_50ms["stalls"], above_20ms["stall_s"] - above_50ms["stall_s"]
+    assert gaps in (20, 21), (above_20ms, above_50ms)
+    assert 20 * 0.020 < stall_s < 20 * 0.021 + (gaps - 20) * 0.050, (above_20ms, above_50ms)
+    assert emu.idleness(thought, filled, 10_000_000)["stalls"] == above_20ms["stalls"]  # none of 10-20 ms
+
+
 def test_a_phase_is_unreliable_when_late_replies_weigh_against_its_latency():
     """More than 1 % of the replies late, and the p99 lateness (in the drive's time: wall /
     slowdown) above 10 % of the phase's median latency."""

@@ -79,7 +79,8 @@ pub struct Completer {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Upper bounds of the lateness buckets [ns]: 1, 2, 5 µs ... 10 s; a last bucket holds the rest.
+/// Upper bounds of the lateness (and idle gap) buckets [ns]: 1, 2, 5 µs ... 10 s; a last
+/// bucket holds the rest.
 pub const LATE_BOUNDS_NS: [u64; 22] = [
     1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000,
     10_000_000, 20_000_000, 50_000_000, 100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000,
@@ -98,10 +99,15 @@ pub struct Sent {
     pub max_late_ns: u64,
 }
 
+/// The bucket of [`LATE_BOUNDS_NS`] holding `ns`: the first whose bound is at least `ns`.
+pub(crate) fn bucket(ns: u64) -> usize {
+    LATE_BOUNDS_NS.partition_point(|&b| b < ns)
+}
+
 impl Sent {
     fn add(&mut self, late_ns: u64) {
         self.replies += 1;
-        self.late[LATE_BOUNDS_NS.partition_point(|&b| b < late_ns)] += 1;
+        self.late[bucket(late_ns)] += 1;
         self.late_ns += late_ns;
         self.max_late_ns = self.max_late_ns.max(late_ns);
     }

@@ -62,6 +62,11 @@ impl DriveFs {
         }
         // The time is read under the lock: submissions reach the drive in time order.
         let at = d.clock.sim_ns(Instant::now());
+        let o = st.sim.online_state();
+        let idle_from = o.busy_until_ns.max(o.last_submit_ns);
+        if at > idle_from {
+            st.counts.idle.add(at - idle_from);
+        }
         match st.sim.online_submit(cmd, at) {
             Ok(s) => {
                 let c = &mut st.counts.commands;

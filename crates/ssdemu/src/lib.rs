@@ -41,7 +41,7 @@ pub const IMAGE_NAME: &str = "drive.img";
 /// Name of the drive's counters file (JSON) in the mounted filesystem.
 pub const COUNTERS_NAME: &str = "counters.json";
 /// Version of the counters file's layout.
-pub const COUNTERS_FORMAT: u32 = 2;
+pub const COUNTERS_FORMAT: u32 = 3;
 
 /// Where the drive's data is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,6 +98,25 @@ pub const MAX_SLOWDOWN: f64 = 1000.0;
 pub struct Counts {
     pub commands: ReplayCounts,
     pub errors: u64,
+    pub idle: Idle,
+}
+
+/// The idle gaps the host left the drive: from the later of its last completion and its last
+/// submission to the next submission, in the drive's time. By length, in the buckets of
+/// [`completer::LATE_BOUNDS_NS`]: `gaps[i]` gaps and their sum `ns[i]` [ns]. Cumulative: the
+/// difference of two is the gaps that ended between them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Idle {
+    pub gaps: [u64; completer::LATE_BOUNDS_NS.len() + 1],
+    pub ns: [u64; completer::LATE_BOUNDS_NS.len() + 1],
+}
+
+impl Idle {
+    pub(crate) fn add(&mut self, gap_ns: u64) {
+        let i = completer::bucket(gap_ns);
+        self.gaps[i] += 1;
+        self.ns[i] += gap_ns;
+    }
 }
 
 /// The simulated drive and what the FUSE threads share.
@@ -222,6 +241,8 @@ impl Emulator {
 /// - `replies` (sent), `late_bounds_ns` and `late` (replies by how long after their completion
 ///   time they were sent: `late[i]` at most `late_bounds_ns[i]`, the last one more), `late_ns`
 ///   (the sum), `max_late_ns`;
+/// - `idle_gaps` and `idle_ns`: the idle gaps the host left the drive ([`Idle`]), a count and
+///   the sum [ns] per bucket of `late_bounds_ns`;
 /// - `error`: the simulator's first refusal, or null.
 fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> String {
     let (snap, decided, now_ns, counts, error) = {
@@ -257,6 +278,8 @@ fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> Stri
         "late": sent.late.to_vec(),
         "late_ns": sent.late_ns,
         "max_late_ns": sent.max_late_ns,
+        "idle_gaps": counts.idle.gaps.to_vec(),
+        "idle_ns": counts.idle.ns.to_vec(),
         "error": error,
     })
     .to_string()
@@ -265,5 +288,24 @@ fn counters_json(drive: &Drive, completer: &Mutex<completer::Completer>) -> Stri
 impl Drop for Emulator {
     fn drop(&mut self) {
         let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_gaps_are_counted_and_summed_by_length() {
+        let mut idle = Idle::default();
+        for gap_ns in [500, 1_000, 1_500_000, 2_000_000, 20_000_000_000] {
+            idle.add(gap_ns);
+        }
+        // At most 1 µs; above 1 ms and at most 2 ms; above 10 s.
+        let last = completer::LATE_BOUNDS_NS.len();
+        assert_eq!((idle.gaps[0], idle.ns[0]), (2, 1_500));
+        assert_eq!((idle.gaps[10], idle.ns[10]), (2, 3_500_000));
+        assert_eq!((idle.gaps[last], idle.ns[last]), (1, 20_000_000_000));
+        assert_eq!(idle.gaps.iter().sum::<u64>(), 5);
     }
 }

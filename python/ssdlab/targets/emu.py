@@ -21,7 +21,9 @@ The emulator's FUSE filesystem holds the drive's file (under the loop device) an
 (bytes, ns and counts, cumulative since the emulator started; layout version ``format``):
 host and NAND bytes written, GC copies, erases, SLC level, commands served, and the replies
 by how long after their simulated completion time they were sent (``late``: a count per
-bucket of ``late_bounds_ns``, 1-2-5 µs steps up to 10 s, the last bucket above).
+bucket of ``late_bounds_ns``, 1-2-5 µs steps up to 10 s, the last bucket above), and the idle
+gaps the host left the drive in the same buckets (``idle_gaps``, and their drive time
+``idle_ns``).
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from .loop import LoopDevice, LoopError, _loop_backing_files, _sysfs
 #: The counters file beside the drive's file, and the layout this module reads.
 COUNTERS_NAME = "counters.json"
 IMAGE_NAME = "drive.img"
-COUNTERS_FORMAT = 2
+COUNTERS_FORMAT = 3
 
 #: Logical block size of the emulated device [bytes]: the simulator's 4 KiB mapping unit, so
 #: every request covers whole units.
@@ -63,6 +65,10 @@ _started = itertools.count()
 #: A reply sent more than this long after its simulated completion time counts as late [ns]:
 #: well above a wake-up's jitter on an idle host (a few µs), and a tenth of a TLC program.
 LATE_NS = 50_000
+#: An idle gap the host left the drive counts as a host stall when longer than this [ns, drive
+#: time]: far above a request's round trip through the loop device and FUSE (tens of µs), so
+#: what is left is the host not sending (fio descheduled on a busy host, or between its runs).
+STALL_NS = 1_000_000
 
 
 def counters_file(device: str) -> Path | None:
@@ -107,6 +113,20 @@ def lateness(after: dict, before: dict | None = None) -> dict:
             "p50_late_s": p50_s, "p99_late_s": p99_s,
             "mean_late_s": late_ns / replies / 1e9 if replies else None,
             "max_late_s": after["max_late_ns"] / 1e9}
+
+
+def idleness(after: dict, before: dict | None = None, stall_ns: int = STALL_NS) -> dict:
+    """The idle gaps the host left the drive that ended between two counter readings (since
+    the start without ``before``): ``gaps``, ``idle_s`` (their drive time [s]), and ``stalls``
+    and ``stall_s``: those of them in buckets wholly above ``stall_ns`` [ns] (a bucket's
+    resolution: 1-2-5 steps) and their drive time [s]."""
+    bounds = after["late_bounds_ns"]
+    gaps = [a - (before["idle_gaps"][i] if before else 0) for i, a in enumerate(after["idle_gaps"])]
+    ns = [a - (before["idle_ns"][i] if before else 0) for i, a in enumerate(after["idle_ns"])]
+    # Bucket i holds the gaps above bounds[i - 1].
+    long = [i for i in range(1, len(ns)) if bounds[i - 1] >= stall_ns]
+    return {"gaps": sum(gaps), "idle_s": sum(ns) / 1e9,
+            "stalls": sum(gaps[i] for i in long), "stall_s": sum(ns[i] for i in long) / 1e9}
 
 
 def run_dir() -> Path:

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import UserError
 from ..params import number
 from .base import JobSpec, PhaseResult
-from .emu import LATE_NS, MAX_SLOWDOWN, EmulatedDrive, lateness
+from .emu import LATE_NS, MAX_SLOWDOWN, EmulatedDrive, idleness, lateness
 from .fio import FioError, FioTarget
 from .loop import LoopError
 from .safety import UnsafeTargetError
@@ -64,14 +64,19 @@ def unreliable(late: dict, latency_us: dict, slowdown: float) -> bool:
 
 
 class _CounterSamples:
-    """How late the emulated drive's replies were, read from its counters every
-    :data:`COUNTER_SAMPLE_S` on a thread from now until :meth:`stop`: the reply buckets
-    (``late``), ``late_ns`` and ``max_late_ns`` at each wall time ``times`` [s since the epoch]
-    (kept as one int64 row each: about 20 KB a minute)."""
+    """How late the emulated drive's replies were and how long the host left it idle, read
+    from its counters every :data:`COUNTER_SAMPLE_S` on a thread from now until :meth:`stop`:
+    the reply buckets (``late``), ``late_ns``, ``max_late_ns`` and the idle gap buckets
+    (``idle_gaps``, ``idle_ns``) at each wall time ``times`` [s since the epoch] (kept as one
+    int64 row each: about 60 KB a minute)."""
+
+    #: The counters kept, in a row's order (lists, then numbers).
+    LISTS, NUMBERS = ("late", "idle_gaps", "idle_ns"), ("late_ns", "max_late_ns")
 
     def __init__(self, drive: EmulatedDrive):
         self.drive = drive
         self.bounds = drive.counters()["late_bounds_ns"]
+        self._n = len(self.bounds) + 1
         self.times: list[float] = []
         self.rows: list[np.ndarray] = []
         self._read()
@@ -81,7 +86,8 @@ class _CounterSamples:
 
     def _read(self) -> None:
         c = self.drive.counters()
-        self.rows.append(np.array(c["late"] + [c["late_ns"], c["max_late_ns"]], dtype=np.int64))
+        row = [v for k in self.LISTS for v in c[k]] + [c[k] for k in self.NUMBERS]
+        self.rows.append(np.array(row, dtype=np.int64))
         self.times.append(time.time())
 
     def _run(self) -> None:
@@ -94,14 +100,19 @@ class _CounterSamples:
         self._read()
 
     def between(self, start_s: float, end_s: float) -> dict:
-        """:func:`ssdlab.targets.emu.lateness` of the replies between the readings nearest
-        before ``start_s`` and ``end_s`` [s since the epoch]."""
+        """:func:`ssdlab.targets.emu.lateness` of the replies and
+        :func:`ssdlab.targets.emu.idleness` of the idle gaps between the readings nearest
+        before ``start_s`` and ``end_s`` [s since the epoch], in one dict."""
+        n = self._n
 
         def at(t: float) -> dict:
             row = self.rows[max(0, bisect.bisect_right(self.times, t) - 1)].tolist()
-            return {"late_bounds_ns": self.bounds, "late": row[:-2], "late_ns": row[-2], "max_late_ns": row[-1]}
+            d = {k: row[i * n:(i + 1) * n] for i, k in enumerate(self.LISTS)}
+            d.update(zip(self.NUMBERS, row[len(self.LISTS) * n:]))
+            return {"late_bounds_ns": self.bounds, **d}
 
-        return lateness(at(end_s), at(start_s))
+        after, before = at(end_s), at(start_s)
+        return {**lateness(after, before), **idleness(after, before)}
 
 
 def _time_factor(name: str, slowdown: float) -> float:
@@ -213,7 +224,10 @@ class EmuTarget(FioTarget):
     def _with_lateness(self, result: PhaseResult) -> PhaseResult:
         """``result`` with how late the emulator's replies were while it ran (wall clock):
         totals ``late_replies``, ``late_share``, ``late_p99_s``; series ``late_share`` and
-        ``late_p99_us`` per interval. The phase ran over its ``wall_span_s``, else the last
+        ``late_p99_us`` per interval; and how long the host left the drive idle (drive time,
+        the gap before the phase's first command included): totals ``host_idle_s`` and
+        ``host_stall_s`` (the part in gaps over :data:`ssdlab.targets.emu.STALL_NS`: fio's
+        start-up, fio descheduled on a busy host). The phase ran over its ``wall_span_s``, else the last
         fio run's end less its run time; its intervals follow on the wall clock from its start
         (to :data:`COUNTER_SAMPLE_S`, and fio's start-up for a phase of its own). A phase whose
         figures the lateness makes :func:`unreliable` gets a note and goes into the
@@ -234,7 +248,7 @@ class EmuTarget(FioTarget):
                   "late_p99_us": np.array([math.nan if p["p99_late_s"] is None else p["p99_late_s"] * 1e6
                                            for p in per])}
         totals = {**result.totals, "late_replies": late["replies"], "late_share": late["late_share"],
-                  "late_p99_s": late["p99_late_s"]}
+                  "late_p99_s": late["p99_late_s"], "host_idle_s": late["idle_s"], "host_stall_s": late["stall_s"]}
         notes = list(result.notes)
         if unreliable(late, result.latency_us, k):
             self._unreliable.append({"phase": result.job.name, "late_share": late["late_share"],
