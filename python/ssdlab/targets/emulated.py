@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import UserError
 from ..params import number
 from .base import JobSpec, PhaseResult
-from .emu import LATE_NS, MAX_SLOWDOWN, EmulatedDrive, idleness, lateness
+from .emu import LATE_NS, MAX_SLOWDOWN, STALL_NS, EmulatedDrive, idleness, lateness
 from .fio import FioError, FioTarget
 from .loop import LoopError
 from .safety import UnsafeTargetError
@@ -99,10 +99,11 @@ class _CounterSamples:
         self._thread.join()
         self._read()
 
-    def between(self, start_s: float, end_s: float) -> dict:
+    def between(self, start_s: float, end_s: float, stall_ns: int = STALL_NS) -> dict:
         """:func:`ssdlab.targets.emu.lateness` of the replies and
-        :func:`ssdlab.targets.emu.idleness` of the idle gaps between the readings nearest
-        before ``start_s`` and ``end_s`` [s since the epoch], in one dict."""
+        :func:`ssdlab.targets.emu.idleness` of the idle gaps (stalls: over ``stall_ns``)
+        between the readings nearest before ``start_s`` and ``end_s`` [s since the epoch], in
+        one dict."""
         n = self._n
 
         def at(t: float) -> dict:
@@ -112,7 +113,18 @@ class _CounterSamples:
             return {"late_bounds_ns": self.bounds, **d}
 
         after, before = at(end_s), at(start_s)
-        return {**lateness(after, before), **idleness(after, before)}
+        return {**lateness(after, before), **idleness(after, before, stall_ns)}
+
+
+def idle_work_delay_ns(profile) -> int | None:
+    """How long the drive ``profile`` (a :class:`ssdlab.profiles.Profile`) must be left idle
+    before it works on its own, collecting garbage or folding its SLC cache (gc_idle_delay_ms)
+    [ns, drive time]; None when it never does."""
+    v = profile.values
+    slc = v.get("slc_static_bytes", 0) + v.get("slc_dynamic_max_bytes", 0) > 0
+    if v.get("gc_idle_free_blocks", 0) > 0 or (slc and v.get("slc_idle_fold", 0)):
+        return round(float(v["gc_idle_delay_ms"]) * 1e6)
+    return None
 
 
 def _time_factor(name: str, slowdown: float) -> float:
@@ -179,6 +191,10 @@ class EmuTarget(FioTarget):
         self.drive = None
         self._samples: _CounterSamples | None = None
         self._unreliable: list[dict] = []
+        self._idle_work: list[dict] = []
+        self._idle_delay_ns = idle_work_delay_ns(profile)
+        #: The counter samples of the fio run whose first phase has been read.
+        self._idle_seen: _CounterSamples | None = None
         if dry_run:
             self._init_dry_loop(f"emu:{profile.name}", profile.user_bytes, workdir, purge_method, fio)
             return
@@ -193,9 +209,10 @@ class EmuTarget(FioTarget):
     def describe(self) -> dict:
         """The fio target's facts, and ``emulator``: the drive (profile, seed, slowdown, its
         counters file), ``time`` (in which time the figures are), ``lateness``
-        (:func:`ssdlab.targets.emu.lateness` since the start) and, once a phase's figures were
-        :func:`unreliable`, ``unreliable_phases`` and ``warning``; kept up to date after every
-        fio run in the same dict."""
+        (:func:`ssdlab.targets.emu.lateness` since the start), once a phase's figures were
+        :func:`unreliable` ``unreliable_phases`` and ``warning``, and once the host left the
+        drive idle past its idle delay ``idle_work_phases`` (:meth:`_with_lateness`); kept up
+        to date after every fio run in the same dict."""
         d = super().describe()
         d["kind"] = "emu"
         d["emulator"] = {"profile": self.profile.name, "profile_source": self.profile.source, "seed": self.seed,
@@ -206,6 +223,8 @@ class EmuTarget(FioTarget):
                          f"times and latencies / {self.slowdown:g}); workloads and trace replays: wall time"}
         if self._unreliable:
             self._note_unreliable()
+        if self._idle_work:
+            d["emulator"]["idle_work_phases"] = list(self._idle_work)
         self._note_lateness()
         return d
 
@@ -227,7 +246,10 @@ class EmuTarget(FioTarget):
         ``late_p99_us`` per interval; and how long the host left the drive idle (drive time,
         the gap before the phase's first command included): totals ``host_idle_s`` and
         ``host_stall_s`` (the part in gaps over :data:`ssdlab.targets.emu.STALL_NS`: fio's
-        start-up, fio descheduled on a busy host). The phase ran over its ``wall_span_s``, else the last
+        start-up, fio descheduled on a busy host), and on a drive that works when idle
+        (:func:`idle_work_delay_ns`) ``idle_work_gaps``: the gaps longer than its idle delay
+        (to the counters' 1-2-5 buckets), which give the phase a note and go into the
+        ``emulator`` facts' ``idle_work_phases``. The phase ran over its ``wall_span_s``, else the last
         fio run's end less its run time; its intervals follow on the wall clock from its start
         (to :data:`COUNTER_SAMPLE_S`, and fio's start-up for a phase of its own). A phase whose
         figures the lateness makes :func:`unreliable` gets a note and goes into the
@@ -259,6 +281,23 @@ class EmuTarget(FioTarget):
                          f"include that much of this host's delay, and IOPS and MB/s are the drive's only where the "
                          f"drive, not the host, limits them")
             self._note_unreliable()
+        if self._idle_delay_ns is not None:
+            # The first phase of a fio run from the run's start: the gap before its first
+            # command ends at that command, which a phase's own span may just miss.
+            first, self._idle_seen = samples is not self._idle_seen, samples
+            idle_work = samples.between(run_start if first else start, end, self._idle_delay_ns)
+            totals["idle_work_gaps"] = idle_work["stalls"]
+            if idle_work["stalls"]:
+                self._idle_work.append({"phase": result.job.name, "gaps": idle_work["stalls"],
+                                        "idle_s": idle_work["stall_s"]})
+                if "emulator" in self._facts:
+                    self._facts["emulator"]["idle_work_phases"] = list(self._idle_work)
+                notes.append(
+                    f"the host left the drive idle {idle_work['stalls']} time(s) for longer than its idle delay "
+                    f"(gc_idle_delay_ms = {self._idle_delay_ns / 1e6:g}), {idle_work['stall_s']:.2f} s of drive time "
+                    f"in all, during or just before this phase (fio's start-up, or fio kept from running on a busy "
+                    f"host): the drive collected garbage or folded its SLC cache then, which a sim: run of the same "
+                    f"phases, back to back, does not: where their figures differ, this may be why")
         return dataclasses.replace(result, series=series, totals=totals, notes=notes)
 
     def _note_unreliable(self) -> None:
