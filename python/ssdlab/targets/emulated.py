@@ -243,14 +243,15 @@ class EmuTarget(FioTarget):
     def _with_lateness(self, result: PhaseResult) -> PhaseResult:
         """``result`` with how late the emulator's replies were while it ran (wall clock):
         totals ``late_replies``, ``late_share``, ``late_p99_s``; series ``late_share`` and
-        ``late_p99_us`` per interval; and how long the host left the drive idle (drive time,
-        the gap before the phase's first command included): totals ``host_idle_s`` and
-        ``host_stall_s`` (the part in gaps over :data:`ssdlab.targets.emu.STALL_NS`: fio's
-        start-up, fio descheduled on a busy host), and on a drive that works when idle
-        (:func:`idle_work_delay_ns`) ``idle_work_gaps``: the gaps longer than its idle delay
-        (to the counters' 1-2-5 buckets), which give the phase a note and go into the
-        ``emulator`` facts' ``idle_work_phases``. The phase ran over its ``wall_span_s``, else the last
-        fio run's end less its run time; its intervals follow on the wall clock from its start
+        ``late_p99_us`` per interval; and how long the host left the drive idle (drive time;
+        for the first phase of a fio run, from the run's start, the gap before its first
+        command included): totals ``host_idle_s`` and ``host_stall_s`` (the part in gaps over
+        :data:`ssdlab.targets.emu.STALL_NS`: fio's start-up, fio descheduled on a busy host),
+        and on a drive that works when idle (:func:`idle_work_delay_ns`) ``idle_work_gaps``:
+        the gaps longer than its idle delay (to the counters' 1-2-5 buckets), which give the
+        phase a note and go into the ``emulator`` facts' ``idle_work_phases``. The phase ran
+        over its ``wall_span_s``, else the last fio run's end less its run time; its
+        intervals follow on the wall clock from its start
         (to :data:`COUNTER_SAMPLE_S`, and fio's start-up for a phase of its own). A phase whose
         figures the lateness makes :func:`unreliable` gets a note and goes into the
         ``emulator`` facts' ``unreliable_phases`` and ``warning``."""
@@ -262,6 +263,10 @@ class EmuTarget(FioTarget):
         start, end = result.wall_span_s or (max(run_start, run_end - float(result.totals.get("duration_s") or 0) * k),
                                             run_end)
         late = samples.between(start, end)
+        # The gap before a fio run's first command ends at that command, which the first
+        # phase's own span may just miss: its idle time counts from the run's start.
+        first, self._idle_seen = samples is not self._idle_seen, samples
+        idle = samples.between(run_start, end) if first else late
         t = np.asarray(result.series.get("t_s", ()), dtype=np.float64)
         dt = np.asarray(result.series.get("dt_s", np.ones_like(t) * result.job.interval_s), dtype=np.float64)
         per = [samples.between(start + a * k, start + (a + d) * k) for a, d in zip(t, dt)]
@@ -270,7 +275,7 @@ class EmuTarget(FioTarget):
                   "late_p99_us": np.array([math.nan if p["p99_late_s"] is None else p["p99_late_s"] * 1e6
                                            for p in per])}
         totals = {**result.totals, "late_replies": late["replies"], "late_share": late["late_share"],
-                  "late_p99_s": late["p99_late_s"], "host_idle_s": late["idle_s"], "host_stall_s": late["stall_s"]}
+                  "late_p99_s": late["p99_late_s"], "host_idle_s": idle["idle_s"], "host_stall_s": idle["stall_s"]}
         notes = list(result.notes)
         if unreliable(late, result.latency_us, k):
             self._unreliable.append({"phase": result.job.name, "late_share": late["late_share"],
@@ -282,9 +287,6 @@ class EmuTarget(FioTarget):
                          f"drive, not the host, limits them")
             self._note_unreliable()
         if self._idle_delay_ns is not None:
-            # The first phase of a fio run from the run's start: the gap before its first
-            # command ends at that command, which a phase's own span may just miss.
-            first, self._idle_seen = samples is not self._idle_seen, samples
             idle_work = samples.between(run_start if first else start, end, self._idle_delay_ns)
             totals["idle_work_gaps"] = idle_work["stalls"]
             if idle_work["stalls"]:
