@@ -160,7 +160,7 @@ def test_a_sweep_after_torture_on_the_emulated_drive_agrees_with_the_simulator(t
     are left out. At QD1 each late reply delays the next request, an idle moment the drive
     uses, so on a busy host a zone may read up to 80 % faster; the emulator flags such zones
     unreliable. The zones it vouches for agree within 10 % in their lower quartile (within
-    6 % in 17 of 19 runs here, idle and with three busy loops on the 2 cores; +9 and +11 % in
+    6 % in 19 of 21 runs here, idle and with three busy loops on the 2 cores; +9 and +11 % in
     two with the loops); with fewer than three of those, all eight within 30 %."""
     emu, flagged, gaps_s = _sweep_after_torture("emu:default", 20, tmp_path / "emu")
     sim, _, _ = _sweep_after_torture("sim:default", 20, tmp_path / "sim", gaps_s)
