@@ -31,6 +31,28 @@ pub(super) fn store_streamed(p: &mut u32, v: u32) {
     }
 }
 
+/// Whether this CPU gains from [`store_streamed`] stores into a table too big for its caches:
+/// AMD's. Its streamed stores drain through write-combining buffers of their own, beside the
+/// buffers that track misses; an Intel core's go through its fill buffers, the ones its loads
+/// and prefetches miss in, and free none (active GC on the default profile, both ways
+/// alternated in one process: 1.10x to 1.5x on a 2-core EPYC guest at 256 GB, 0.63x at 8 GB to
+/// 0.88x at 256 GB on a 2-core Xeon guest with 260 MiB of L3). False off x86-64.
+pub fn cpu_streams_map() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AMD.get_or_init(|| {
+            // Leaf 0: the vendor string, in ebx, edx, ecx.
+            let r = std::arch::x86_64::__cpuid(0);
+            [r.ebx, r.edx, r.ecx].iter().flat_map(|w| w.to_le_bytes()).eq(*b"AuthenticAMD")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Makes this thread's [`store_streamed`] stores visible before any later store (`sfence`),
 /// so that another thread that takes the data over sees them.
 #[inline]

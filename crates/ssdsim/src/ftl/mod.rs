@@ -48,6 +48,7 @@ mod policy;
 mod zoned;
 
 pub(crate) use bits::FastDiv;
+pub use bits::cpu_streams_map;
 use bits::{fence_streamed, prefetch_ptr, store_streamed, two_blocks_mut, ValidBits};
 use policy::VictimPolicy;
 pub use fdp::HandleCounters;
@@ -269,7 +270,8 @@ pub struct Ftl {
 /// buffers for a full memory round trip beside the host's own misses, a streamed store does
 /// not. Once the table no longer sits in the caches that pays (4 KiB random writes with the
 /// default profile's GC, both ways alternated in one process on a 2-core EPYC with 32 MiB of
-/// L3: 1.29x at a 5.4 MB table, 1.45x at 256 GB); a table that does sit there loses the lines
+/// L3: 1.29x at a 5.4 MB table, 1.45x at 256 GB; on an Intel core it never pays,
+/// [`cpu_streams_map`]); a table that does sit there loses the lines
 /// it would hit (0.80x at 3.4 MB, 0.76x at 1.9 MB). Foreground GC keeps its prefetch: it
 /// knows a whole victim's units up front and fetches 64 ahead, which overlaps more misses
 /// than the write-combining buffers drain streamed stores (4 KiB random writes with
@@ -413,9 +415,9 @@ impl Ftl {
     }
 
     /// Whether active GC should stream its L2P updates: the table is at least
-    /// [`STREAM_MAP_MIN_BYTES`].
+    /// [`STREAM_MAP_MIN_BYTES`], on a CPU that gains from it ([`cpu_streams_map`]).
     fn streams_map(&self) -> bool {
-        cfg!(target_arch = "x86_64") && self.l2p.len() * 4 >= STREAM_MAP_MIN_BYTES
+        self.l2p.len() * 4 >= STREAM_MAP_MIN_BYTES && cpu_streams_map()
     }
 
     /// Whether active GC streams its L2P updates ([`STREAM_MAP_MIN_BYTES`]).
