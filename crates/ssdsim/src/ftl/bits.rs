@@ -32,11 +32,12 @@ pub(super) fn store_streamed(p: &mut u32, v: u32) {
 }
 
 /// Whether this CPU gains from [`store_streamed`] stores into a table too big for its caches:
-/// AMD's. Its streamed stores drain through write-combining buffers of their own, beside the
-/// buffers that track misses; an Intel core's go through its fill buffers, the ones its loads
-/// and prefetches miss in, and free none (active GC on the default profile, both ways
-/// alternated in one process: 1.10x to 1.5x on a 2-core EPYC guest at 256 GB, 0.63x at 8 GB to
-/// 0.88x at 256 GB on a 2-core Xeon guest with 260 MiB of L3). False off x86-64.
+/// AMD's. Active GC on the default profile, both ways alternated in one process: 1.10x to
+/// 1.5x at 256 GB on a 2-core EPYC guest (32 MiB of L3); on a 2-core Xeon guest (260 MiB of
+/// L3) a loss at every size, 0.63x at 8 GB to 0.88x at 256 GB. Two machines cannot tell the
+/// cache from the core: that L3 holds even a 256 GB drive's map, and an Intel core's
+/// streamed stores use the fill buffers its misses need, where a Zen core has write-combining
+/// buffers of their own. The vendor is the choice both fit. False off x86-64.
 pub fn cpu_streams_map() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
