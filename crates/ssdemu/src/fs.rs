@@ -62,13 +62,11 @@ impl DriveFs {
         }
         // The time is read under the lock: submissions reach the drive in time order.
         let at = d.clock.sim_ns(Instant::now());
-        let o = st.sim.online_state();
-        let idle_from = o.busy_until_ns.max(o.last_submit_ns);
-        if at > idle_from {
-            st.counts.idle.add(at - idle_from);
-        }
         match st.sim.online_submit(cmd, at) {
             Ok(s) => {
+                if s.idle_ns > 0 {
+                    st.counts.idle.add(s.idle_ns);
+                }
                 let c = &mut st.counts.commands;
                 match cmd.kind {
                     CmdKind::Read => (c.reads, c.read_bytes) = (c.reads + 1, c.read_bytes + bytes),

@@ -101,8 +101,9 @@ pub struct Counts {
     pub idle: Idle,
 }
 
-/// The idle gaps the host left the drive: from the later of its last completion and its last
-/// submission to the next submission, in the drive's time. By length, in the buckets of
+/// The idle gaps the host left the drive, as the simulator idled them before each command
+/// ([`ssdsim::Submitted::idle_ns`]: from the later of its last completion and its last
+/// submission to the next submission), in the drive's time. By length, in the buckets of
 /// [`completer::LATE_BOUNDS_NS`]: `gaps[i]` gaps and their sum `ns[i]` [ns]. Cumulative: the
 /// difference of two is the gaps that ended between them.
 #[derive(Clone, Copy, Debug, Default)]

@@ -35,6 +35,8 @@ pub struct Submitted {
     pub submit_ns: Ns,
     /// When it completes [ns].
     pub done_ns: Ns,
+    /// The idle gap the drive had before taking it (0: it was busy) [ns].
+    pub idle_ns: Ns,
 }
 
 /// Where an online drive stands.
@@ -107,11 +109,13 @@ impl Simulation {
             return Err(SimError::Invalid(format!("more than {} commands in flight at {t} ns", h.qd)));
         }
         let from = h.max_completion.max(h.last_submit);
+        let idle_before = h.idle_ns;
         if t > from {
             h.idle_gaps += 1;
             self.idle_gap(h, from, t);
             t = h.last_submit;
         }
+        let idle_ns = h.idle_ns - idle_before;
         if cmd.kind == CmdKind::Flush {
             // A barrier, as in a replay: after every earlier command.
             while h.outstanding.pop().is_some() {}
@@ -119,7 +123,7 @@ impl Simulation {
             let done = self.dev.flush(start);
             h.last_submit = done;
             h.max_completion = h.max_completion.max(done);
-            return Ok(Submitted { submit_ns: start, done_ns: done });
+            return Ok(Submitted { submit_ns: start, done_ns: done, idle_ns });
         }
         if t >= h.series.next_snapshot_ns {
             self.pass_boundaries(&mut h.series, t, t);
@@ -130,7 +134,7 @@ impl Simulation {
         h.last_submit = t;
         h.max_completion = h.max_completion.max(done);
         h.outstanding.push(done, data_bytes, cmd.kind == CmdKind::Read);
-        Ok(Submitted { submit_ns: t, done_ns: done })
+        Ok(Submitted { submit_ns: t, done_ns: done, idle_ns })
     }
 
     /// Ends the idle gap since the drive's last host work at `until_ns` (the drive idles

@@ -133,7 +133,7 @@ fn an_idle_gap_runs_idle_gc_as_idle_time_between_replays() {
     let resume = b.online_state().busy_until_ns + gap_ns;
     // The first command after the gap, then the rest as a closed loop from there.
     let s = b.online_submit(second[0], resume).unwrap();
-    assert_eq!(s.submit_ns, resume);
+    assert_eq!((s.submit_ns, s.idle_ns), (resume, gap_ns));
     let state = b.online_state();
     assert_eq!((state.idle_gaps, state.idle_ns), (1, gap_ns));
     online.push(s.done_ns);

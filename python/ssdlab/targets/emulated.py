@@ -99,21 +99,23 @@ class _CounterSamples:
         self._thread.join()
         self._read()
 
-    def between(self, start_s: float, end_s: float, stall_ns: int = STALL_NS) -> dict:
-        """:func:`ssdlab.targets.emu.lateness` of the replies and
-        :func:`ssdlab.targets.emu.idleness` of the idle gaps (stalls: over ``stall_ns``)
-        between the readings nearest before ``start_s`` and ``end_s`` [s since the epoch], in
-        one dict."""
+    def at(self, t: float) -> dict:
+        """The counters kept, at the reading nearest before ``t`` [s since the epoch]."""
         n = self._n
+        row = self.rows[max(0, bisect.bisect_right(self.times, t) - 1)].tolist()
+        d = {k: row[i * n:(i + 1) * n] for i, k in enumerate(self.LISTS)}
+        d.update(zip(self.NUMBERS, row[len(self.LISTS) * n:]))
+        return {"late_bounds_ns": self.bounds, **d}
 
-        def at(t: float) -> dict:
-            row = self.rows[max(0, bisect.bisect_right(self.times, t) - 1)].tolist()
-            d = {k: row[i * n:(i + 1) * n] for i, k in enumerate(self.LISTS)}
-            d.update(zip(self.NUMBERS, row[len(self.LISTS) * n:]))
-            return {"late_bounds_ns": self.bounds, **d}
+    def between(self, start_s: float, end_s: float) -> dict:
+        """:func:`ssdlab.targets.emu.lateness` of the replies between the readings nearest
+        before ``start_s`` and ``end_s`` [s since the epoch]."""
+        return lateness(self.at(end_s), self.at(start_s))
 
-        after, before = at(end_s), at(start_s)
-        return {**lateness(after, before), **idleness(after, before, stall_ns)}
+    def idle_between(self, start_s: float, end_s: float, stall_ns: int = STALL_NS) -> dict:
+        """:func:`ssdlab.targets.emu.idleness` of the idle gaps (stalls: over ``stall_ns``)
+        between the readings nearest before ``start_s`` and ``end_s``."""
+        return idleness(self.at(end_s), self.at(start_s), stall_ns)
 
 
 def idle_work_delay_ns(profile) -> int | None:
@@ -223,8 +225,7 @@ class EmuTarget(FioTarget):
                          f"times and latencies / {self.slowdown:g}); workloads and trace replays: wall time"}
         if self._unreliable:
             self._note_unreliable()
-        if self._idle_work:
-            d["emulator"]["idle_work_phases"] = list(self._idle_work)
+        self._note_idle_work()
         self._note_lateness()
         return d
 
@@ -266,7 +267,8 @@ class EmuTarget(FioTarget):
         # The gap before a fio run's first command ends at that command, which the first
         # phase's own span may just miss: its idle time counts from the run's start.
         first, self._idle_seen = samples is not self._idle_seen, samples
-        idle = samples.between(run_start, end) if first else late
+        idle_start = run_start if first else start
+        idle = samples.idle_between(idle_start, end)
         t = np.asarray(result.series.get("t_s", ()), dtype=np.float64)
         dt = np.asarray(result.series.get("dt_s", np.ones_like(t) * result.job.interval_s), dtype=np.float64)
         per = [samples.between(start + a * k, start + (a + d) * k) for a, d in zip(t, dt)]
@@ -287,13 +289,12 @@ class EmuTarget(FioTarget):
                          f"drive, not the host, limits them")
             self._note_unreliable()
         if self._idle_delay_ns is not None:
-            idle_work = samples.between(run_start if first else start, end, self._idle_delay_ns)
+            idle_work = samples.idle_between(idle_start, end, self._idle_delay_ns)
             totals["idle_work_gaps"] = idle_work["stalls"]
             if idle_work["stalls"]:
                 self._idle_work.append({"phase": result.job.name, "gaps": idle_work["stalls"],
                                         "idle_s": idle_work["stall_s"]})
-                if "emulator" in self._facts:
-                    self._facts["emulator"]["idle_work_phases"] = list(self._idle_work)
+                self._note_idle_work()
                 notes.append(
                     f"the host left the drive idle {idle_work['stalls']} time(s) for longer than its idle delay "
                     f"(gc_idle_delay_ms = {self._idle_delay_ns / 1e6:g}), {idle_work['stall_s']:.2f} s of drive time "
@@ -316,6 +317,10 @@ class EmuTarget(FioTarget):
             f"the drive's only where the drive, not the host, limits them: where they differ from a sim: run of "
             f"the same test, the simulator's are the drive's. Run emu: on a quieter host or at a higher "
             f"--set slowdown")
+
+    def _note_idle_work(self) -> None:
+        if self._idle_work and "emulator" in self._facts:
+            self._facts["emulator"]["idle_work_phases"] = list(self._idle_work)
 
     def _note_lateness(self) -> None:
         if self.drive is not None and self.drive.running and "emulator" in self._facts:
