@@ -79,7 +79,7 @@ def _run(target, repro: dict, seed: int) -> dict:  # noqa: ARG001 - the target c
     steps = target.plan_workload(workload, float(repro["interval_s"]))[: int(repro["groups"])]
     if repro.get("fill"):
         cap = target.capacity_bytes // runmod.FILL_BS_BYTES * runmod.FILL_BS_BYTES
-        target.run_phase(JobSpec("fill", "write", bs_bytes=runmod.FILL_BS_BYTES, qd=32, span_bytes=cap, seed=seed))
+        target.run_phase(JobSpec("fill", "write", bs_bytes=runmod.FILL_BS_BYTES, qd=32, span_bytes=cap))
     groups, parts = [], []
     for step in steps:
         r = engine.run_group(target, workload, step, progress=False)

@@ -53,9 +53,9 @@ def plan(target: Target, params: ConsistencyParams) -> list[JobSpec]:
     span = span_bytes(target.capacity_bytes, params.span_pct, FILL_BS_BYTES)
     at_most("--bs", params.bs_bytes, span, "the span under test")
     return [
-        JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed),
+        JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span),
         JobSpec("randwrite", "randwrite", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,
-                duration_s=params.duration_s, interval_s=params.interval_s, seed=params.seed),
+                duration_s=params.duration_s, interval_s=params.interval_s),
     ]
 
 

@@ -50,12 +50,12 @@ def plan(target: Target, params: FillParams) -> list[JobSpec]:
     """The fill, the pause and the burst."""
     span = span_bytes(target.capacity_bytes, params.span_pct, params.bs_bytes)
     jobs = [JobSpec("fill", "write", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=span,
-                    interval_s=params.interval_s, seed=params.seed)]
+                    interval_s=params.interval_s)]
     burst = int(span * params.burst_pct / 100) // params.bs_bytes * params.bs_bytes
     if params.pause_s > 0 and burst > 0:
         jobs += [JobSpec("pause", "idle", duration_s=params.pause_s, interval_s=params.interval_s),
                  JobSpec("burst", "write", bs_bytes=params.bs_bytes, qd=params.qd, span_bytes=burst,
-                         interval_s=params.interval_s, seed=params.seed)]
+                         interval_s=params.interval_s)]
     return jobs
 
 

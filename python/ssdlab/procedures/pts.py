@@ -134,7 +134,7 @@ def plan(target: Target, params: PtsParams) -> list[JobSpec]:
             raise UserError(f"pts --test {name}: {e}") from None
     span = target.capacity_bytes // spec.WIPC_BS * spec.WIPC_BS
     return [JobSpec("wipc", "write", bs_bytes=spec.WIPC_BS, qd=spec.WIPC_QD, span_bytes=span,
-                    io_bytes=spec.WIPC_CAPACITIES * span, seed=params.seed)]
+                    io_bytes=spec.WIPC_CAPACITIES * span)]
 
 
 _SEQUENCE = {

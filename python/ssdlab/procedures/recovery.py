@@ -93,16 +93,16 @@ def _layout(target: Target, p: RecoveryParams) -> tuple[int, ZoneLayout]:
 def phases(target: Target, p: RecoveryParams) -> dict[str, JobSpec]:
     """The non-sweep phases by name: fill, torture, refill, retorture, idle, trim."""
     span, _ = _layout(target, p)
-    fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=p.seed)
+    fill = JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span)
     torture = JobSpec("torture", "randwrite", bs_bytes=p.torture_bs_bytes, qd=p.torture_qd, span_bytes=span,
-                      duration_s=p.torture_min * 60.0, interval_s=p.interval_s, seed=p.seed)
+                      duration_s=p.torture_min * 60.0, interval_s=p.interval_s)
     return {
         "fill": fill,
         "torture": torture,
         "refill": replace(fill, name="refill"),
-        "retorture": replace(torture, name="retorture", seed=p.seed + 1),
-        "idle": JobSpec("idle", "idle", duration_s=p.idle_min * 60.0, seed=p.seed),
-        "trim": JobSpec("trim", "trim", bs_bytes=trim_bs(span), qd=32, span_bytes=span, seed=p.seed),
+        "retorture": replace(torture, name="retorture"),
+        "idle": JobSpec("idle", "idle", duration_s=p.idle_min * 60.0),
+        "trim": JobSpec("trim", "trim", bs_bytes=trim_bs(span), qd=32, span_bytes=span),
     }
 
 
@@ -120,7 +120,7 @@ def plan(target: Target, p: RecoveryParams) -> list[JobSpec]:
     jobs: list[JobSpec] = []
     for kind, name in steps(p):
         if kind == "sweep":
-            jobs += [j for _, j in sweep_jobs(layout, qd=p.sweep_qd, read=p.read, label=name, seed=p.seed)]
+            jobs += [j for _, j in sweep_jobs(layout, qd=p.sweep_qd, read=p.read, label=name)]
         elif kind == "phase":
             jobs.append(ph[name])
     return jobs
@@ -168,7 +168,7 @@ def run(target: Target, p: RecoveryParams, out: str | Path | results.ResultsDir,
     done: list[str] = []
 
     def measure(stage: str, label: str) -> None:
-        s = sweep(target, layout, qd=p.sweep_qd, read=p.read, label=f"sweep {label}", seed=p.seed,
+        s = sweep(target, layout, qd=p.sweep_qd, read=p.read, label=f"sweep {label}",
                   progress=progress)
         _store(stage, label, s)
 

@@ -161,7 +161,7 @@ def early(params: RunParams) -> int | None:
 
 def _fill_job(target: Target, params: RunParams) -> JobSpec:
     return JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32,
-                   span_bytes=target.capacity_bytes // FILL_BS_BYTES * FILL_BS_BYTES, seed=params.seed)
+                   span_bytes=target.capacity_bytes // FILL_BS_BYTES * FILL_BS_BYTES)
 
 
 def _generated_span(loaded: Loaded, target: Target) -> int:

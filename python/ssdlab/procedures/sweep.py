@@ -156,7 +156,7 @@ class SweepInterrupted(Interrupted):
 
 
 def sweep_jobs(layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, read: bool = True,
-               label: str = "sweep", seed: int = 1) -> list[tuple[int, JobSpec]]:
+               label: str = "sweep") -> list[tuple[int, JobSpec]]:
     """The phases of one sweep as (zone, job): the write pass over the zones, then the read pass."""
     jobs = []
     for pattern, on in (("write", write), ("read", read)):
@@ -165,7 +165,7 @@ def sweep_jobs(layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, re
         for i, off in enumerate(layout.offsets):
             jobs.append((i, JobSpec(f"{label}_{pattern}_{i:03d}", pattern, bs_bytes=layout.bs_bytes, qd=qd,
                                     offset_bytes=int(off), span_bytes=layout.sample_bytes,
-                                    io_bytes=layout.sample_bytes, seed=seed)))
+                                    io_bytes=layout.sample_bytes)))
     return jobs
 
 
@@ -177,7 +177,7 @@ def phase_mbps(result: PhaseResult) -> float:
 
 
 def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool = True, read: bool = True,
-          label: str = "sweep", seed: int = 1, progress: bool | None = None) -> dict[str, np.ndarray]:
+          label: str = "sweep", progress: bool | None = None) -> dict[str, np.ndarray]:
     """Runs one sweep on ``target`` in its current state (no purge) with one progress bar.
 
     Returns the columns of :data:`COLUMNS`: ``zone``, ``position_pct`` (zone start as % of
@@ -188,7 +188,7 @@ def sweep(target: Target, layout: ZoneLayout, *, qd: int = SWEEP_QD, write: bool
 
     out = {**layout.position_columns(target.capacity_bytes),
            "write_mbps": np.full(layout.zones, np.nan), "read_mbps": np.full(layout.zones, np.nan)}
-    jobs = sweep_jobs(layout, qd=qd, write=write, read=read, label=label, seed=seed)
+    jobs = sweep_jobs(layout, qd=qd, write=write, read=read, label=label)
     if not jobs:
         raise ValueError("sweep: write and read are both off, nothing to measure")
     with phase_bar(label, enabled=progress) as bar:
@@ -315,8 +315,7 @@ class SweepParams:
 
 def plan(target: Target, params: SweepParams) -> list[JobSpec]:
     """The phases of the sweep test (after the purge)."""
-    return [job for _, job in sweep_jobs(params.layout(target), qd=params.qd, write=params.write, read=params.read,
-                                         seed=params.seed)]
+    return [job for _, job in sweep_jobs(params.layout(target), qd=params.qd, write=params.write, read=params.read)]
 
 
 def sweep_table(rows: list[tuple[str, dict]], title: str) -> dict:
@@ -352,7 +351,7 @@ def run(target: Target, params: SweepParams, out: str | Path | results.ResultsDi
     summary["method"] = describe_sweep(layout, params.qd) + "; write pass first, then the read pass reads those bytes back"
     try:
         s = sweep(target, layout, qd=params.qd, write=params.write, read=params.read, label="sweep",
-                  seed=params.seed, progress=progress)
+                  progress=progress)
         complete, error = True, None
     except SweepInterrupted as e:
         s, complete, error = e.sweep, False, failure_of(e)

@@ -207,7 +207,7 @@ def plan(target: Target, params: TraceRunParams) -> list:
     for qd in params.qds:
         for trim in params.trim_modes:
             v = variant_name(qd, trim)
-            steps.append(JobSpec(f"{v}-fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=params.seed))
+            steps.append(JobSpec(f"{v}-fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span))
             steps += [ReplayJob(f"{v}-pass{k}", qd=qd, window_commands=params.window_commands)
                       for k in range(1, params.passes + 1)]
     return steps

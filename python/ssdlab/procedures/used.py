@@ -79,15 +79,14 @@ def phases(target: Target, p: UsedParams) -> dict[str, JobSpec]:
 
     def measure(name: str) -> JobSpec:
         return JobSpec(name, "randwrite", bs_bytes=p.bs_bytes, qd=p.qd, span_bytes=span, duration_s=p.duration_s,
-                       interval_s=p.interval_s, seed=p.seed)
+                       interval_s=p.interval_s)
 
     ph = {"new": measure("new"),
-          "fill": JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span, seed=p.seed)}
+          "fill": JobSpec("fill", "write", bs_bytes=FILL_BS_BYTES, qd=32, span_bytes=span)}
     if dirty:
-        ph["dirty"] = JobSpec("dirty", "randwrite", bs_bytes=p.bs_bytes, qd=p.qd, span_bytes=span, io_bytes=dirty,
-                              seed=p.seed + 1)
+        ph["dirty"] = JobSpec("dirty", "randwrite", bs_bytes=p.bs_bytes, qd=p.qd, span_bytes=span, io_bytes=dirty)
     ph["used"] = measure("used")
-    ph["trim"] = JobSpec("trim", "trim", bs_bytes=trim_bs(span), qd=32, span_bytes=span, seed=p.seed)
+    ph["trim"] = JobSpec("trim", "trim", bs_bytes=trim_bs(span), qd=32, span_bytes=span)
     ph["trimmed"] = measure("trimmed")
     return ph
 

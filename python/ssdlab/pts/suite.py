@@ -105,7 +105,7 @@ class Runner:
         cap = self.target.capacity_bytes
         span = cap // spec.WIPC_BS * spec.WIPC_BS
         job = JobSpec("wipc", "write", bs_bytes=spec.WIPC_BS, qd=spec.WIPC_QD, span_bytes=span,
-                      io_bytes=spec.WIPC_CAPACITIES * span, interval_s=10.0, seed=self.s.seed)
+                      io_bytes=spec.WIPC_CAPACITIES * span, interval_s=10.0)
 
         def run():
             from ..progress import phase_bar

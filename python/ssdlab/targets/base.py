@@ -38,7 +38,9 @@ class JobSpec:
     ``offset_bytes``/``span_bytes`` bound the LBA range the job touches (a span below the
     target's capacity emulates extra spare area, as the reviewers did). A job ends when
     ``duration_s`` of (target) time has passed or, if ``duration_s`` is None, after
-    ``io_bytes`` have been transferred (default: one pass over the span).
+    ``io_bytes`` have been transferred (default: one pass over the span). A random pattern's
+    offsets are the target's to draw: the simulator's from its seed (``open_target(seed=)``),
+    fio's a new draw each run (``randrepeat=0``).
     """
 
     name: str
@@ -49,7 +51,6 @@ class JobSpec:
     span_bytes: int | None = None
     duration_s: float | None = None
     io_bytes: int | None = None
-    seed: int = 1
     #: Series interval; 1.0 = the reviewers' "IOPS every second".
     interval_s: float = 1.0
 

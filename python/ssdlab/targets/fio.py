@@ -1897,12 +1897,12 @@ class FioTarget(TargetDefaults):
 
 def _sweep_groups(jobs: Sequence[JobSpec]) -> list[list[JobSpec]]:
     """``jobs`` cut into runs of consecutive jobs that are one pass of an LBA sweep (the same
-    sequential pattern, block size, depth, seed, interval and sample, ``io_bytes`` = the
+    sequential pattern, block size, depth, interval and sample, ``io_bytes`` = the
     sample, at offsets a constant stride of at least the sample apart), and single jobs."""
     groups: list[list[JobSpec]] = []
 
     def key(j: JobSpec):
-        return (j.pattern, j.bs_bytes, j.qd, j.seed, j.interval_s, j.span_bytes)
+        return (j.pattern, j.bs_bytes, j.qd, j.interval_s, j.span_bytes)
 
     for job in jobs:
         g = groups[-1] if groups else None
