@@ -116,8 +116,8 @@ def _sweep_after_torture(spec: str, torture_s: float, workdir, gaps_s: tuple[flo
     unreliable (its replies were late: a busy host; zones by number, else by name), and the
     drive time the host left an emulated drive idle before the torture and before the sweep in
     a gap above STARTUP_GAP_NS [s] (fio's start-up, one per fio run: longer on a busy host;
-    asserted to be the only one). On the simulator,
-    ``gaps_s`` are idled there instead (an emulated run's gaps)."""
+    asserted to be the only one). On the simulator, ``gaps_s`` are idled there instead (an
+    emulated run's gaps)."""
     from ssdlab.procedures import sweep
     from ssdlab.targets import emu as emu_drive, open_target
     from ssdlab.targets.base import JobSpec

@@ -56,6 +56,14 @@ impl Emulator {
         self.server.capacity_bytes()
     }
 
+    /// How long the host must leave the drive idle before the idle time changes it (idle GC,
+    /// an SLC cache folded or taken back in use: `gc_idle_delay_ms`) [ns, drive time]; None
+    /// when it never does.
+    #[getter]
+    fn idle_work_delay_ns(&self) -> Option<u64> {
+        self.server.idle_work_delay_ns()
+    }
+
     /// The drive's counters now: the JSON text its counters file holds (see
     /// `ssdemu::Emulator::counters_json` for the keys and units).
     fn counters_json(&self) -> String {

@@ -200,6 +200,12 @@ impl Emulator {
         (st.counts, st.error.clone())
     }
 
+    /// How long the host must leave the drive idle before the idle time changes it
+    /// ([`ssdsim::device::Device::idle_work_delay_ns`]) [ns, drive time]; None when it never does.
+    pub fn idle_work_delay_ns(&self) -> Option<u64> {
+        self.drive.sim.lock().expect("the drive's lock").sim.device().idle_work_delay_ns()
+    }
+
     /// Replies sent and how late.
     pub fn sent(&self) -> Sent {
         self.completer.lock().expect("the completer's lock").sent()

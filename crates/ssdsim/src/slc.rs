@@ -249,6 +249,12 @@ impl SlcCache {
         self.fold_ns(self.units_per_program)
     }
 
+    /// Whether idle time past the idle delay changes the cache: it folds it (`slc_idle_fold`)
+    /// or, `direct`, takes it back in use ([`SlcCache::rest`]).
+    pub fn idle_changes(&self) -> bool {
+        self.idle_fold || self.when_full == WhenFull::Direct
+    }
+
     /// The host has left the drive idle (past the idle delay): host data may go to the
     /// cache again where it has room.
     pub fn rest(&mut self) {

@@ -287,7 +287,9 @@ def sweep_stale() -> list[str]:
 class EmulatedDrive:
     """A simulated drive (``profile``: a :class:`ssdlab.profiles.Profile`) served as a block
     device from now until :meth:`close`: ``device`` (/dev/loopN), ``counters_path``,
-    ``capacity_bytes``. ``data``/``data_path`` as :func:`parse_data` returns them;
+    ``capacity_bytes``, ``idle_work_delay_ns`` (how long the host must leave the drive idle
+    before the idle time changes it: idle GC, an SLC cache folded or taken back in use
+    [ns, drive time]; None when it never does). ``data``/``data_path`` as :func:`parse_data` returns them;
     ``slowdown`` wall seconds per simulated second. Problems the user can fix (no root, no
     FUSE, a mount that fails) raise :class:`UserError`; nothing is left attached then."""
 
@@ -315,6 +317,7 @@ class EmulatedDrive:
                                                  threads=FUSE_THREADS, slowdown=slowdown)
                 except OSError as e:
                     raise UserError(f"{e}; is the fuse module loaded (modprobe fuse)?") from None
+            self.idle_work_delay_ns: int | None = self._emu.idle_work_delay_ns
             try:
                 self._loop = LoopDevice.over_file(self._emu.image_path, block_bytes=BLOCK_BYTES).create()
             except LoopError as e:

@@ -118,17 +118,6 @@ class _CounterSamples:
         return idleness(self.at(end_s), self.at(start_s), stall_ns)
 
 
-def idle_work_delay_ns(profile) -> int | None:
-    """How long the drive ``profile`` (a :class:`ssdlab.profiles.Profile`) must be left idle
-    before it works on its own, collecting garbage or folding its SLC cache (gc_idle_delay_ms)
-    [ns, drive time]; None when it never does."""
-    v = profile.values
-    slc = v.get("slc_static_bytes", 0) + v.get("slc_dynamic_max_bytes", 0) > 0
-    if v.get("gc_idle_free_blocks", 0) > 0 or (slc and v.get("slc_idle_fold", 0)):
-        return round(float(v["gc_idle_delay_ms"]) * 1e6)
-    return None
-
-
 def _time_factor(name: str, slowdown: float) -> float:
     """What a series column or total named ``name`` is multiplied by to go from the wall
     clock of a drive emulated ``slowdown`` times slower to the drive's own time: rates
@@ -194,7 +183,6 @@ class EmuTarget(FioTarget):
         self._samples: _CounterSamples | None = None
         self._unreliable: list[dict] = []
         self._idle_work: list[dict] = []
-        self._idle_delay_ns = idle_work_delay_ns(profile)
         #: The counter samples of the fio run whose first phase has been read.
         self._idle_seen: _CounterSamples | None = None
         if dry_run:
@@ -248,7 +236,7 @@ class EmuTarget(FioTarget):
         for the first phase of a fio run, from the run's start, the gap before its first
         command included): totals ``host_idle_s`` and ``host_stall_s`` (the part in gaps over
         :data:`ssdlab.targets.emu.STALL_NS`: fio's start-up, fio descheduled on a busy host),
-        and on a drive that works when idle (:func:`idle_work_delay_ns`) ``idle_work_gaps``:
+        and on a drive that idle time changes (its ``idle_work_delay_ns``) ``idle_work_gaps``:
         the gaps longer than its idle delay (to the counters' 1-2-5 buckets), which give the
         phase a note and go into the ``emulator`` facts' ``idle_work_phases``. The phase ran
         over its ``wall_span_s``, else the last fio run's end less its run time; its
@@ -288,8 +276,9 @@ class EmuTarget(FioTarget):
                          f"include that much of this host's delay, and IOPS and MB/s are the drive's only where the "
                          f"drive, not the host, limits them")
             self._note_unreliable()
-        if self._idle_delay_ns is not None:
-            idle_work = samples.idle_between(idle_start, end, self._idle_delay_ns)
+        delay_ns = self.drive.idle_work_delay_ns
+        if delay_ns is not None:
+            idle_work = samples.idle_between(idle_start, end, delay_ns)
             totals["idle_work_gaps"] = idle_work["stalls"]
             if idle_work["stalls"]:
                 self._idle_work.append({"phase": result.job.name, "gaps": idle_work["stalls"],
@@ -297,9 +286,9 @@ class EmuTarget(FioTarget):
                 self._note_idle_work()
                 notes.append(
                     f"the host left the drive idle {idle_work['stalls']} time(s) for longer than its idle delay "
-                    f"(gc_idle_delay_ms = {self._idle_delay_ns / 1e6:g}), {idle_work['stall_s']:.2f} s of drive time "
+                    f"(gc_idle_delay_ms = {delay_ns / 1e6:g}), {idle_work['stall_s']:.2f} s of drive time "
                     f"in all, during or just before this phase (fio's start-up, or fio kept from running on a busy "
-                    f"host): the drive collected garbage or folded its SLC cache then, which a sim: run of the same "
+                    f"host): the drive collected garbage, or folded its SLC cache or took it back in use, then, which a sim: run of the same "
                     f"phases, back to back, does not: where their figures differ, this may be why")
         return dataclasses.replace(result, series=series, totals=totals, notes=notes)
 

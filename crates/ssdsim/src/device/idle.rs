@@ -17,6 +17,14 @@ pub(super) struct IdleGc {
 }
 
 impl Device {
+    /// How long the host must leave the drive idle before the idle time changes it
+    /// (`gc_idle_delay_ms`: idle GC, an SLC cache folded or taken back in use; a gap only
+    /// longer than this does) [ns]; None when idle time never changes it.
+    pub fn idle_work_delay_ns(&self) -> Option<Ns> {
+        let slc = self.slc.as_ref().is_some_and(|c| c.idle_changes());
+        (self.idle.free_blocks > 0 || slc).then_some(self.idle.delay_ns)
+    }
+
     /// The host has been idle from `from` for `duration`: after `gc_idle_delay_ms`, each
     /// die collects victims in its planes (round-robin) until every plane has
     /// `gc_idle_free_blocks` free blocks or the idle period is over. Returns the number of

@@ -632,6 +632,26 @@ mod tests {
 
     /// The first read after a phase of only writes waits for the program in progress on its
     /// die, not for everything the writes booked behind it (programs queued on that die).
+    /// Idle time changes a drive with idle GC, or with an SLC cache that idle time folds or,
+    /// `direct`, takes back in use; a drive with neither has no idle delay to report.
+    #[test]
+    fn only_a_drive_idle_time_changes_has_an_idle_work_delay() {
+        let delay = |sets: &[(&str, &str)]| {
+            let mut cfg = tiny_config(1 << 20);
+            for (k, v) in [("gc_idle_delay_ms", "250")].iter().chain(sets) {
+                cfg.set(k, v).unwrap();
+            }
+            Device::new(&cfg, false, 1).unwrap().idle_work_delay_ns()
+        };
+        assert_eq!(delay(&[]), None);
+        assert_eq!(delay(&[("gc_idle_free_blocks", "4")]), Some(250_000 * US));
+        let slc = [("slc_static_bytes", "1MiB")];
+        for (idle_fold, when_full, changes) in [("1", "fold", true), ("0", "fold", false), ("0", "direct", true)] {
+            let sets = [slc[0], ("slc_idle_fold", idle_fold), ("slc_when_full", when_full)];
+            assert_eq!(delay(&sets), changes.then_some(250_000 * US), "slc_idle_fold={idle_fold}, {when_full}");
+        }
+    }
+
     #[test]
     fn the_first_read_after_writes_goes_before_the_programs_queued_on_its_die() {
         let mut dev = Device::new(&tiny_config(1 << 20), false, 1).unwrap();
