@@ -175,8 +175,10 @@ def test_tp_agrees_with_sweep(tmp_path):
 @pytest.mark.timeout(600)  # ~65 s on 2 busy cores
 def test_pts_on_a_loop_device_end_to_end(tmp_path, loops_ok):
     out = tmp_path / "loop"
+    # WSAT ends by its time limit alone (3 rounds of 1 s): a loop device faster than ~125 K
+    # IOPS writes its default 4 capacities in 2.
     run_cli("pts", "--target", "loop:256MB", "--test", "tp,wsat", "--round-s", "1", "--max-rounds", "5",
-            "--wsat-max-s", "3", "--no-progress", "--out", str(out), timeout=600)
+            "--wsat-max-s", "3", "--wsat-capacities", "100", "--no-progress", "--out", str(out), timeout=600)
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] and any("rounds of 1 s" in d for d in s["pts"]["deviations"])
     tp = s["pts"]["results"]["tp"]

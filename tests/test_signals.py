@@ -105,6 +105,11 @@ def test_the_leak_check_sees_a_file_a_loop_device_and_a_process(tmp_path):
                          check=True).stdout.strip()
     sleeper = subprocess.Popen(["sleep", "30"], env=_env(scratch))
     try:
+        # Popen returns once the exec has closed its pipe, before the kernel has set up the new
+        # image's command line and environment in /proc: wait for them.
+        deadline = time.monotonic() + 5
+        while not _cmdline(sleeper.pid).startswith("sleep") and time.monotonic() < deadline:
+            time.sleep(0.01)
         left = _left_behind(scratch, wait_s=0)
     finally:
         sleeper.kill()
