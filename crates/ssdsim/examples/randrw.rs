@@ -23,7 +23,7 @@
 use std::time::Instant;
 
 use ssdsim::time::thread_cpu_s;
-use ssdsim::{Config, Job, Pattern, PhaseReport, Simulation, Workload};
+use ssdsim::{PhaseReport, Simulation, Workload};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -36,21 +36,9 @@ fn timed(sim: &mut Simulation, w: &Workload) -> PhaseReport {
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |i: usize, d: &str| a.get(i).cloned().unwrap_or_else(|| d.to_string());
-    let mut cfg = Config::default();
-    // python/ssdlab/profiles/default.toml's keys that differ from the simulator's defaults.
-    common::set(&mut cfg, common::DEFAULT_PROFILE_GC);
-    for (k, v) in [("blocks_per_plane", arg(0, "2048")), ("user_capacity_bytes", arg(1, "256000000000"))] {
-        cfg.set(k, &v).unwrap();
-    }
-    let warm: f64 = arg(2, "1").parse().expect("warm-up: capacities written");
-    let ios: u64 = arg(3, "3000000").parse().expect("timed IOs");
-    let mut sim = Simulation::new(&cfg, 1).unwrap();
-    let user = sim.geometry().user_units;
-    sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
-    let w = |n: u64| Workload { read_fraction: 0.7, number_ios: Some(n), ..Workload::default() };
-    // Writes are 30 % of the IOs.
-    sim.run_workload(&w((warm * user as f64 / 0.3) as u64)).unwrap();
+    let ios: u64 = a.get(3).map_or("3000000", |s| s.as_str()).parse().expect("timed IOs");
+    let mut sim = common::randrw_warmed(&a);
+    let w = common::randrw;
     if let Ok(ctl) = std::env::var("PERF_CTL") {
         std::fs::write(ctl, "enable\n").unwrap();
     }

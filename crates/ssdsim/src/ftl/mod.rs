@@ -537,8 +537,9 @@ impl Ftl {
     /// than through `pending`: adding them to `pending` and reading it back at once would make
     /// the (wide) load wait for every earlier store to reach the cache — a failed store
     /// forward that drains the store buffer, full of cache-missing L2P updates, on every write.
+    #[doc(hidden)]
     #[inline(always)]
-    pub(crate) fn write_and_take_gc_work(&mut self, lpn: u64, pool: usize, payload: u64) -> GcWork {
+    pub fn write_and_take_gc_work(&mut self, lpn: u64, pool: usize, payload: u64) -> GcWork {
         let (_, active) = self.write_inner(lpn, pool, payload);
         let mut work = self.take_gc_work(pool);
         work.units_copied += active.copied;

@@ -746,6 +746,13 @@ impl Simulation {
         &self.dev
     }
 
+    /// The FTL alone, to drive it without the timing model (`examples/ftl_share.rs`);
+    /// the simulation's later results then include what was done to it.
+    #[doc(hidden)]
+    pub fn ftl_mut(&mut self) -> &mut crate::ftl::Ftl {
+        &mut self.dev.ftl
+    }
+
     /// Current simulated time [ns].
     pub fn now_ns(&self) -> Ns {
         self.now_ns

@@ -1,7 +1,7 @@
 //! Drives shared by the integration tests: small, with 16-page blocks so GC starts soon.
 #![allow(dead_code)] // each test file uses some of these
 
-use ssdsim::{Config, Job, Pattern, Simulation, UNIT_BYTES};
+use ssdsim::{Config, Job, Pattern, Simulation, Workload, UNIT_BYTES};
 
 pub fn set(cfg: &mut Config, keys: &[(&str, &str)]) {
     for (k, v) in keys {
@@ -41,6 +41,29 @@ pub fn filled(cfg: &Config, seed: u64) -> Simulation {
     let mut sim = Simulation::new(cfg, seed).unwrap();
     let user = sim.geometry().user_units;
     sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
+    sim
+}
+
+/// 4 KiB random read/write 70/30 at QD32, `n` IOs (the mix of `benches/bench_randrw.py`).
+pub fn randrw(n: u64) -> Workload {
+    Workload { read_fraction: 0.7, number_ios: Some(n), ..Workload::default() }
+}
+
+/// The built-in default profile's drive with `blocks_per_plane` and `user_bytes` (`args`
+/// 0 and 1 of an example's command line, default the 256 GB drive), filled sequentially,
+/// then [`randrw`] writing its capacity `warm` times over (arg 2, default 1).
+pub fn randrw_warmed(args: &[String]) -> Simulation {
+    let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
+    let mut cfg = Config::default();
+    set(&mut cfg, DEFAULT_PROFILE_GC);
+    for (k, v) in [("blocks_per_plane", arg(0, "2048")), ("user_capacity_bytes", arg(1, "256000000000"))] {
+        cfg.set(k, &v).unwrap();
+    }
+    let warm: f64 = arg(2, "1").parse().expect("warm-up: capacities written");
+    let mut sim = filled(&cfg, 1);
+    // Writes are 30 % of the IOs.
+    let user = sim.geometry().user_units;
+    sim.run_workload(&randrw((warm * user as f64 / 0.3) as u64)).unwrap();
     sim
 }
 
