@@ -152,7 +152,7 @@ def test_progress_lines_when_stderr_is_a_file(tmp_path):
     assert phase, seen
     # phase, percent, elapsed and time left, in that order
     assert all(re.search(r"ssdlab: \d\d:\d\d:\d\d 4 KiB random write QD32: \d+ %.*, \d+ s elapsed, "
-                         r"(about \d+ (s|min \d\d s) left|time left not known yet)", line) for line in phase), phase
+                         r"(about \d+ (s|min \d\d s|h \d\d min) left|time left not known yet)", line) for line in phase), phase
     _no_long_silence(seen, end, every, slack_s=1.5)
 
 
