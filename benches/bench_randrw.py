@@ -8,7 +8,10 @@ capacity, then ``--runs`` timed runs of ``--ios`` IOs each. Reports per run and 
 simulated IOs per wall second and per CPU second of this process (the machine may be
 shared), the simulated IOPS split and the write amplification.
 
-    benches/bench_randrw.py [--runs 5] [--ios 20000000] [--warmup 2] [--profile default]
+    benches/bench_randrw.py [--runs 5] [--ios 20000000] [--warmup 2] [--profile default] [--threads 1]
+
+``--threads 2``: the simulation's FTL work on a second thread (``SimTarget(threads=2)``); CPU
+time is then both threads'.
 """
 from __future__ import annotations
 
@@ -35,10 +38,13 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="warm-up writes as multiples of the capacity (default: %(default)s)")
     ap.add_argument("--profile", default="default", help="built-in profile (default: %(default)s)")
+    ap.add_argument("--threads", type=int, choices=[1, 2], default=1,
+                    help="threads the simulation may use (default: %(default)s)")
     args = ap.parse_args()
-    rec = Recorder("randrw", vars(args))
+    # One thread: the parameters of the records before threads could be chosen.
+    rec = Recorder("randrw", {k: v for k, v in vars(args).items() if not (k == "threads" and v == 1)})
     print(f"4 KiB randrw 70/30 QD32 on sim:{args.profile}; {machine()}")
-    target = SimTarget(load_profile(args.profile), seed=1)
+    target = SimTarget(load_profile(args.profile), seed=1, threads=args.threads)
     t0 = time.perf_counter()
     target.run_phase(JobSpec("fill", "write", bs_bytes=128 * 1024, qd=32))
     capacity = target.capacity_bytes

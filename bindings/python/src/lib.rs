@@ -143,6 +143,18 @@ impl Simulator {
         geometry_dict(py, &self.cfg)
     }
 
+    /// Threads a phase may use, 1 or 2 (`Simulation::set_threads`): with 2, a phase on a
+    /// drive whose FTL decides by command order alone runs its FTL on a second thread; the
+    /// same results.
+    fn set_threads(&mut self, threads: usize) {
+        self.sim.set_threads(threads);
+    }
+
+    /// Commands run on two threads so far.
+    fn piped_commands(&self) -> u64 {
+        self.sim.piped_commands()
+    }
+
     /// Raises `DriveFullError` (message, key) once the drive has run out of room (a plane
     /// full of valid data: the profile's spare area is too small for the workload).
     /// `advance`, `replay_chunk`, `idle` and the `start_*` methods check it themselves.

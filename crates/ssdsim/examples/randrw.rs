@@ -17,12 +17,16 @@
 //! the median IO/CPU-s of each way and their ratio: a pairing within one process, on the same
 //! drive, that the machine's drift cannot bias.
 //!
+//! With `THREADS=2` the timed IOs may run on two threads ([`Simulation::set_threads`]); CPU
+//! time is the whole process's. With `SIM_S=S` they are a phase of `S` simulated seconds
+//! (ended by time, as most of a test's phases are) instead of `ios` IOs.
+//!
 //! With `PERF_CTL=FIFO` it writes `enable` to that FIFO before the timed IOs, so that
 //! `perf record --control fifo:FIFO -D -1` samples them alone.
 
 use std::time::Instant;
 
-use ssdsim::time::thread_cpu_s;
+use ssdsim::time::{process_cpu_s, thread_cpu_s};
 use ssdsim::{PhaseReport, Simulation, Workload};
 
 #[path = "../tests/common/mod.rs"]
@@ -45,11 +49,18 @@ fn main() {
     if let Some(n) = std::env::var("STREAM_ABBA").ok().and_then(|v| v.parse::<u64>().ok()) {
         return stream_abba(&mut sim, &w(ios / n.max(1)), n.max(1));
     }
-    let c0 = thread_cpu_s();
+    sim.set_threads(std::env::var("THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(1));
+    let c0 = process_cpu_s();
     let t = Instant::now();
-    let r = timed(&mut sim, &w(ios));
+    // SIM_S=S: a phase of S simulated seconds instead of `ios` IOs (a timed phase).
+    let phase = match std::env::var("SIM_S").ok().and_then(|v| v.parse::<f64>().ok()) {
+        Some(s) => Workload { number_ios: None, duration_ns: Some((s * 1e9) as u64), ..w(0) },
+        None => w(ios),
+    };
+    let r = timed(&mut sim, &phase);
+    let ios = r.total_ios;
     let wall_s = t.elapsed().as_secs_f64();
-    let cpu = thread_cpu_s() - c0;
+    let cpu = process_cpu_s() - c0;
     let s = sim.snapshot();
     println!(
         "{:.2} M IO/s wall, {:.2} M IO/CPU-s; now {} ns, host {} nand {} GC {} units, {} erases, phase {} ns",

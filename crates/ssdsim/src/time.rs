@@ -44,6 +44,18 @@ pub fn transfer_ns(bytes: u64, bytes_per_s: f64) -> Ns {
 /// shared machine.
 #[doc(hidden)]
 pub fn thread_cpu_s() -> f64 {
+    cpu_clock_s(3)
+}
+
+/// CPU time of the whole process, all its threads, on the host [s]
+/// (`CLOCK_PROCESS_CPUTIME_ID`): what a simulation on two threads costs.
+#[doc(hidden)]
+pub fn process_cpu_s() -> f64 {
+    cpu_clock_s(2)
+}
+
+/// `clock_gettime` of the CPU-time clock `clock` [s].
+fn cpu_clock_s(clock: i32) -> f64 {
     #[repr(C)]
     struct Timespec {
         sec: i64,
@@ -52,9 +64,8 @@ pub fn thread_cpu_s() -> f64 {
     extern "C" {
         fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
     }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
     let mut ts = Timespec { sec: 0, nsec: 0 };
     // SAFETY: clock_gettime writes one timespec into the struct we own.
-    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    unsafe { clock_gettime(clock, &mut ts) };
     ts.sec as f64 + ts.nsec as f64 * 1e-9
 }

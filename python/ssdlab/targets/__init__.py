@@ -66,12 +66,13 @@ def usage(about: bool = True) -> str:
     return ", ".join(k.usage + (f" ({k.about})" if about and k.about else "") for k in KINDS)
 
 
-def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), seed: int = 1, **kw):
+def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), seed: int = 1, threads: int = 1, **kw):
     """Opens the target named by ``spec`` (default ``sim:default``). ``sets`` are
     ``KEY=VALUE`` overrides of the kind's settings (a simulated drive's profile keys; a real
-    target refuses them). Other keywords go to the fio targets (``workdir``, ``destroy``,
-    ``dry_run``, ``purge_method``...; see ``ssdlab.targets.fio``) and are ignored by the
-    simulator. Problems the user can fix raise :class:`UserError`.
+    target refuses them); ``seed`` and ``threads`` (1 or 2) are a simulated drive's. Other
+    keywords go to the fio targets (``workdir``, ``destroy``, ``dry_run``, ``purge_method``...;
+    see ``ssdlab.targets.fio``) and are ignored by the simulator. Problems the user can fix
+    raise :class:`UserError`.
 
     The target gets ``reopen(workdir=None)`` (capability ``reopen``): the same target opened
     anew with the same options (a fresh simulator, a new loop device, the device or file
@@ -79,8 +80,8 @@ def open_target(spec: str | None, *, sets: list[str] | tuple[str, ...] = (), see
     runs several tests one after another (``review``) opens one target per test with it."""
     from .base import REOPEN
 
-    target = _open(spec or DEFAULT_TARGET, tuple(sets), seed, kw)
-    target.reopen = functools.partial(_reopen, spec, tuple(sets), seed, kw)
+    target = _open(spec or DEFAULT_TARGET, tuple(sets), seed, {**kw, "threads": threads})
+    target.reopen = functools.partial(_reopen, spec, tuple(sets), seed, {**kw, "threads": threads})
     target.capabilities = target.capabilities | {REOPEN}
     return target
 

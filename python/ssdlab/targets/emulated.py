@@ -143,7 +143,7 @@ def drive_time(result: PhaseResult, job: JobSpec, slowdown: float) -> PhaseResul
                               f"latencies / {slowdown:g})"])
 
 
-def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> "EmuTarget":
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, threads: int = 1, **kw) -> "EmuTarget":  # noqa: ARG001
     """``emu:PROFILE`` for :func:`ssdlab.targets.open_target`: the drive with the ``--set``
     profile overrides ``sets``, and ``--set slowdown=K`` (wall seconds per simulated second,
     1 to 1000); ``workdir``, ``dry_run``, ``purge_method`` and ``fio`` as for the fio

@@ -2039,11 +2039,11 @@ class LoopTarget(FioTarget):
             self.loop.close()
 
 
-def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **kw) -> FioTarget:  # noqa: ARG001
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, threads: int = 1, **kw) -> FioTarget:  # noqa: ARG001
     """``/dev/NAME``, ``file:PATH`` or ``loop:SIZE`` for :func:`ssdlab.targets.open_target`:
     :func:`open_target`, its problems (a device the safety gate refuses, a bad size, fio
     missing...) as :class:`UserError`. Real targets take no ``--set``; ``seed`` is the
-    simulator's."""
+    simulator's, and so is ``threads``."""
     refuse_sets(spec, sets)
     try:
         return open_target(spec, **kw)

@@ -100,10 +100,11 @@ def _shares(params: Mapping[str, object]) -> dict[str, float]:
     return {"read": read, "write": max(0.0, 1.0 - read - trim), "trim": trim}
 
 
-def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, **_kw) -> "SimTarget":
+def open_spec(spec: str, *, sets: tuple[str, ...] = (), seed: int = 1, threads: int = 1, **_kw) -> "SimTarget":
     """``sim:PROFILE`` (a built-in name or a .toml path; ``sim`` alone: ``default``) with the
-    ``--set KEY=VALUE`` overrides ``sets``; the fio targets' keywords are ignored."""
-    return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed)
+    ``--set KEY=VALUE`` overrides ``sets``, on ``threads`` threads (1 or 2); the fio targets'
+    keywords are ignored."""
+    return SimTarget(load_profile(spec[4:] or "default", sets), seed=seed, threads=threads)
 
 
 class _Drive:
@@ -143,9 +144,12 @@ class SimTarget(TargetDefaults):
 
     capabilities = frozenset({SIMULATED, FORK})
 
-    def __init__(self, profile: Profile, seed: int = 1):
+    def __init__(self, profile: Profile, seed: int = 1, threads: int = 1):
         self.profile = profile
         self.seed = int(seed)
+        #: Threads one simulation may use, 1 or 2 (``_native.Simulator.set_threads``): the
+        #: same results, sooner where the drive and the phase allow two.
+        self.threads = int(threads)
         self.name = f"sim:{profile.name}"
         self.capacity_bytes = profile.user_bytes
         self.zone_size_bytes = int(profile.values.get("zns_zone_size_bytes") or 0)
@@ -156,7 +160,7 @@ class SimTarget(TargetDefaults):
         """Another drive of the same profile and seed, independent of this one (as this one
         is after :meth:`purge`): procedures whose steps each start with a purge may run them
         side by side on copies."""
-        return SimTarget(self.profile, self.seed)
+        return SimTarget(self.profile, self.seed, self.threads)
 
     @property
     def state_bytes(self) -> int:
@@ -170,6 +174,7 @@ class SimTarget(TargetDefaults):
             raise RuntimeError(f"{self.name}: the drive was released (SimTarget.release); purge() gives a fresh one")
         if self._drive is None:
             self._drive = _Drive(_native.Simulator(list(self.profile.pairs), self.seed))
+            self._drive.set_threads(self.threads)
         return self._drive
 
     # -- Target protocol -------------------------------------------------------------

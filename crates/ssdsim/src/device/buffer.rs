@@ -66,14 +66,14 @@ impl Device {
 
     /// Puts one buffered unit into the program being filled; programs it when full.
     #[inline(always)]
-    pub(super) fn place_unit(&mut self, lpn: u64, ready: Ns) {
+    pub(super) fn place_unit<const PIPED: bool>(&mut self, lpn: u64, ready: Ns) {
         if self.buf.fill_units == 0 {
             self.buf.die = self.pick_die();
         }
         let pool = self.buf.die * self.geo.planes_per_die + self.buf.fill_plane[self.buf.fill_units];
         let payload = self.next_payload;
         self.next_payload += 1;
-        let work = self.ftl.write_and_take_gc_work(lpn, pool, payload);
+        let work = if PIPED { self.pipe().work() } else { self.ftl.write_and_take_gc_work(lpn, pool, payload) };
         if work != GcWork::default() {
             self.charge_gc(pool, work, ready);
             if self.geo.gc_fg_stall == StallScope::Drive && work.foreground_victims != 0 {

@@ -71,6 +71,7 @@ pub mod channel;
 pub mod die;
 pub mod idle;
 pub mod link;
+pub(crate) mod pipe;
 mod zoned;
 
 use buffer::WriteBuffer;
@@ -157,6 +158,8 @@ pub struct Device {
     /// of them was buffered [units, ns] (each die fills its own: zones' units are bound for
     /// their dies).
     zone_fill: Vec<(usize, Ns)>,
+    /// In a phase on two threads, the FTL's results, in order ([`pipe`]); None otherwise.
+    pipe: Option<pipe::Rx>,
 }
 
 impl Device {
@@ -221,6 +224,7 @@ impl Device {
             fold_die: 0,
             zns: geo.zones.as_ref().map(crate::zns::Zones::new),
             zone_fill: if geo.zones.is_some() { vec![(0, 0); geo.dies] } else { Vec::new() },
+            pipe: None,
             die_of_slot: FastDiv::new(geo.slots_per_block * geo.blocks_per_pool * geo.planes_per_die),
             page_of_slot: FastDiv::new(geo.units_per_page),
             ftl,
@@ -353,6 +357,13 @@ impl Device {
     /// Returns the completion time. Always inlined: the host loop's hot path.
     #[inline(always)]
     pub fn write(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        self.write_in::<false>(lpn, n, submit)
+    }
+
+    /// [`Device::write`]; `PIPED`: in a two-thread phase, the FTL's results come from
+    /// [`Device::pipe`], the FTL's thread having made its calls ([`pipe::Place::write`]).
+    #[inline(always)]
+    pub(crate) fn write_in<const PIPED: bool>(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let accepted = self.accept_command(submit);
         // The entries are updated once the data is placed; the write is acknowledged when
         // buffered, so a miss costs controller and die time, not this command's.
@@ -364,12 +375,12 @@ impl Device {
             // The units left for the current page of the program being filled, at once if
             // the FTL can take them so; else one.
             let k = ((upp - self.buf.fill_units % upp) as u64).min(end - u);
-            if k > 1 && self.write_runs && self.place_run(u, k, accepted, &mut t) {
+            if k > 1 && self.write_runs && self.place_run::<PIPED>(u, k, accepted, &mut t) {
                 u += k;
                 continue;
             }
             t = self.buffer_and_send(accepted, t);
-            self.place_unit(u, t);
+            self.place_unit::<PIPED>(u, t);
             u += 1;
         }
         t
@@ -382,12 +393,13 @@ impl Device {
     /// [`Device::place_unit`] for each in turn: buffer and link do not depend on the FTL,
     /// and without GC work the FTL does not depend on the time.
     #[inline(always)]
-    fn place_run(&mut self, lpn: u64, k: u64, accepted: Ns, t: &mut Ns) -> bool {
+    fn place_run<const PIPED: bool>(&mut self, lpn: u64, k: u64, accepted: Ns, t: &mut Ns) -> bool {
         // The die as place_unit would pick it for the first unit (neither buffer nor link
         // moves a die); kept only if the run is taken (striping picks the die after pu_die).
         let die = if self.buf.fill_units == 0 { self.pick_die() } else { self.buf.die };
         let pool = die * self.geo.planes_per_die + self.buf.fill_plane[self.buf.fill_units];
-        if !self.ftl.write_run(lpn, k, pool, self.next_payload) {
+        let taken = if PIPED { self.pipe().pop() != 0 } else { self.ftl.write_run(lpn, k, pool, self.next_payload) };
+        if !taken {
             return false;
         }
         self.buf.die = die;
@@ -459,14 +471,14 @@ impl Device {
     #[inline(always)]
     fn place_compressed(&mut self, lpn: u64, mut t: Ns) -> Ns {
         let per_unit = self.ftl.companions_per_unit();
-        self.place_unit(lpn, t);
+        self.place_unit::<false>(lpn, t);
         self.slot_carry += self.slots_per_unit;
         let slots = (self.slot_carry.floor() as u64).clamp(1, per_unit + 1);
         self.slot_carry = (self.slot_carry - slots as f64).max(0.0);
         for j in 0..slots - 1 {
             t = self.reserve_buffer_unit(t);
             let c = self.ftl.companion_lpn(lpn, j);
-            self.place_unit(c, t);
+            self.place_unit::<false>(c, t);
             self.companion_units += 1;
         }
         for j in slots - 1..per_unit {
@@ -492,7 +504,7 @@ impl Device {
                 t = t.max(self.rmw_read(u, accepted));
             }
             t = if self.compressing() { self.place_compressed(u, t) } else {
-                self.place_unit(u, t);
+                self.place_unit::<false>(u, t);
                 t
             };
         }
@@ -540,6 +552,18 @@ impl Device {
     /// Not inlined: the host loop stays small enough to keep its state in registers.
     #[inline(never)]
     pub fn read(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        self.read_in::<false>(lpn, n, submit)
+    }
+
+    /// [`Device::read`] in a two-thread phase; out of line for the same reason.
+    #[inline(never)]
+    pub(crate) fn read_piped(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        self.read_in::<true>(lpn, n, submit)
+    }
+
+    /// [`Device::read`]; `PIPED`: the map lookups' results come from [`Device::pipe`].
+    #[inline(always)]
+    pub(crate) fn read_in<const PIPED: bool>(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         if !self.calendars {
             self.start_calendars(t);
@@ -550,7 +574,8 @@ impl Device {
         let mut last_page = u32::MAX;
         let mut last_sensed = t;
         for u in lpn..lpn + n {
-            let ready = match self.ftl.lookup(u) {
+            let slot = if PIPED { self.pipe().slot() } else { self.ftl.lookup(u) };
+            let ready = match slot {
                 None => t,
                 Some(slot) => {
                     let die = self.die_of_slot(slot);
@@ -585,10 +610,24 @@ impl Device {
     /// Costs `trim_cmd_us` per command plus `trim_us_per_gib` of controller time.
     #[inline(never)]
     pub fn trim(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        self.trim_in::<false>(lpn, n, submit)
+    }
+
+    /// [`Device::trim`] in a two-thread phase.
+    #[inline(never)]
+    pub(crate) fn trim_piped(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
+        self.trim_in::<true>(lpn, n, submit)
+    }
+
+    /// [`Device::trim`]; `PIPED`: the FTL's thread has unmapped the units.
+    #[inline(always)]
+    pub(crate) fn trim_in<const PIPED: bool>(&mut self, lpn: u64, n: u64, submit: Ns) -> Ns {
         let t = self.accept_command(submit);
         self.map_lookup(lpn, n, true, t);
-        for u in lpn..lpn + n {
-            self.ftl.trim(u);
+        if !PIPED {
+            for u in lpn..lpn + n {
+                self.ftl.trim(u);
+            }
         }
         let cost = self.ctrl.trim_cmd_ns + (self.ctrl.trim_ns_per_unit * n as f64).round() as Ns;
         self.ctrl.free_ns = t + cost;

@@ -4,7 +4,7 @@ use crate::mem::big_vec;
 
 /// Asks the CPU to bring the cache line holding `p` closer (a hint; never faults).
 #[inline(always)]
-pub(super) fn prefetch_ptr<T>(p: *const T) {
+pub(crate) fn prefetch_ptr<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

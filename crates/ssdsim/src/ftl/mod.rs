@@ -37,7 +37,7 @@ use crate::mem::{big_vec, big_vec_pair};
 use crate::rng::Rng;
 
 mod active;
-mod bits;
+pub(crate) mod bits;
 mod companions;
 mod fdp;
 mod foreground;
