@@ -50,7 +50,7 @@ def test_every_profile_gives_the_same_figures_on_two_threads(name):
     two, piped = _run(name, 2)
     assert none == 0
     if name in SPLIT:
-        assert piped > 50_000, f"{name}: its phases ran on two threads"
+        assert piped >= 20_000, f"{name}: its phases ran on two threads"
     else:
         assert piped == 0, f"{name}: its FTL follows the clock or the dies' times; one thread"
     for a, b in zip(one, two):

@@ -10,15 +10,16 @@
 //! `default` profile (active GC with reclaim ratio 1.2, idle GC), so `256G-active` is exactly
 //! that profile (default: 32G 256G 256G-active).
 //!
-//! `IO/CPU-s` is the median over the windows of I/Os per second of this thread's CPU time,
-//! a steadier figure than wall time on a shared machine.
+//! `IO/CPU-s` is the median over the windows of I/Os per second of this process's CPU time,
+//! a steadier figure than wall time on a shared machine. `--threads=2`: the windows may run
+//! on two threads ([`Simulation::set_threads`]); CPU time is then both threads'.
 //!
 //! The `check` column is a hash of the drive's counters and clock after the windows: it must
 //! not change when the simulator is only made faster (see `tests/golden.rs`).
 
 use std::time::Instant;
 
-use ssdsim::time::thread_cpu_s;
+use ssdsim::time::process_cpu_s;
 use ssdsim::{Config, Job, Pattern, Simulation};
 
 #[path = "../tests/common/mod.rs"]
@@ -62,6 +63,7 @@ fn check(sim: &Simulation) -> u64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let threads = std::env::args().find_map(|a| a.strip_prefix("--threads=").map(|n| n.parse::<usize>().expect("--threads=N"))).unwrap_or(1);
     let drives = if args.is_empty() { ["32G", "256G", "256G-active"].map(String::from).to_vec() } else { args };
     println!("steady-state 4 KiB random write QD32, GC running; {RUNS} windows of {WINDOW_IOS} IOs each");
     println!("{:<12} {:>14} {:>14} {:>14} {:>14} {:>8} {:>10} {:>18}", "drive", "median IO/s", "min IO/s", "max IO/s", "IO/CPU-s", "WA", "setup s", "check");
@@ -83,14 +85,15 @@ fn main() {
             sim.advance(1_000_000);
         }
         let setup_s = t_setup.elapsed().as_secs_f64();
+        sim.set_threads(threads);
         let before = sim.snapshot();
         let mut rates = Vec::new();
         let mut cpu_rates = Vec::new();
         for _ in 0..RUNS {
-            let (t, c) = (Instant::now(), thread_cpu_s());
+            let (t, c) = (Instant::now(), process_cpu_s());
             sim.advance(WINDOW_IOS);
             rates.push(WINDOW_IOS as f64 / t.elapsed().as_secs_f64());
-            cpu_rates.push(WINDOW_IOS as f64 / (thread_cpu_s() - c));
+            cpu_rates.push(WINDOW_IOS as f64 / (process_cpu_s() - c));
         }
         let after = sim.snapshot();
         let wa = (after.nand_units - before.nand_units) as f64 / (after.host_units - before.host_units) as f64;

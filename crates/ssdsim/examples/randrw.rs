@@ -19,7 +19,8 @@
 //!
 //! With `THREADS=2` the timed IOs may run on two threads ([`Simulation::set_threads`]); CPU
 //! time is the whole process's. With `SIM_S=S` they are a phase of `S` simulated seconds
-//! (ended by time, as most of a test's phases are) instead of `ios` IOs.
+//! (ended by time, as most of a test's phases are) instead of `ios` IOs; with `READS=F`,
+//! their read share is `F` instead of 0.7.
 //!
 //! With `PERF_CTL=FIFO` it writes `enable` to that FIFO before the timed IOs, so that
 //! `perf record --control fifo:FIFO -D -1` samples them alone.
@@ -57,6 +58,9 @@ fn main() {
         Some(s) => Workload { number_ios: None, duration_ns: Some((s * 1e9) as u64), ..w(0) },
         None => w(ios),
     };
+    // READS=F: the timed IOs' read share (default 0.7).
+    let reads = std::env::var("READS").ok().and_then(|v| v.parse::<f64>().ok());
+    let phase = Workload { read_fraction: reads.unwrap_or(phase.read_fraction), ..phase };
     let r = timed(&mut sim, &phase);
     let ios = r.total_ios;
     let wall_s = t.elapsed().as_secs_f64();

@@ -598,6 +598,8 @@ pub(crate) struct Host {
     pub(crate) series: Series,
     /// A replay's windows of N completions.
     pub(crate) windows: Option<Box<Windows>>,
+    /// Which way the phase has run fastest, one thread or two ([`Simulation::set_threads`]).
+    pace: threads::Pace,
     /// The job's name (a phase of several jobs: one host per job, plus the phase's).
     name: String,
     /// A job among several: its idle gaps leave the drive to the others (the phase lets the
@@ -635,6 +637,7 @@ impl Host {
             idle_ns: 0,
             series: Series::new(start_ns, interval_ns, first, series.intervals, series.ends_phase),
             windows: None,
+            pace: threads::Pace::default(),
             name: String::new(),
             shares_drive: false,
             sectors: false,
@@ -679,12 +682,12 @@ impl Simulation {
         Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS, write_zones: WriteZones::default(), threads: 1, piped_commands: 0 })
     }
 
-    /// Threads a phase may use (1 or 2; default 1). With 2, a phase whose commands the
-    /// host submits until a count of IOs or bytes (not a time), on a drive whose FTL decides
-    /// by the order of the commands alone (striped die allocation, no SLC or map cache, no
-    /// zones, FDP or compression, foreground GC that stalls its plane only), runs its FTL on
-    /// a second thread, ahead of the timing model: the same results, sooner. Other phases
-    /// run on one thread as before.
+    /// Threads a phase may use (1 or 2; default 1). With 2, a phase of one job without idle
+    /// time, on a drive whose FTL decides by the order of the commands alone (striped die
+    /// allocation, no SLC or map cache, no zones, FDP or compression, foreground GC that
+    /// stalls its plane only), may run its FTL on a second thread, ahead of the timing model,
+    /// and does in the calls of [`Simulation::advance`] where that has been the faster way
+    /// for the phase. The same results either way. Other phases run on one thread.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.clamp(1, 2);
     }
@@ -1073,12 +1076,14 @@ impl Simulation {
                 let mut local = **u;
                 if !self.run_host_piped(&mut h, &mut local, max_ios) {
                     self.run_host(&mut h, &mut Sources::Uniform(&mut local), max_ios);
+                    h.pace.end_one(h.ios);
                 }
                 **u = local;
             }
             PhaseSource::One(JobSource::General(g)) => {
                 if !self.run_host_piped(&mut h, &mut **g, max_ios) {
                     self.run_host(&mut h, &mut Sources::General(g), max_ios);
+                    h.pace.end_one(h.ios);
                 }
             }
             PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false, false>(&mut h, jobs, max_ios),

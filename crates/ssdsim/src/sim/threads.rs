@@ -38,15 +38,59 @@ impl Source for FromRing {
     fn advance(&mut self, _rng: &mut Rng, _ftl: &Ftl) {}
 }
 
+/// Which way a phase runs fastest, one thread or two, as measured on its own calls: the
+/// results are the same either way, the speed depends on the mix (two threads gain where
+/// the FTL's work and the timing model's are both large, as with reads among writes with GC;
+/// a phase of only writes or only reads runs as fast or faster on one).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pace {
+    /// Commands per wall second of the latest call run on one thread and on two (0: none yet).
+    rate: [f64; 2],
+    /// Calls the phase has run with both ways open to it.
+    calls: u64,
+    /// The start and the commands before of a call left to one thread to be timed.
+    one_since: Option<(std::time::Instant, u64)>,
+}
+
+/// Every this many calls a phase runs one the way it found slower, in case its mix changed.
+const PROBE_EVERY: u64 = 16;
+
+impl Pace {
+    /// Ends a call on one thread that [`Simulation::run_host_piped`] left to be timed, the
+    /// phase's commands now `ios`.
+    pub(super) fn end_one(&mut self, ios: u64) {
+        if let Some((start, before)) = self.one_since.take() {
+            self.rate[0] = (ios - before) as f64 / start.elapsed().as_secs_f64().max(1e-9);
+        }
+    }
+
+    /// Whether the next call runs on two threads: each way once, then the faster.
+    fn two(&self) -> bool {
+        let [one, two] = self.rate;
+        if two == 0.0 || one == 0.0 {
+            return two == 0.0;
+        }
+        (two > one) != (self.calls % PROBE_EVERY == PROBE_EVERY - 1)
+    }
+}
+
 impl Simulation {
-    /// Runs the next `max_cmds` commands of the phase on two threads if the drive, the phase
-    /// and [`Simulation::set_threads`] allow it; returns false (having done nothing) if not.
+    /// Runs the next `max_cmds` commands of the phase on two threads, if the drive, the phase
+    /// and [`Simulation::set_threads`] allow it and that has been the faster way for this
+    /// phase ([`Pace`]); returns false (having done nothing) to leave them to one thread.
     pub(super) fn run_host_piped<S: Source + Send>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) -> bool {
         let left = max_cmds.min(h.limit_ios.saturating_sub(h.ios));
         let plain = h.pacing.is_none() && h.windows.is_none() && h.zbd.is_none() && h.placer.is_none() && !h.sectors && !h.online && !h.shares_drive;
         if self.threads < 2 || !plain || left < MIN_PIPED_CMDS || h.units >= h.limit_units || !self.dev.pipelinable() {
             return false;
         }
+        h.pace.calls += 1;
+        if !h.pace.two() {
+            // This call on one thread, timed for the next choice ([`Pace::end_one`]).
+            h.pace.one_since = Some((std::time::Instant::now(), h.ios));
+            return false;
+        }
+        let start = std::time::Instant::now();
         // A timed phase: whether a command is submitted at all depends on the completions
         // before it; the FTL's thread makes only those the host loop is sure to submit.
         let granted = match h.end_ns {
@@ -78,6 +122,7 @@ impl Simulation {
         assert!(rx.drained(), "the host loop of a two-thread phase left FTL results unread");
         assert_eq!(place, self.dev.place(), "the FTL's thread placed host data where the device did not");
         self.piped_commands += h.ios - ios;
+        h.pace.rate[1] = (h.ios - ios) as f64 / start.elapsed().as_secs_f64().max(1e-9);
         true
     }
 }
