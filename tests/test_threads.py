@@ -1,4 +1,4 @@
-"""One simulation on two threads (``--threads 2``: the FTL's work on a second core, ahead of
+"""One simulation on two threads (``--sim-threads 2``: the FTL's work on a second core, ahead of
 the timing model) gives exactly the figures it gives on one: every built-in profile at small
 size through :class:`SimTarget` (a fill, a mixed phase ended by its IO count, a timed phase),
 a trace replay, and the command line (the whole summary and series of a test). Drives whose
@@ -71,7 +71,7 @@ def test_the_command_line_writes_the_same_results_on_two_threads(tmp_path):
     outs = {}
     for threads in (1, 2):
         out = tmp_path / f"t{threads}"
-        run_cli("consistency", *set_args(), "--duration", "60", "--threads", str(threads), "--out", str(out),
+        run_cli("consistency", *set_args(), "--duration", "60", "--sim-threads", str(threads), "--out", str(out),
                 "--no-progress")
         outs[threads] = out
     s1, s2 = (json.loads((outs[k] / "summary.json").read_text()) for k in (1, 2))

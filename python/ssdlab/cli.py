@@ -45,7 +45,7 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                         "keys and units")
     p.add_argument("--seed", type=declare.seed, default=1, metavar="N",
                    help="random seed in [0, 2^63-1]; same seed, same simulated results (default: %(default)s)")
-    p.add_argument("--threads", type=int, choices=[1, 2], default=1, metavar="N",
+    p.add_argument("--sim-threads", dest="sim_threads", type=int, choices=[1, 2], default=1, metavar="N",
                    help="threads one simulation may use, 1 or 2 (default: %(default)s). With 2, a phase may run "
                         "the FTL's work (map, GC) on a second core, ahead of the timing model, where the drive's "
                         "FTL follows command order alone (striped die allocation; no SLC or map cache, zones, FDP "
@@ -84,7 +84,7 @@ def open_cli_target(args, out_dir=None):
             size = parse_size(args.file_size)
         except ValueError as e:
             raise UserError(f"--file-size {e}") from None
-    target = open_target(args.target, sets=args.sets, seed=args.seed, threads=getattr(args, "threads", 1),
+    target = open_target(args.target, sets=args.sets, seed=args.seed, threads=getattr(args, "sim_threads", 1),
                          workdir=workdir, destroy=args.destroy, dry_run=args.dry_run,
                          purge_method=args.purge_method, size_bytes=size)
     print_profile_warnings(target.profile)

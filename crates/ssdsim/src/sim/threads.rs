@@ -107,6 +107,8 @@ impl Simulation {
             let ahead = scope.spawn(|| {
                 let _stop = StopOnDrop(&ring);
                 ahead(&mut ftl, src, &mut rng, &mut place, &mut tx, (units, ios), (limit_units, limit_ios), max_cmds);
+                // Active GC's streamed map stores reach memory before this thread ends.
+                ftl.fence();
             });
             {
                 let _stop = StopOnDrop(&ring);
