@@ -485,6 +485,13 @@ struct Lane {
 }
 
 impl Lane {
+    /// When the next command can be submitted, before any rate cap: once a slot of the queue
+    /// is free (the earliest completion if it is full), not before the last submission.
+    #[inline(always)]
+    fn next_submit_ns(&self) -> Ns {
+        if self.q.len() >= self.qd { self.q.earliest_ns().max(self.last_submit) } else { self.last_submit }
+    }
+
     /// Takes a host's state (its completion queue moves into the lane).
     #[inline(always)]
     fn of(h: &mut Host) -> Lane {
@@ -1154,8 +1161,7 @@ impl Simulation {
                 let c = if PIPED {
                     // A timed phase ends before its next command is taken from the ring: the
                     // FTL's thread makes none that would be submitted at or after the end.
-                    let t = if lane.q.len() >= lane.qd { lane.q.earliest_ns().max(lane.last_submit) } else { lane.last_submit };
-                    if t >= lane.end_ns {
+                    if lane.next_submit_ns() >= lane.end_ns {
                         h.done = true;
                         h.timed_out = true;
                         break;
@@ -1185,8 +1191,7 @@ impl Simulation {
                     n += 1;
                     continue;
                 }
-                let full = lane.q.len() >= lane.qd;
-                let mut t = if full { lane.q.earliest_ns().max(lane.last_submit) } else { lane.last_submit };
+                let mut t = lane.next_submit_ns();
                 if paced {
                     (h.last_submit, h.ios, h.outstanding) = (lane.last_submit, lane.ios, lane.q);
                     t = self.rate_wait(h, c.kind.code() as usize, t);
