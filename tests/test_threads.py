@@ -1,11 +1,12 @@
 """One simulation on two threads (``--sim-threads 2``: the FTL's work on a second core, ahead of
 the timing model) gives exactly the figures it gives on one: every built-in profile at small
 size through :class:`SimTarget` (a fill, a mixed phase ended by its IO count, a timed phase),
-a trace replay, and the command line (the whole summary and series of a test). Drives whose
+the trace test's replays, and the command line (the whole summary and series of a test). Drives whose
 FTL follows the die times, a cache or the clock run on one thread, with the same figures."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -13,6 +14,7 @@ import pytest
 
 from conftest import run_cli, set_args
 from ssdlab import profiles
+from ssdlab.procedures import trace_replay
 from ssdlab.targets.base import JobSpec
 from ssdlab.targets.sim import SimTarget
 
@@ -84,3 +86,54 @@ def test_the_command_line_writes_the_same_results_on_two_threads(tmp_path):
     for rel in series:
         a, b = pq.read_table(outs[1] / rel), pq.read_table(outs[2] / rel)
         assert a.equals(b), rel
+
+
+def test_the_trace_test_writes_the_same_results_on_two_threads(tmp_path):
+    """Every pass's row, windows and series of a trace test of one variant (which may use
+    both cores) and two passes."""
+    outs = {}
+    for threads in (1, 2):
+        out = tmp_path / f"t{threads}"
+        run_cli("trace", "run", "jedec-like", *set_args(), "--qd", "8", "--trim", "with", "--passes", "2",
+                "--write-bytes", "2GiB", "--window", "5000", "--sim-threads", str(threads), "--out", str(out),
+                "--no-progress")
+        outs[threads] = out
+    s1, s2 = (json.loads((outs[k] / "summary.json").read_text()) for k in (1, 2))
+    for s in (s1, s2):
+        s.pop("started_utc"), s.pop("command_line")
+    assert s1 == s2
+    assert len(s1["variants"]) == 2
+    series = sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*.parquet"))
+    assert len(series) >= 2
+    for rel in series:
+        assert pq.read_table(outs[1] / rel).equals(pq.read_table(outs[2] / rel)), rel
+
+
+def test_a_trace_replay_runs_on_two_threads(tmp_path):
+    """The replay's chunks, not only the fill before it, run on two threads."""
+    t = SimTarget(_small("default"), seed=5, threads=2)
+    params = trace_replay.TraceRunParams(file="jedec-like", qds=(8,), trim="with", write_bytes=2 << 30,
+                                         window_commands=5000, chunk_records=50_000)
+    summary = trace_replay.run(t, params, tmp_path / "out", progress=False)
+    fill_commands = summary["span_bytes"] // 131072
+    replayed = summary["variants"][0]["commands"]
+    assert replayed > 100_000
+    # The fill runs at most its commands on two threads; the replay's first chunk of 50,000
+    # records runs there too.
+    assert t._sim.piped_commands() > fill_commands + 20_000
+
+
+def test_variants_side_by_side_run_on_one_thread_each(tmp_path):
+    """Variants side by side fill the cores better than one on two threads: with more
+    variants than cores for two threads each, each runs on one; the target keeps its own."""
+    assert trace_replay.threads_per_variant(2, workers=2, cores=2) == 1
+    assert trace_replay.threads_per_variant(2, workers=1, cores=2) == 2
+    assert trace_replay.threads_per_variant(2, workers=2, cores=4) == 2
+    t = SimTarget(_small("default"), seed=5, threads=2)
+    params = trace_replay.TraceRunParams(file="jedec-like", qds=(8, 1), trim="with", write_bytes=1 << 30,
+                                         window_commands=5000, chunk_records=50_000)
+    trace_replay.run(t, params, tmp_path / "out", progress=False)
+    if (os.cpu_count() or 1) < 4:
+        # The variant run last ran on the target itself, on one thread.
+        assert t._sim.piped_commands() == 0
+    assert t.threads == 2 and t.fork().threads == 2

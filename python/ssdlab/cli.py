@@ -46,13 +46,14 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
     p.add_argument("--seed", type=declare.seed, default=1, metavar="N",
                    help="random seed in [0, 2^63-1]; same seed, same simulated results (default: %(default)s)")
     p.add_argument("--sim-threads", dest="sim_threads", type=int, choices=[1, 2], default=1, metavar="N",
-                   help="threads one simulation may use, 1 or 2 (default: %(default)s). With 2, a phase may run "
-                        "the FTL's work (map, GC) on a second core, ahead of the timing model, where the drive's "
-                        "FTL follows command order alone (striped die allocation; no SLC or map cache, zones, FDP "
-                        "or compression; no idle time within the phase), and does so while that is the faster "
-                        "way, measured as it runs: the same results, sooner where reads mix with writes (a 70/30 "
-                        "mix on the 256 GB default drive: 1.6x ended by an IO count, 1.35x by its duration), as "
-                        "fast for only writes or only reads. Real targets ignore it")
+                   help="threads one simulation may use, 1 or 2 (default: %(default)s). With 2, a phase or a "
+                        "trace replay may run the FTL's work (map, GC) on a second core, ahead of the timing model, "
+                        "where the drive's FTL follows command order alone (striped die allocation; no SLC or map "
+                        "cache, zones, FDP or compression; no idle time within the phase), and does so while that "
+                        "is the faster way, measured as it runs: the same results, sooner where reads mix with "
+                        "writes (a 70/30 mix on the 256 GB default drive: 1.6x ended by an IO count, 1.35x by its "
+                        "duration; a trace replay 1.2x), as fast for only writes or only reads. The trace test's "
+                        "variants side by side take the cores first. Real targets ignore it")
     p.add_argument("--out", required=out_required, metavar="DIR",
                    help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")

@@ -143,7 +143,7 @@ impl Simulator {
         geometry_dict(py, &self.cfg)
     }
 
-    /// Threads a phase may use, 1 or 2 (`Simulation::set_threads`): with 2, a phase on a
+    /// Threads a phase or replay may use, 1 or 2 (`Simulation::set_threads`): with 2, a phase on a
     /// drive whose FTL decides by command order alone runs its FTL on a second thread; the
     /// same results.
     fn set_threads(&mut self, threads: usize) {

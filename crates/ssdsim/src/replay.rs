@@ -212,7 +212,10 @@ impl Simulation {
         let mut h = self.host.take().expect("replay() without start_replay()");
         assert!(h.windows.is_some(), "replay() during a phase");
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
-        self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
+        if !self.run_host_piped(&mut h, &mut src, cmds.len() as u64) {
+            self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
+            h.pace.end_one(h.ios);
+        }
         self.host = Some(h);
         match src.error {
             Some(e) => Err(SimError::Invalid(e)),

@@ -1,13 +1,15 @@
 //! A phase on two threads (the FTL's on one, the timing model's on the other) gives exactly
 //! what it gives on one: every phase's report (series, latencies, totals), the drive's
 //! counters and clock, for drives whose FTL decides by command order, over reads, writes,
-//! TRIMs, sequential and random patterns, IO and byte limits. A drive or phase that cannot
-//! be split runs on one thread, with the same figures too.
+//! TRIMs, sequential and random patterns, IO and byte limits, and trace replays (windows,
+//! flushes, a chunk's refused command). A drive or phase that cannot be split runs on one
+//! thread, with the same figures too.
 
 mod common;
 
 use ssdsim::time::NS_PER_S;
-use ssdsim::{BlockSize, Config, DirectionMix, Job, Pattern, Simulation, Workload, UNIT_BYTES};
+use ssdsim::rng::Rng;
+use ssdsim::{BlockSize, CmdKind, Command, Config, DirectionMix, Job, Pattern, Simulation, Workload, UNIT_BYTES};
 
 /// Block sizes [KiB] and weights, a share of them random.
 fn mix(sizes: &[(u64, u32)], random_fraction: f64) -> DirectionMix {
@@ -106,4 +108,67 @@ fn a_phase_with_idle_time_runs_on_one_thread() {
     let w = Workload { thinktime_ns: 50_000, number_ios: Some(50_000), ..Workload::default() };
     sim.run_workload(&w).unwrap();
     assert_eq!(sim.piped_commands(), 0);
+}
+
+/// A trace's commands: writes of 1 to 64 units (a fifth of them after the previous write, so
+/// whole pages go to the FTL at once), TRIMs, reads and flushes.
+fn trace(user_units: u64, n: usize, seed: u64) -> Vec<Command> {
+    let mut rng = Rng::new(seed);
+    let mut next = 0;
+    (0..n)
+        .map(|_| {
+            let long = rng.below(4) == 0;
+            let units = 1 + rng.below(if long { 64 } else { 8 });
+            let unit = if rng.below(5) == 0 && next + units <= user_units { next } else { rng.below(user_units - units) };
+            match rng.below(100) {
+                0..=69 => {
+                    next = unit + units;
+                    Command { kind: CmdKind::Write, unit, units }
+                }
+                70..=79 => Command { kind: CmdKind::Trim, unit, units },
+                80..=96 => Command { kind: CmdKind::Read, unit, units },
+                _ => Command { kind: CmdKind::Flush, unit: 0, units: 0 },
+            }
+        })
+        .collect()
+}
+
+/// Fills the drive, replays `cmds` at QD32 and at QD1 in chunks after a first chunk with a
+/// command outside the drive half way (a first call runs on two threads); returns every chunk's outcome and progress, each
+/// replay's report, the drive's state after it, and the commands run on two threads.
+fn replays(cfg: &Config, threads: usize, cmds: &[Command]) -> (Vec<String>, u64) {
+    let mut sim = Simulation::new(cfg, 11).unwrap();
+    sim.set_threads(threads);
+    let user = sim.geometry().user_units;
+    sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
+    let mut bad = cmds[..60_000].to_vec();
+    bad[30_000] = Command { kind: CmdKind::Write, unit: user - 1, units: 2 };
+    let mut out = Vec::new();
+    for qd in [32, 1] {
+        sim.start_replay(qd, 5_000).unwrap();
+        for chunk in [&bad[..]].into_iter().chain(cmds.chunks(70_000)) {
+            out.push(format!("{:?} {:?}", sim.replay(chunk), sim.replay_progress()));
+        }
+        out.push(format!("{:?}", sim.finish_replay()));
+        out.push(format!("{:?} {:?} {}", sim.snapshot(), sim.ftl_counters(), sim.now_ns()));
+    }
+    (out, sim.piped_commands())
+}
+
+#[test]
+fn a_trace_replay_gives_the_same_figures_on_two_threads() {
+    let cfg = common::small(common::DEFAULT_PROFILE_GC, 1.12);
+    let user = Simulation::new(&cfg, 1).unwrap().geometry().user_units;
+    let cmds = trace(user, 350_000, 5);
+    let (one, none) = replays(&cfg, 1, &cmds);
+    let (two, piped) = replays(&cfg, 2, &cmds);
+    assert_eq!(none, 0);
+    // Each replay's first chunk runs on two threads, up to its refused command; the others
+    // each the way that was faster.
+    assert!(piped >= 60_000, "the replays ran on two threads: {piped} commands");
+    assert!(one.iter().any(|o| o.contains("do not fit")), "the bad chunk is refused: {one:?}");
+    assert_eq!(one.len(), two.len());
+    for (i, (a, b)) in one.iter().zip(&two).enumerate() {
+        assert!(a == b, "replay output {i} differs on two threads:\none: {a}\ntwo: {b}");
+    }
 }

@@ -21,11 +21,14 @@ MB/s, write amplification per variant and pass) and ``trace_qd32.png/.svg`` per 
 
 Each variant starts with a purge, so on a target that can make independent copies of its drive
 (``fork``: the simulator) the variants run side by side, one per CPU core (as many as the
-memory holds); results are recorded in plan order and are those of a sequential run.
+memory holds); results are recorded in plan order and are those of a sequential run. A
+simulation allowed two threads (``--sim-threads 2``) uses them when the variants leave a core
+free for it: a test of one variant, or two variants on four cores.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -323,7 +326,8 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     workers = _parallel_variants(target, len(groups))
     try:
         if workers > 1:
-            _run_parallel(target, groups, workers, params, span, trace_span, info, progress, record)
+            with _threads_beside(target, workers):
+                _run_parallel(target, groups, workers, params, span, trace_span, info, progress, record)
         else:
             stop = threading.Event()
             for group in groups:
@@ -392,6 +396,26 @@ def _parallel_variants(target: Target, variants: int) -> int:
     if state_bytes and avail:
         workers = min(workers, max(1, int(avail * 0.7 // state_bytes)))
     return workers
+
+
+def threads_per_variant(threads: int, workers: int, cores: int) -> int:
+    """Threads each of ``workers`` variants side by side may use when a simulation may use
+    ``threads``: that many while they fit the ``cores`` together, else one. Variants side by
+    side use the cores better than a variant on two threads (the 256 GB default drive's trace
+    test: 1.95x against 1.2x)."""
+    return threads if workers * threads <= cores else 1
+
+
+@contextlib.contextmanager
+def _threads_beside(target: Target, workers: int):
+    """``target`` (and the copies made of it meanwhile) on :func:`threads_per_variant`
+    threads while ``workers`` variants run side by side."""
+    threads = target.threads  # type: ignore[attr-defined]  # a FORK target's
+    target.set_threads(threads_per_variant(threads, workers, os.cpu_count() or 1))  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        target.set_threads(threads)  # type: ignore[attr-defined]
 
 
 def _run_parallel(target: Target, groups: list[list], workers: int, params: TraceRunParams, span: int,

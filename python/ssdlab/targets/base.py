@@ -206,7 +206,8 @@ CAPABILITIES = {
     FIO_JOBS: "phases run as fio job files: job_text(job) is a phase's job file, and a dry run shows it and the "
               "purge the target would do",
     FORK: "fork() gives an independent drive of the same kind, as after purge(); state_bytes estimates the "
-          "memory each copy holds [bytes]",
+          "memory each copy holds [bytes]; threads and set_threads(n): the CPU threads its simulation may use "
+          "(copies made after take them)",
     REOPEN: "reopen(workdir=None) opens the same target anew with the same options (ssdlab.targets.open_target "
             "gives it)",
 }

@@ -156,6 +156,13 @@ class SimTarget(TargetDefaults):
         self._drive = None  # built on first use: allocating a large drive's maps costs seconds
         self._released = False
 
+    def set_threads(self, threads: int) -> None:
+        """Threads the simulation may use from now on, 1 or 2 (:attr:`threads`); copies made
+        by :meth:`fork` take them."""
+        self.threads = int(threads)
+        if self._drive is not None:
+            self._drive.set_threads(self.threads)
+
     def fork(self) -> "SimTarget":
         """Another drive of the same profile and seed, independent of this one (as this one
         is after :meth:`purge`): procedures whose steps each start with a purge may run them

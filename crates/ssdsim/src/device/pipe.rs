@@ -285,6 +285,11 @@ impl Rx {
     }
 }
 
+/// The kind code of the header [`ahead`](crate::sim) sends when its source has no more
+/// commands now (the end of a replay chunk, or a command the chunk refuses): the host loop
+/// stops there, as it does on one thread when the source runs dry.
+pub(crate) const END_CODE: u8 = u8::MAX;
+
 /// A command's header: kind code, first unit, units, the FTL's free blocks before it.
 #[inline(always)]
 pub(crate) fn push_command(tx: &mut Tx, code: u8, unit: u64, units: u64, free_blocks: u64) -> bool {
@@ -357,6 +362,13 @@ impl Place {
             u += 1;
         }
         true
+    }
+
+    /// A flush: the device programs a partly filled program as it is ([`Device::flush`]),
+    /// so the next unit starts a program on the next die.
+    #[inline(always)]
+    pub(crate) fn flush(&mut self) {
+        self.fill = 0;
     }
 
     /// The die after the last one, in turn (striped allocation: [`Device::pick_die`]).

@@ -33,6 +33,7 @@ use std::collections::BinaryHeap;
 
 use crate::command::{CmdKind, Command, Job};
 use crate::config::{Config, Geometry, UNIT_BYTES};
+use crate::device::pipe::END_CODE;
 use crate::device::{Device, TimingCounters};
 use crate::error::SimError;
 use crate::ftl::{FtlCounters, HandleCounters};
@@ -606,7 +607,7 @@ pub(crate) struct Host {
     /// A replay's windows of N completions.
     pub(crate) windows: Option<Box<Windows>>,
     /// Which way the phase has run fastest, one thread or two ([`Simulation::set_threads`]).
-    pace: threads::Pace,
+    pub(crate) pace: threads::Pace,
     /// The job's name (a phase of several jobs: one host per job, plus the phase's).
     name: String,
     /// A job among several: its idle gaps leave the drive to the others (the phase lets the
@@ -690,11 +691,12 @@ impl Simulation {
     }
 
     /// Threads a phase may use (1 or 2; default 1). With 2, a phase of one job without idle
-    /// time, on a drive whose FTL decides by the order of the commands alone (striped die
-    /// allocation, no SLC or map cache, no zones, FDP or compression, foreground GC that
-    /// stalls its plane only), may run its FTL on a second thread, ahead of the timing model,
-    /// and does in the calls of [`Simulation::advance`] where that has been the faster way
-    /// for the phase. The same results either way. Other phases run on one thread.
+    /// time, or a trace replay, on a drive whose FTL decides by the order of the commands
+    /// alone (striped die allocation, no SLC or map cache, no zones, FDP or compression,
+    /// foreground GC that stalls its plane only), may run its FTL on a second thread, ahead
+    /// of the timing model, and does in the calls of [`Simulation::advance`] (or
+    /// [`Simulation::replay`]) where that has been the faster way for the phase. The same
+    /// results either way. Other phases run on one thread.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.clamp(1, 2);
     }
@@ -1167,6 +1169,9 @@ impl Simulation {
                         break;
                     }
                     let (code, unit, units) = self.dev.pipe().command();
+                    if code == END_CODE {
+                        break;
+                    }
                     Command { kind: CmdKind::from_code(code).expect("the FTL's thread sends a command's kind"), unit, units }
                 } else {
                     let Some(c) = jobs.source(0, &mut self.rng).0.peek() else { break };

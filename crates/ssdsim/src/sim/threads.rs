@@ -7,7 +7,7 @@ use super::source::Source;
 use super::{Completions, Host, One, Simulation};
 use crate::time::Ns;
 use crate::command::{CmdKind, Command};
-use crate::device::pipe::{placeholder_ftl, push_command, push_slot, Place, Ring, Rx, Tx};
+use crate::device::pipe::{placeholder_ftl, push_command, push_slot, Place, Ring, Rx, Tx, END_CODE};
 use crate::ftl::Ftl;
 use crate::rng::Rng;
 
@@ -58,7 +58,7 @@ const PROBE_EVERY: u64 = 16;
 impl Pace {
     /// Ends a call on one thread that [`Simulation::run_host_piped`] left to be timed, the
     /// phase's commands now `ios`.
-    pub(super) fn end_one(&mut self, ios: u64) {
+    pub(crate) fn end_one(&mut self, ios: u64) {
         if let Some((start, before)) = self.one_since.take() {
             self.rate[0] = (ios - before) as f64 / start.elapsed().as_secs_f64().max(1e-9);
         }
@@ -78,9 +78,9 @@ impl Simulation {
     /// Runs the next `max_cmds` commands of the phase on two threads, if the drive, the phase
     /// and [`Simulation::set_threads`] allow it and that has been the faster way for this
     /// phase ([`Pace`]); returns false (having done nothing) to leave them to one thread.
-    pub(super) fn run_host_piped<S: Source + Send>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) -> bool {
+    pub(crate) fn run_host_piped<S: Source + Send>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) -> bool {
         let left = max_cmds.min(h.limit_ios.saturating_sub(h.ios));
-        let plain = h.pacing.is_none() && h.windows.is_none() && h.zbd.is_none() && h.placer.is_none() && !h.sectors && !h.online && !h.shares_drive;
+        let plain = h.pacing.is_none() && h.zbd.is_none() && h.placer.is_none() && !h.sectors && !h.online && !h.shares_drive;
         if self.threads < 2 || !plain || left < MIN_PIPED_CMDS || h.units >= h.limit_units || !self.dev.pipelinable() {
             return false;
         }
@@ -153,7 +153,11 @@ fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place
         if !tx.may_make(ios) {
             return;
         }
-        let Some(c) = src.peek() else { break };
+        let Some(c) = src.peek() else {
+            // The host loop stops here too (a replay chunk's end, or a command it refuses).
+            push_command(tx, END_CODE, 0, 0, ftl.free_blocks());
+            break;
+        };
         let u = c.units.min(limit_units - units);
         if !push_command(tx, c.kind.code(), c.unit, u, ftl.free_blocks()) {
             return;
@@ -168,7 +172,10 @@ fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place
                 }
                 true
             }
-            CmdKind::Flush => unreachable!("a workload's generator makes no flushes"),
+            CmdKind::Flush => {
+                place.flush();
+                true
+            }
         };
         if !sent || tx.stopped() {
             return;
