@@ -2,7 +2,8 @@
 """Benchmark records: every benchmark run appends one JSON line to ``benches/records/NAME.jsonl``
 with its figures (units in their names), its parameters, the commit, the date, the machine and
 the load average before and after; each run prints its figures' ratios against the newest
-earlier record of the same benchmark with the same parameters.
+earlier record of the same benchmark with the same parameters on the same machine (CPU model
+and count): a ratio against another machine's figure would compare machines, not builds.
 
 BENCHMARKS.md's table of current figures is generated from the records (never edited by hand):
 
@@ -86,9 +87,10 @@ class Recorder:
             Path(os.environ[AB_FIGURES_ENV]).write_text(json.dumps(figures))
             return {"bench": self.name, "figures": figures}
         path = path or RECORDS / f"{self.name}.jsonl"
-        previous = latest(self.name, self.params, path=path)
+        here = machine_info()
+        previous = latest(self.name, self.params, path=path, machine=here)
         rec = {"bench": self.name, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-               "commit": _commit(), "machine": machine_info(), "params": self.params,
+               "commit": _commit(), "machine": here, "params": self.params,
                "load_before": round(self.load_before, 2), "load_after": round(os.getloadavg()[0], 2),
                "figures": {k: (round(v, 6) if isinstance(v, float) else v) for k, v in figures.items()}}
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,9 +118,17 @@ def read(name: str, *, path: Path | None = None) -> list[dict]:
     return out
 
 
-def latest(name: str, params: dict | None = None, *, path: Path | None = None) -> dict | None:
-    """The newest record of ``name`` (with exactly ``params`` when given), or None."""
-    recs = [r for r in read(name, path=path) if params is None or r.get("params") == params]
+def same_machine(a: dict, b: dict) -> bool:
+    """Whether two records' ``machine`` entries are one kind of machine: CPU model and count."""
+    return (a.get("cpu"), a.get("nproc")) == (b.get("cpu"), b.get("nproc"))
+
+
+def latest(name: str, params: dict | None = None, *, path: Path | None = None,
+           machine: dict | None = None) -> dict | None:
+    """The newest record of ``name`` (with exactly ``params`` when given, made on a machine
+    like ``machine`` (:func:`machine_info`) when given), or None."""
+    recs = [r for r in read(name, path=path) if (params is None or r.get("params") == params)
+            and (machine is None or same_machine(r.get("machine", {}), machine))]
     return recs[-1] if recs else None
 
 
@@ -130,7 +140,8 @@ def busy(rec: dict) -> bool:
 def compare_lines(previous: dict | None, rec: dict) -> list[str]:
     """Each figure of ``rec`` against ``previous``: value, recorded value, ratio."""
     if previous is None:
-        return [f"no earlier record of {rec['bench']} with these parameters: nothing to compare"]
+        return [f"no earlier record of {rec['bench']} with these parameters on this machine ({rec['machine']['cpu']}, "
+                f"{rec['machine']['nproc']} cores): nothing to compare (benches/ab.py compares two builds here)"]
     out = [f"against {previous['commit']} ({previous['date']}, load {previous['load_before']}"
            f"{' busy' if busy(previous) else ''}); this run load {rec['load_before']}{' busy' if busy(rec) else ''}:"]
     for k, v in rec["figures"].items():

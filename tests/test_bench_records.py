@@ -37,6 +37,21 @@ def test_a_run_is_recorded_and_compared_with_the_last_of_the_same_parameters(rec
     assert rows[-1]["machine"]["nproc"] >= 1
 
 
+def test_a_record_of_another_machine_is_not_compared(records, capsys, monkeypatch):
+    """A ratio against another machine's figure compares machines, not builds."""
+    here = records.machine_info()
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 4.0e6})
+    monkeypatch.setattr(records, "machine_info", lambda: {**here, "cpu": "Another CPU", "nproc": 64})
+    capsys.readouterr()
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 8.0e6})
+    out = capsys.readouterr().out
+    assert "nothing to compare" in out and "ratio" not in out and "Another CPU" in out
+    # The first machine's next run is compared with its own record, not the other's.
+    monkeypatch.setattr(records, "machine_info", lambda: here)
+    records.Recorder("demo", {"ios": 10}).write({"io_per_cpu_s": 5.0e6})
+    assert "ratio  1.250" in capsys.readouterr().out
+
+
 def test_first_run_says_there_is_nothing_to_compare(records, capsys):
     records.Recorder("fresh", {}).write({"wall_s": 1.0})
     assert "nothing to compare" in capsys.readouterr().out

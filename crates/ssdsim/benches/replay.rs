@@ -7,15 +7,17 @@
 //! span), mapped as `ssdlab trace run` maps it, in chunks of 2^20 records, replayed at the
 //! queue depth with IOPS windows of 100,000 commands.
 //!
-//! `cargo bench -p ssdsim --bench replay [-- --write-gb 200 --qd 32 --no-trim]`
-//! (defaults: 200 GB written, a quarter of the test's 800 GB pass; QD32; with TRIM).
+//! `cargo bench -p ssdsim --bench replay [-- --write-gb 200 --qd 32 --no-trim --threads 2]`
+//! (defaults: 200 GB written, a quarter of the test's 800 GB pass; QD32; with TRIM; one
+//! thread). `--threads 2`: the replay may run on two threads ([`Simulation::set_threads`]);
+//! CPU time is then both threads'.
 //!
 //! `check` hashes the replay's windows, counts and the drive's counters: identical before
 //! and after a change that only makes the simulator faster.
 
 use std::time::Instant;
 
-use ssdsim::time::thread_cpu_s;
+use ssdsim::time::{process_cpu_s, thread_cpu_s};
 use ssdsim::{Command, Config, Job, Mapper, Pattern, Remap, Simulation};
 use ssdtrace::{GenParams, Generator};
 
@@ -39,9 +41,13 @@ fn main() {
     let write_gb: f64 = arg("--write-gb").map_or(200.0, |v| v.parse().expect("--write-gb GB"));
     let qd: u32 = arg("--qd").map_or(32, |v| v.parse().expect("--qd N"));
     let trim = !args.iter().any(|a| a == "--no-trim");
+    let threads: usize = arg("--threads").map_or(1, |v| v.parse().expect("--threads N"));
+    // CPU time of the replay's threads: this one's, or the process's with a second.
+    let cpu_s: fn() -> f64 = if threads > 1 { process_cpu_s } else { thread_cpu_s };
 
     let cfg = default_profile();
     let mut sim = Simulation::new(&cfg, 1).unwrap();
+    sim.set_threads(threads);
     let user = sim.geometry().user_units;
     let span_bytes = user * 4096;
     let t_fill = Instant::now();
@@ -64,15 +70,15 @@ fn main() {
         if chunk.is_empty() {
             break;
         }
-        let (t, c) = (Instant::now(), thread_cpu_s());
+        let (t, c) = (Instant::now(), cpu_s());
         sim.replay(&chunk).unwrap();
         wall += t.elapsed().as_secs_f64();
-        cpu += thread_cpu_s() - c;
+        cpu += cpu_s() - c;
     }
-    let (t, c) = (Instant::now(), thread_cpu_s());
+    let (t, c) = (Instant::now(), cpu_s());
     let rep = sim.finish_replay();
     wall += t.elapsed().as_secs_f64();
-    cpu += thread_cpu_s() - c;
+    cpu += cpu_s() - c;
 
     let n = rep.counts.commands();
     let mut words = vec![rep.duration_ns, n, rep.counts.write_bytes, rep.counts.trim_bytes, rep.counts.flushes];
@@ -82,7 +88,7 @@ fn main() {
     let s = sim.snapshot();
     words.extend([sim.now_ns(), s.host_units, s.nand_units, s.gc_units, s.erases, s.gc_die_ns]);
     let wa = (s.nand_units - rep.start_snapshot.nand_units) as f64 / (s.host_units - rep.start_snapshot.host_units) as f64;
-    println!("JEDEC-like replay, default 256 GB drive, QD{qd}, TRIM {}, {write_gb} GB written (fill {fill_s:.1} s)", if trim { "on" } else { "off" });
+    println!("JEDEC-like replay, default 256 GB drive, QD{qd}, TRIM {}, {write_gb} GB written (fill {fill_s:.1} s), {threads} thread(s), {} commands on two", if trim { "on" } else { "off" }, sim.piped_commands());
     println!("{:>12} {:>9} {:>9} {:>12} {:>12} {:>6} {:>18}", "commands", "wall s", "CPU s", "cmd/s", "cmd/CPU-s", "WA", "check");
     println!("{n:>12} {wall:>9.2} {cpu:>9.2} {:>12.0} {:>12.0} {wa:>6.2} {:>18}", n as f64 / wall, n as f64 / cpu, format!("{:016x}", fnv(&words)));
 }
