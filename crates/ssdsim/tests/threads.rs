@@ -133,9 +133,10 @@ fn trace(user_units: u64, n: usize, seed: u64) -> Vec<Command> {
         .collect()
 }
 
-/// Fills the drive, replays `cmds` at QD32 and at QD1 in chunks after a first chunk with a
-/// command outside the drive half way (a first call runs on two threads); returns every chunk's outcome and progress, each
-/// replay's report, the drive's state after it, and the commands run on two threads.
+/// Fills the drive, replays `cmds` at QD32 and at QD1 in chunks, each replay's first chunk
+/// (its first call: on two threads) with a command outside the drive half way; returns every
+/// chunk's outcome and progress, each replay's report, the drive's state after it, and the
+/// commands run on two threads.
 fn replays(cfg: &Config, threads: usize, cmds: &[Command]) -> (Vec<String>, u64) {
     let mut sim = Simulation::new(cfg, 11).unwrap();
     sim.set_threads(threads);

@@ -145,7 +145,8 @@ pub(super) fn granted(ios: u64, qd: usize, q: &Completions, last_submit: Ns, max
 
 /// The FTL's side of a two-thread phase: takes the commands the host loop will submit
 /// (its limits: `units`/`ios` so far, `limit_units`/`limit_ios`, at most `max_cmds`) from
-/// `src`, makes each one's FTL calls on `ftl` and sends the command and the results on `tx`.
+/// `src`, makes each one's FTL calls on `ftl` and sends the command and the results on `tx`;
+/// where `src` runs dry first (a replay chunk's end or refused command), an end mark.
 #[allow(clippy::too_many_arguments)]
 fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, (mut units, mut ios): (u64, u64), (limit_units, limit_ios): (u64, u64), max_cmds: u64) {
     let mut n = 0;
