@@ -214,7 +214,6 @@ impl Simulation {
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
         if !self.run_host_piped(&mut h, &mut src, cmds.len() as u64) {
             self.run_host(&mut h, &mut Sources::Chunk(&mut src), u64::MAX);
-            h.pace.end_one(h.ios);
         }
         self.host = Some(h);
         match src.error {

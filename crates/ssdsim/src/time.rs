@@ -44,15 +44,19 @@ pub fn transfer_ns(bytes: u64, bytes_per_s: f64) -> Ns {
 /// shared machine.
 #[doc(hidden)]
 pub fn thread_cpu_s() -> f64 {
-    cpu_clock_s(3)
+    cpu_clock_s(CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU time of the whole process, all its threads, on the host [s]
 /// (`CLOCK_PROCESS_CPUTIME_ID`): what a simulation on two threads costs.
 #[doc(hidden)]
 pub fn process_cpu_s() -> f64 {
-    cpu_clock_s(2)
+    cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID)
 }
+
+/// Linux's clock ids of the CPU-time clocks (`<time.h>`).
+const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 
 /// `clock_gettime` of the CPU-time clock `clock` [s].
 fn cpu_clock_s(clock: i32) -> f64 {

@@ -1085,14 +1085,12 @@ impl Simulation {
                 let mut local = **u;
                 if !self.run_host_piped(&mut h, &mut local, max_ios) {
                     self.run_host(&mut h, &mut Sources::Uniform(&mut local), max_ios);
-                    h.pace.end_one(h.ios);
                 }
                 **u = local;
             }
             PhaseSource::One(JobSource::General(g)) => {
                 if !self.run_host_piped(&mut h, &mut **g, max_ios) {
                     self.run_host(&mut h, &mut Sources::General(g), max_ios);
-                    h.pace.end_one(h.ios);
                 }
             }
             PhaseSource::Jobs(jobs) => self.run_loop::<Jobs, false, false>(&mut h, jobs, max_ios),
@@ -1121,6 +1119,8 @@ impl Simulation {
             Sources::Uniform(u) if h.pacing.is_none() && h.windows.is_none() && h.limit_ios == u64::MAX && h.placer.is_none() && h.zbd.is_none() => self.run_loop::<One<UniformSource>, true, false>(h, &mut One(*u), max_cmds),
             _ => self.run_loop::<One<Sources>, false, false>(h, &mut One(src), max_cmds),
         }
+        // A call [`Simulation::run_host_piped`] left to one thread to be timed ends here.
+        h.pace.end_one(h.ios);
     }
 
     /// The host loop, for one job ([`Simulation::run_host`]) or several ([`Jobs`]: up to
