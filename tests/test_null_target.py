@@ -285,4 +285,4 @@ def test_the_kind_checker_catches_a_planted_probe(line):
 
 def test_every_capability_is_documented():
     assert all(isinstance(v, str) and len(v) > 20 for v in CAPABILITIES.values())
-    assert {"simulated", "drive_counters", "fio_jobs", "fork", "reopen"} == set(CAPABILITIES)
+    assert {"simulated", "drive_counters", "fio_jobs", "fork", "reopen", "shared_replay"} == set(CAPABILITIES)

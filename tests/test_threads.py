@@ -130,7 +130,7 @@ def test_variants_side_by_side_run_on_one_thread_each(tmp_path):
     assert trace_replay.threads_per_variant(2, workers=1, cores=2) == 2
     assert trace_replay.threads_per_variant(2, workers=2, cores=4) == 2
     t = SimTarget(_small("default"), seed=5, threads=2)
-    params = trace_replay.TraceRunParams(file="jedec-like", qds=(8, 1), trim="with", write_bytes=1 << 30,
+    params = trace_replay.TraceRunParams(file="jedec-like", qds=(8,), trim="both", write_bytes=1 << 30,
                                          window_commands=5000, chunk_records=50_000)
     trace_replay.run(t, params, tmp_path / "out", progress=False)
     if (os.cpu_count() or 1) < 4:

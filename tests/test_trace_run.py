@@ -164,7 +164,7 @@ def test_side_by_side_the_variants_without_trim_start_first_and_are_recorded_in_
 
     monkeypatch.setattr(trace_replay, "_run_variant", fake_variant)
     # one worker starts them one after the other, in the order they are handed out
-    trace_replay._run_parallel(target, groups, 1, params, 0, 0, {}, False,
+    trace_replay._run_parallel(target, groups, [[i] for i in range(len(groups))], 1, params, 0, 0, {}, False,
                                lambda step, result, counts: recorded.append(step.name))
     # the last started runs on the target itself: its drive is kept, the copies' are freed
     assert started == [("qd32-notrim-fill", False), ("qd1-notrim-fill", False), ("qd32-trim-fill", False),

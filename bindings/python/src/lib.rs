@@ -111,6 +111,12 @@ struct Simulator {
 }
 
 impl Simulator {
+    /// A replay's completed commands and simulated seconds since its start.
+    fn replay_done(&self) -> (u64, f64) {
+        let (done, elapsed) = self.sim.replay_progress();
+        (done, elapsed as f64 / NS_PER_S as f64)
+    }
+
     /// What a results dict needs to read the counter columns (`ssdlab.targets.sim`): the NAND
     /// bytes per 4 KiB unit and the features a column may need (`slc_cache`, `map_cache`, `fdp`,
     /// `zones`).
@@ -425,32 +431,48 @@ impl Simulator {
         if !self.sim.replay_running() {
             return Err(PyValueError::new_err("replay_chunk() without start_replay()"));
         }
-        if offset.len() != op.len() * 8 || length.len() != op.len() * 8 {
-            return Err(PyValueError::new_err(format!(
-                "chunk arrays differ in length: {} ops, {} offset bytes, {} length bytes (8 per command)",
-                op.len(),
-                offset.len(),
-                length.len()
-            )));
-        }
-        // Decoded straight into commands (one pass, no intermediate arrays).
-        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
-        let mut cmds = Vec::with_capacity(op.len());
-        for (i, ((&code, o), l)) in op.iter().zip(offset.chunks_exact(8)).zip(length.chunks_exact(8)).enumerate() {
-            let (off, len) = (word(o), word(l));
-            let kind = CmdKind::from_code(code).ok_or_else(|| PyValueError::new_err(format!("command {i}: unknown op code {code}")))?;
-            if (off | len) % UNIT_BYTES != 0 {
-                return Err(PyValueError::new_err(format!("command {i}: offset {off} / length {len} not 4 KiB aligned; prepare the chunk with replay_prepare")));
-            }
-            cmds.push(Command { kind, unit: off / UNIT_BYTES, units: len / UNIT_BYTES });
-        }
+        let cmds = chunk_commands(op, offset, length)?;
         let sim = &mut self.sim;
         let replayed = py.allow_threads(|| sim.replay(&cmds));
         self.check_space()?;
         self.sim.check_series().map_err(py_err)?;
         replayed.map_err(py_err)?;
-        let (done, elapsed) = self.sim.replay_progress();
-        Ok((done, elapsed as f64 / NS_PER_S as f64))
+        Ok(self.replay_done())
+    }
+
+    /// Whether this drive's replays can share their FTL work with drives of the same profile
+    /// in the same state (`replay_chunk_shared`): its FTL decides by command order alone.
+    #[getter]
+    fn shares_replays(&self) -> bool {
+        self.sim.shares_replays()
+    }
+
+    /// `replay_chunk` on this drive and on each of `followers` at once (drives of this
+    /// profile in this drive's state, each replaying at its own queue depth), one FTL's work
+    /// for all, each drive's timing on a thread of its own: the figures of each drive's own
+    /// replay. A follower's FTL is behind until its `catch_up(self)`, which must come before
+    /// anything but further shared chunks and its `finish_replay`. Returns (completed
+    /// commands, simulated seconds since replay start) per drive, this one first.
+    fn replay_chunk_shared(&mut self, py: Python<'_>, mut followers: Vec<PyRefMut<'_, Simulator>>, op: &[u8], offset: &[u8], length: &[u8]) -> PyResult<Vec<(u64, f64)>> {
+        let cmds = chunk_commands(op, offset, length)?;
+        let sim = &mut self.sim;
+        let mut sims: Vec<&mut Simulation> = followers.iter_mut().map(|f| &mut f.sim).collect();
+        let replayed = py.allow_threads(|| sim.replay_shared(&mut sims, &cmds));
+        // The errors in replay_chunk's order.
+        self.check_space()?;
+        self.sim.check_series().map_err(py_err)?;
+        for f in &followers {
+            f.sim.check_series().map_err(py_err)?;
+        }
+        replayed.map_err(py_err)?;
+        Ok(std::iter::once(self.replay_done()).chain(followers.iter().map(|f| f.replay_done())).collect())
+    }
+
+    /// Ends following `leader` after shared chunks (`replay_chunk_shared`): this drive's FTL
+    /// takes the leader's state (a copy of its tables: ~0.1 s per 100 GB of drive).
+    fn catch_up(&mut self, py: Python<'_>, leader: PyRef<'_, Simulator>) -> PyResult<()> {
+        let (sim, lead) = (&mut self.sim, &leader.sim);
+        py.allow_threads(|| sim.catch_up(lead)).map_err(py_err)
     }
 
     /// Ends the replay (after the last completion) and returns a dict: per-window lists
@@ -461,6 +483,9 @@ impl Simulator {
     fn finish_replay<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.replay_running() {
             return Err(PyValueError::new_err("finish_replay() without start_replay()"));
+        }
+        if self.sim.following() {
+            return Err(PyValueError::new_err("finish_replay(): this drive followed another's FTL in a shared replay; catch_up(leader) first"));
         }
         let r = self.sim.finish_replay();
         let d = PyDict::new(py);
@@ -577,4 +602,28 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     columns::register(m)?;
     emulate::register(m)?;
     Ok(())
+}
+
+/// A prepared chunk's commands (`replay_prepare`'s little-endian buffers: op codes, byte
+/// offsets and lengths, 8 bytes each), decoded in one pass.
+fn chunk_commands(op: &[u8], offset: &[u8], length: &[u8]) -> PyResult<Vec<Command>> {
+    if offset.len() != op.len() * 8 || length.len() != op.len() * 8 {
+        return Err(PyValueError::new_err(format!(
+            "chunk arrays differ in length: {} ops, {} offset bytes, {} length bytes (8 per command)",
+            op.len(),
+            offset.len(),
+            length.len()
+        )));
+    }
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
+    let mut cmds = Vec::with_capacity(op.len());
+    for (i, ((&code, o), l)) in op.iter().zip(offset.chunks_exact(8)).zip(length.chunks_exact(8)).enumerate() {
+        let (off, len) = (word(o), word(l));
+        let kind = CmdKind::from_code(code).ok_or_else(|| PyValueError::new_err(format!("command {i}: unknown op code {code}")))?;
+        if (off | len) % UNIT_BYTES != 0 {
+            return Err(PyValueError::new_err(format!("command {i}: offset {off} / length {len} not 4 KiB aligned; prepare the chunk with replay_prepare")));
+        }
+        cmds.push(Command { kind, unit: off / UNIT_BYTES, units: len / UNIT_BYTES });
+    }
+    Ok(cmds)
 }

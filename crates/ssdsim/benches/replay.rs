@@ -12,6 +12,10 @@
 //! thread). `--threads 2`: the replay may run on two threads ([`Simulation::set_threads`]);
 //! CPU time is then both threads'.
 //!
+//! `--shared QD2`: a second drive, filled alike, replays the same chunks at QD2 beside the
+//! first, sharing its FTL's work ([`Simulation::replay_shared`]: three threads); its check
+//! is printed too, and equals that of its own replay (`--qd QD2`).
+//!
 //! `check` hashes the replay's windows, counts and the drive's counters: identical before
 //! and after a change that only makes the simulator faster.
 
@@ -42,8 +46,9 @@ fn main() {
     let qd: u32 = arg("--qd").map_or(32, |v| v.parse().expect("--qd N"));
     let trim = !args.iter().any(|a| a == "--no-trim");
     let threads: usize = arg("--threads").map_or(1, |v| v.parse().expect("--threads N"));
-    // CPU time of the replay's threads: this one's, or the process's with a second.
-    let cpu_s: fn() -> f64 = if threads > 1 { process_cpu_s } else { thread_cpu_s };
+    let shared: Option<u32> = arg("--shared").map(|v| v.parse().expect("--shared QD"));
+    // CPU time of the replay's threads: this one's, or the process's with more.
+    let cpu_s: fn() -> f64 = if threads > 1 || shared.is_some() { process_cpu_s } else { thread_cpu_s };
 
     let cfg = default_profile();
     let mut sim = Simulation::new(&cfg, 1).unwrap();
@@ -53,11 +58,19 @@ fn main() {
     let t_fill = Instant::now();
     sim.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
     let fill_s = t_fill.elapsed().as_secs_f64();
+    let mut follower = shared.map(|_| {
+        let mut f = Simulation::new(&cfg, 1).unwrap();
+        f.run(Job::new(Pattern::SeqWrite, 32, 32, 0, user)).unwrap();
+        f
+    });
 
     let write_bytes = (write_gb * 1e9) as u64 / 4096 * 4096;
     let mut gen = Generator::new(GenParams::new(span_bytes, write_bytes)).unwrap();
     let mapper = Mapper { span_start_unit: 0, span_units: user, remap: Remap::Error, trace_span_bytes: 0, keep_reads: false, keep_trims: trim };
     sim.start_replay(qd, 100_000).unwrap();
+    if let (Some(f), Some(q)) = (follower.as_mut(), shared) {
+        f.start_replay(q, 100_000).unwrap();
+    }
     let (mut wall, mut cpu) = (0.0, 0.0);
     let mut chunk: Vec<Command> = Vec::with_capacity(1 << 20);
     loop {
@@ -71,15 +84,35 @@ fn main() {
             break;
         }
         let (t, c) = (Instant::now(), cpu_s());
-        sim.replay(&chunk).unwrap();
+        match follower.as_mut() {
+            Some(f) => sim.replay_shared(&mut [f], &chunk).unwrap(),
+            None => sim.replay(&chunk).unwrap(),
+        }
         wall += t.elapsed().as_secs_f64();
         cpu += cpu_s() - c;
     }
     let (t, c) = (Instant::now(), cpu_s());
+    let followed = follower.as_mut().map(|f| {
+        f.catch_up(&sim).unwrap();
+        let rep = f.finish_replay();
+        check(f, rep)
+    });
     let rep = sim.finish_replay();
     wall += t.elapsed().as_secs_f64();
     cpu += cpu_s() - c;
+    let n = rep.counts.commands();
+    let (wa, hash) = check(&sim, rep);
+    println!("JEDEC-like replay, default 256 GB drive, QD{qd}, TRIM {}, {write_gb} GB written (fill {fill_s:.1} s), {threads} thread(s), {} commands on two", if trim { "on" } else { "off" }, sim.piped_commands());
+    println!("{:>12} {:>9} {:>9} {:>12} {:>12} {:>6} {:>18}", "commands", "wall s", "CPU s", "cmd/s", "cmd/CPU-s", "WA", "check");
+    println!("{n:>12} {wall:>9.2} {cpu:>9.2} {:>12.0} {:>12.0} {wa:>6.2} {hash:>18}", n as f64 / wall, n as f64 / cpu);
+    if let (Some((wa, hash)), Some(q)) = (followed, shared) {
+        println!("shared with a drive at QD{q} (times above are both drives'): WA {wa:.2}, check {hash}");
+    }
+}
 
+/// A replay's write amplification and check hash: its report's counts and windows, the
+/// drive's clock and counters after it.
+fn check(sim: &Simulation, rep: ssdsim::ReplayReport) -> (f64, String) {
     let n = rep.counts.commands();
     let mut words = vec![rep.duration_ns, n, rep.counts.write_bytes, rep.counts.trim_bytes, rep.counts.flushes];
     for w in &rep.windows {
@@ -88,7 +121,5 @@ fn main() {
     let s = sim.snapshot();
     words.extend([sim.now_ns(), s.host_units, s.nand_units, s.gc_units, s.erases, s.gc_die_ns]);
     let wa = (s.nand_units - rep.start_snapshot.nand_units) as f64 / (s.host_units - rep.start_snapshot.host_units) as f64;
-    println!("JEDEC-like replay, default 256 GB drive, QD{qd}, TRIM {}, {write_gb} GB written (fill {fill_s:.1} s), {threads} thread(s), {} commands on two", if trim { "on" } else { "off" }, sim.piped_commands());
-    println!("{:>12} {:>9} {:>9} {:>12} {:>12} {:>6} {:>18}", "commands", "wall s", "CPU s", "cmd/s", "cmd/CPU-s", "WA", "check");
-    println!("{n:>12} {wall:>9.2} {cpu:>9.2} {:>12.0} {:>12.0} {wa:>6.2} {:>18}", n as f64 / wall, n as f64 / cpu, format!("{:016x}", fnv(&words)));
+    (wa, format!("{:016x}", fnv(&words)))
 }

@@ -208,6 +208,7 @@ impl Simulation {
     /// ([`Simulation::check_space`]) or the replay has gone past the last interval of its
     /// series ([`Simulation::check_series`]).
     pub fn replay(&mut self, cmds: &[Command]) -> Result<(), SimError> {
+        self.check_not_following()?;
         self.check_space()?;
         let mut h = self.host.take().expect("replay() without start_replay()");
         assert!(h.windows.is_some(), "replay() during a phase");
@@ -233,6 +234,7 @@ impl Simulation {
     /// Waits for every outstanding command, closes the last (partial) window and returns
     /// the report. The drive's clock moves to the last completion.
     pub fn finish_replay(&mut self) -> ReplayReport {
+        assert!(!self.following(), "finish_replay() of a drive behind a shared replay's leader: catch_up first");
         let mut h = self.host.take().expect("finish_replay() without start_replay()");
         assert!(h.windows.is_some(), "finish_replay() during a phase");
         // The last completions are counted in the windows as the queue drains.

@@ -8,7 +8,6 @@
 mod common;
 
 use ssdsim::time::NS_PER_S;
-use ssdsim::rng::Rng;
 use ssdsim::{BlockSize, CmdKind, Command, Config, DirectionMix, Job, Pattern, Simulation, Workload, UNIT_BYTES};
 
 /// Block sizes [KiB] and weights, a share of them random.
@@ -110,29 +109,6 @@ fn a_phase_with_idle_time_runs_on_one_thread() {
     assert_eq!(sim.piped_commands(), 0);
 }
 
-/// A trace's commands: writes of 1 to 64 units (a fifth of them after the previous write, so
-/// whole pages go to the FTL at once), TRIMs, reads and flushes.
-fn trace(user_units: u64, n: usize, seed: u64) -> Vec<Command> {
-    let mut rng = Rng::new(seed);
-    let mut next = 0;
-    (0..n)
-        .map(|_| {
-            let long = rng.below(4) == 0;
-            let units = 1 + rng.below(if long { 64 } else { 8 });
-            let unit = if rng.below(5) == 0 && next + units <= user_units { next } else { rng.below(user_units - units) };
-            match rng.below(100) {
-                0..=69 => {
-                    next = unit + units;
-                    Command { kind: CmdKind::Write, unit, units }
-                }
-                70..=79 => Command { kind: CmdKind::Trim, unit, units },
-                80..=96 => Command { kind: CmdKind::Read, unit, units },
-                _ => Command { kind: CmdKind::Flush, unit: 0, units: 0 },
-            }
-        })
-        .collect()
-}
-
 /// Fills the drive, replays `cmds` at QD32 and at QD1 in chunks, each replay's first chunk
 /// (its first call: on two threads) with a command outside the drive half way; returns every
 /// chunk's outcome and progress, each replay's report, the drive's state after it, and the
@@ -160,7 +136,7 @@ fn replays(cfg: &Config, threads: usize, cmds: &[Command]) -> (Vec<String>, u64)
 fn a_trace_replay_gives_the_same_figures_on_two_threads() {
     let cfg = common::small(common::DEFAULT_PROFILE_GC, 1.12);
     let user = Simulation::new(&cfg, 1).unwrap().geometry().user_units;
-    let cmds = trace(user, 350_000, 5);
+    let cmds = common::trace(user, 350_000, 5);
     let (one, none) = replays(&cfg, 1, &cmds);
     let (two, piped) = replays(&cfg, 2, &cmds);
     assert_eq!(none, 0);

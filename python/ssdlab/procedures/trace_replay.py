@@ -23,7 +23,12 @@ Each variant starts with a purge, so on a target that can make independent copie
 (``fork``: the simulator) the variants run side by side, one per CPU core (as many as the
 memory holds); results are recorded in plan order and are those of a sequential run. A
 simulation allowed two threads (``--sim-threads 2``) uses them when the variants leave a core
-free for it: a test of one variant, or two variants on four cores.
+free for it: a test of one variant, or two variants on four cores. On a target that can share a
+replay's FTL work between such copies (``shared_replay``: the simulator, where the drive's FTL
+decides by command order alone), the queue depths of one TRIM choice run as a team: each
+purged and filled on its own drive, then each pass read once and replayed on all of them, one
+FTL run on a thread of its own feeding every queue depth's timing model (:func:`_run_team`);
+their figures are those of separate runs.
 """
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ from .. import report, results, traces
 from ..charts import Chart, Line
 from ..errors import UserError
 from ..progress import phase_bar
-from ..targets.base import FORK, JobSpec, ReplayJob, ReplayResult, Target
+from ..targets.base import FORK, SHARED_REPLAY, JobSpec, ReplayJob, ReplayResult, Target
 from .common import (FILL_BS_BYTES, base_summary, failure_of, Interrupted, mark_stopped, print_plan as print_header,
                     purge, raise_stopped, run_phase, span_bytes)
 from ..units import MAX_SIZE_BYTES, human_size
@@ -258,9 +263,11 @@ def _chunks(source_file, mapping: dict, on_records,
 
 def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: int, trace_span: int, trim: bool,
                 expected_commands: int | None, progress: bool | None,
-                stop: threading.Event | None = None) -> tuple[ReplayResult, dict]:
+                stop: threading.Event | None = None, followers: list | None = None):
     """One replay of the whole trace; returns the result and record counts (read, dropped).
-    A set ``stop`` cuts it short between chunks."""
+    A set ``stop`` cuts it short between chunks. With ``followers`` ((target, job) pairs of a
+    ``shared_replay`` target), the same replay on each of them too, and a list of results,
+    ``target``'s first."""
     counts = {"records": 0, "dropped": 0}
 
     def on_records(n: int, dropped: int) -> None:
@@ -269,11 +276,16 @@ def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: in
 
     mapping = {"span": span, "remap": params.remap, "trace_span": trace_span, "keep_reads": params.keep_reads,
                "keep_trims": trim, "chunk_records": params.chunk_records, "name": params.source.path}
-    label = f"replay {job.name} (QD{job.qd}, TRIM {'on' if trim else 'off'})"
+    names = " + ".join(f"{j.name} (QD{j.qd})" for j in [job, *(j for _, j in followers or ())])
+    label = f"replay {names}, TRIM {'on' if trim else 'off'}"
     source_file = params.source.open(span)
     with phase_bar(label, enabled=progress) as bar:
-        result = target.replay(job, _chunks(source_file, mapping, on_records, stop), bar,
-                               total_commands=expected_commands)
+        chunks = _chunks(source_file, mapping, on_records, stop)
+        if followers is None:
+            result = target.replay(job, chunks, bar, total_commands=expected_commands)
+        else:
+            result = target.replay_shared(job, followers, chunks, bar,  # type: ignore[attr-defined]
+                                          total_commands=expected_commands)
     stats = source_file.stats()
     counts["skipped_bad"] = int(stats.get("skipped_bad") or 0)
     counts["first_bad"] = stats.get("first_bad")
@@ -323,11 +335,12 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
             raise Interrupted(result)  # type: ignore[arg-type]
 
     groups = _variant_groups(steps)
-    workers = _parallel_variants(target, len(groups))
+    teams = _teams(target, groups)
+    workers = _parallel_variants(target, len(teams), max(len(t) for t in teams))
     try:
-        if workers > 1:
+        if workers > 1 or len(teams) < len(groups):
             with _threads_beside(target, workers):
-                _run_parallel(target, groups, workers, params, span, trace_span, info, progress, record)
+                _run_parallel(target, groups, teams, workers, params, span, trace_span, info, progress, record)
         else:
             stop = threading.Event()
             for group in groups:
@@ -368,6 +381,53 @@ def _run_variant(target: Target, group: list, params: TraceRunParams, span: int,
                                   progress, stop))
 
 
+def _teams(target: Target, groups: list[list]) -> list[list[int]]:
+    """The variants (indices in ``groups``) that run together: on a target that can share a
+    replay's FTL work between copies of its drive (``shared_replay``), the queue depths of
+    one TRIM choice (the same commands, so the same FTL decisions on a drive whose FTL goes
+    by command order: :func:`_run_team`), when the memory holds a drive for each; else each
+    variant alone."""
+    alone = [[i] for i in range(len(groups))]
+    if SHARED_REPLAY not in target.capabilities or FORK not in target.capabilities:
+        return alone
+    by_trim: dict[bool, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_trim.setdefault(_with_trim(g[0].name.removesuffix("-fill")), []).append(i)
+    teams = list(by_trim.values())
+    fit = _drives_memory_holds(target)
+    # A team holds a drive per variant at once.
+    return alone if fit is not None and fit < max(len(t) for t in teams) else teams
+
+
+def _run_team(targets: list, team: list[list], params: TraceRunParams, span: int, trace_span: int, info: dict,
+              progress: bool | None, stop: threading.Event) -> Iterator[tuple[ReplayJob, ReplayResult, dict]]:
+    """Runs variants of one TRIM choice at different queue depths (``team``: their steps),
+    each on its own drive (``targets``): each purged and filled, then each pass read once
+    and replayed on every drive at once, the first drive's FTL doing the work for all
+    (``replay_shared``): each variant's figures are those of its own run. A drive whose FTL
+    decides by time, not by command order alone, runs its variants one after another.
+    Yields each pass's result per variant."""
+    if not targets[0].shares_replays:
+        for t, group in zip(targets, team):
+            yield from _run_variant(t, group, params, span, trace_span, info, progress, stop)
+        return
+    for t, group in zip(targets, team):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        purge(t)
+        run_phase(t, group[0], f"{group[0].name} (sequential fill)", progress)
+    trim = _with_trim(team[0][0].name.removesuffix("-fill"))
+    for k in range(1, len(team[0])):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        jobs = [group[k] for group in team]
+        results, counts = replay_pass(targets[0], jobs[0], params, span, trace_span, trim,
+                                      _expected_commands(info, params, trim), progress, stop,
+                                      followers=list(zip(targets[1:], jobs[1:])))
+        for job, result in zip(jobs, results):
+            yield job, result, counts
+
+
 def _start_order(groups: list[list]) -> list[int]:
     """The order variants start in when they run side by side: those without TRIM first (their
     drive keeps more data valid, so GC copies more and they take longest), each kind in plan
@@ -381,21 +441,29 @@ def _with_trim(variant: str) -> bool:
     return variant.endswith("-trim")
 
 
-def _parallel_variants(target: Target, variants: int) -> int:
-    """How many variants run at once: each starts with a purge, so on a target that can make
-    independent copies of its drive (``fork``: the simulator) they may run side by side, one
-    per CPU core, as many as the memory holds (each copy needs the drive's state)."""
+def _parallel_variants(target: Target, variants: int, drives_each: int = 1) -> int:
+    """How many variants (or teams of ``drives_each`` variants: :func:`_teams`) run at once:
+    each starts with a purge, so on a target that can make independent copies of its drive
+    (``fork``: the simulator) they may run side by side, one per CPU core, as many as the
+    memory holds (each copy needs the drive's state)."""
     if variants < 2 or FORK not in target.capabilities:
         return 1
     workers = min(variants, os.cpu_count() or 1)
+    fit = _drives_memory_holds(target)
+    if fit is not None:
+        workers = min(workers, max(1, fit // drives_each))
+    return workers
+
+
+def _drives_memory_holds(target: Target) -> int | None:
+    """How many copies of ``target``'s drive 70 % of the free memory holds (``state_bytes``
+    each); None when either is unknown."""
     state_bytes = target.state_bytes
     try:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         avail = 0
-    if state_bytes and avail:
-        workers = min(workers, max(1, int(avail * 0.7 // state_bytes)))
-    return workers
+    return int(avail * 0.7 // state_bytes) if state_bytes and avail else None
 
 
 def threads_per_variant(threads: int, workers: int, cores: int) -> int:
@@ -418,36 +486,46 @@ def _threads_beside(target: Target, workers: int):
         target.set_threads(threads)  # type: ignore[attr-defined]
 
 
-def _run_parallel(target: Target, groups: list[list], workers: int, params: TraceRunParams, span: int,
-                  trace_span: int, info: dict, progress: bool | None, record) -> None:
-    """Runs the variants ``workers`` at a time, in :func:`_start_order`, each on its own copy of
-    the drive, the one started last on ``target`` itself (a copy's drive is freed when its
-    variant ends, the target's is kept: started last, it never sits beside ``workers``
-    running ones); the simulator releases the GIL while it replays a chunk. Results are
-    recorded in plan order, so the folder and the summary are those of a sequential run.
-    Ctrl-C or a failure stops every variant after the step under way."""
+def _run_parallel(target: Target, groups: list[list], teams: list[list[int]], workers: int, params: TraceRunParams,
+                  span: int, trace_span: int, info: dict, progress: bool | None, record) -> None:
+    """Runs the ``teams`` of variants (:func:`_teams`) ``workers`` at a time, in
+    :func:`_start_order`, each variant on its own copy of the drive, one variant of the team
+    started last on ``target`` itself (a copy's drive is freed when its team ends, the
+    target's is kept: started last, it never sits beside ``workers`` running ones); the
+    simulator releases the GIL while it replays a chunk. Results are recorded in plan order,
+    so the folder and the summary are those of a sequential run. Ctrl-C or a failure stops
+    every variant after the step under way."""
     stop = threading.Event()
-    order = _start_order(groups)
-    targets: list = [target if i == order[-1] else target.fork() for i in range(len(groups))]
+    order = _start_order([groups[team[0]] for team in teams])
+    last = teams[order[-1]][0]
+    targets: list = [target if i == last else target.fork() for i in range(len(groups))]
 
-    def work(i: int) -> list:
-        done = []
+    def work(k: int) -> list:
+        team = teams[k]
+        done: list = []
         try:
-            for item in _run_variant(targets[i], groups[i], params, span, trace_span, info, progress, stop):
+            if len(team) == 1:
+                items = _run_variant(targets[team[0]], groups[team[0]], params, span, trace_span, info, progress,
+                                     stop)
+            else:
+                items = _run_team([targets[i] for i in team], [groups[i] for i in team], params, span, trace_span,
+                                  info, progress, stop)
+            for item in items:
                 done.append(item)
         except KeyboardInterrupt:  # stopped: what ran is kept
             pass
         finally:
-            if targets[i] is not target:
-                targets[i] = None  # a copy's drive is freed as soon as its variant ends
+            for i in team:
+                if targets[i] is not target:
+                    targets[i] = None  # a copy's drive is freed as soon as its team ends
         return done
 
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trace-variant")
-    futures: list = [None] * len(groups)
-    for i in order:
-        futures[i] = pool.submit(work, i)
+    futures: list = [None] * len(teams)
+    for k in order:
+        futures[k] = pool.submit(work, k)
     interrupted = False
     try:
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -460,10 +538,11 @@ def _run_parallel(target: Target, groups: list[list], workers: int, params: Trac
         pool.shutdown(wait=True)
     # A variant that failed: the others were stopped for it; its error is what the run reports.
     failed = next((f.exception() for f in futures if f.exception() is not None), None)
-    for f in futures:
-        for step, result, counts in ([] if f.exception() is not None else f.result()):
-            if failed is None or result.complete:
-                record(step, result, counts)
+    plan_order = {step.name: n for n, step in enumerate(s for g in groups for s in g)}
+    items = [item for f in futures if f.exception() is None for item in f.result()]
+    for step, result, counts in sorted(items, key=lambda item: plan_order[item[0].name]):
+        if failed is None or result.complete:
+            record(step, result, counts)
     if failed is not None:
         raise failed
     if interrupted:

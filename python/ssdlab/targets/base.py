@@ -197,6 +197,7 @@ DRIVE_COUNTERS = "drive_counters"
 FIO_JOBS = "fio_jobs"
 FORK = "fork"
 REOPEN = "reopen"
+SHARED_REPLAY = "shared_replay"
 CAPABILITIES = {
     SIMULATED: "a drive model: its time is simulated; counters() gives its exact cumulative internal counters "
                "(NAND bytes written, erases...), so write amplification is exact; release() lets its state go; "
@@ -208,6 +209,10 @@ CAPABILITIES = {
     FORK: "fork() gives an independent drive of the same kind, as after purge(); state_bytes estimates the "
           "memory each copy holds [bytes]; threads and set_threads(n): the CPU threads its simulation may use "
           "(copies made after take them)",
+    SHARED_REPLAY: "replay_shared(job, followers, chunks, progress, total_commands): replay() of the same chunks on "
+                   "this drive and on followers ((target, job) pairs: fork() copies brought to this drive's state "
+                   "the same way), each at its job's queue depth, the FTL's work done once for all; the results "
+                   "are those of separate replays. shares_replays says whether this drive's model allows followers",
     REOPEN: "reopen(workdir=None) opens the same target anew with the same options (ssdlab.targets.open_target "
             "gives it)",
 }

@@ -134,6 +134,32 @@ class NullTarget(TargetDefaults):
                             complete=complete, notes=[] if complete else ["interrupted"])
 
     # -- capabilities ------------------------------------------------------------------
+    #: ``fork``: the threads a simulation would use (a null target uses none).
+    threads = 1
+
+    def set_threads(self, threads: int) -> None:
+        """``fork``: kept, for the copies :meth:`fork` makes."""
+        self.threads = int(threads)
+
+    #: ``shared_replay``: followers are always taken (each replays the chunks on its own).
+    shares_replays = True
+
+    def replay_shared(self, job: ReplayJob, followers: list, chunks, progress: Progress | None = None,
+                      total_commands: int | None = None) -> list[ReplayResult]:
+        """``shared_replay``: :meth:`replay` of the same chunks here and on each follower."""
+        kept: list = []
+
+        def keep():
+            for chunk in chunks:
+                kept.append(chunk)
+                yield chunk
+
+        first = self.replay(job, keep(), progress, total_commands)
+        results = [first] + [t.replay(j, iter(kept), None, total_commands) for t, j in followers]
+        for r in results[1:]:
+            r.complete, r.notes = first.complete, list(first.notes)  # stopped where the first was
+        return results
+
     def counters(self) -> dict:
         """``simulated``: the cumulative bytes; ``drive_counters``: the same as a drive's
         host/NAND write counters (:func:`ssdlab.targets.counters.write_amplification` reads them)."""
@@ -145,8 +171,10 @@ class NullTarget(TargetDefaults):
 
     def fork(self) -> "NullTarget":
         """An independent target of the same settings and script, as after :meth:`purge`."""
-        return NullTarget(self.capacity_bytes, capabilities=self.capabilities - {REOPEN}, script=self.script,
+        copy = NullTarget(self.capacity_bytes, capabilities=self.capabilities - {REOPEN}, script=self.script,
                           state_bytes=self.state_bytes, name=self.name, **self.settings)
+        copy.threads = self.threads
+        return copy
 
     def job_text(self, job: JobSpec) -> str:
         """``fio_jobs``: what stands for a phase's fio job file."""

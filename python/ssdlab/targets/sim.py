@@ -48,7 +48,7 @@ from .. import _native, columns, errors, results, stop
 from ..journal import CHECKPOINT_S
 from ..profiles import Profile, load_profile
 from .base import (
-    DIRECTIONS, FORK, LATENCY_STATS, SIMULATED, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
+    DIRECTIONS, FORK, LATENCY_STATS, SHARED_REPLAY, SIMULATED, CommandChunk, JobSpec, LiveFigures, PhaseResult, Progress, ReplayJob,
     ReplayResult, TargetDefaults, latency_column, pattern_direction,
 )
 
@@ -142,7 +142,7 @@ class _Drive:
 class SimTarget(TargetDefaults):
     """A simulated drive built from a :class:`~ssdlab.profiles.Profile`."""
 
-    capabilities = frozenset({SIMULATED, FORK})
+    capabilities = frozenset({SIMULATED, FORK, SHARED_REPLAY})
 
     def __init__(self, profile: Profile, seed: int = 1, threads: int = 1):
         self.profile = profile
@@ -312,28 +312,53 @@ class SimTarget(TargetDefaults):
         ``total_commands`` (if known) makes the progress fraction exact. A job with a
         ``buffer_compress_pct`` (0..100) writes data that compressible (see
         ``Simulator.start_workload``); without one the profile's compression ratio holds."""
-        self._sim.start_replay(job.qd, job.window_commands, getattr(job, "buffer_compress_pct", None))
+        return self.replay_shared(job, [], chunks, progress, total_commands)[0]
+
+    @property
+    def shares_replays(self) -> bool:
+        """Whether :meth:`replay_shared` may have followers: this profile's FTL decides by the
+        order of the commands alone (``_native.Simulator.shares_replays``)."""
+        return bool(self._sim.shares_replays)
+
+    def replay_shared(self, job: ReplayJob, followers: list[tuple["SimTarget", ReplayJob]], chunks,
+                      progress: Progress | None = None, total_commands: int | None = None) -> list[ReplayResult]:
+        """:meth:`replay` on this drive and, with the same chunks, on each follower target at its
+        own job's queue depth: drives of this profile brought to this drive's state the same
+        way (copies from :meth:`fork`, purged and filled alike). The FTL's work is done once,
+        by this drive's, and each drive's timing model runs on a thread of its own
+        (``_native.Simulator.replay_chunk_shared``); each result is the one the follower's own
+        :meth:`replay` gives. Followers need :attr:`shares_replays`. Returns this drive's
+        result, then each follower's; on Ctrl-C every one is marked incomplete."""
+        drives = [self._sim, *(t._sim for t, _ in followers)]
+        jobs = [job, *(j for _, j in followers)]
+        for d, j in zip(drives, jobs):
+            d.start_replay(j.qd, j.window_commands, getattr(j, "buffer_compress_pct", None))
+        native = [d._sim for d in drives[1:]]
         complete = True
-        done = 0
         try:
             for op, off, ln in chunks:
                 stop.check()
-                done, elapsed_s = self._sim.replay_chunk(_le(op, "u1"), _le(off, "<u8"), _le(ln, "<u8"))
+                args = (_le(op, "u1"), _le(off, "<u8"), _le(ln, "<u8"))
+                if native:
+                    done, elapsed_s = drives[0].replay_chunk_shared(native, *args)[0]
+                else:
+                    done, elapsed_s = drives[0].replay_chunk(*args)
                 if progress:
                     frac = done / total_commands if total_commands else 0.0
                     progress(min(frac, 1.0), f"{done:,} commands, {elapsed_s:,.0f} s simulated")
         except KeyboardInterrupt:
             complete = False
         except BaseException:
-            self._sim.finish_replay()  # leave the drive usable, then report the error
+            self._end_replays(drives)  # leave the drives usable, then report the error
             raise
-        raw = self._sim.finish_replay()
-        result = _replay_result(job, raw)
-        result.complete = complete
-        if not complete:
-            result.notes.append(f"interrupted after {result.totals['commands']:,} commands "
-                                f"({raw['duration_s']:.1f} s of simulated time)")
-        return result
+        return [_replay_result(j, raw, complete) for j, raw in zip(jobs, self._end_replays(drives))]
+
+    @staticmethod
+    def _end_replays(drives: list) -> list[dict]:
+        """Brings followers' FTLs up to the leader's (``drives[0]``) and finishes every replay."""
+        for d in drives[1:]:
+            d.catch_up(drives[0]._sim)
+        return [d.finish_replay() for d in drives]
 
     # -- helpers -----------------------------------------------------------------------
     def _run_started(self, progress: Progress | None, name: str,
@@ -643,7 +668,9 @@ def _le(a, dtype: str) -> bytes:
     return np.ascontiguousarray(a, dtype=dtype).tobytes()
 
 
-def _replay_result(job: ReplayJob, raw: dict) -> ReplayResult:
+def _replay_result(job: ReplayJob, raw: dict, complete: bool = True) -> ReplayResult:
+    """The result of a replay from ``finish_replay``'s dict; an incomplete one (Ctrl-C) says
+    where it stopped."""
     commands = np.asarray(raw["commands"], dtype=np.float64)
     end_s = np.asarray(raw["end_s"], dtype=np.float64)
     dt = np.diff(np.concatenate([[0.0], end_s]))
@@ -669,4 +696,8 @@ def _replay_result(job: ReplayJob, raw: dict) -> ReplayResult:
         **{k: v for k, v in drive.items() if k != "host_write_bytes"},
         "latency_us": {k: v / 1e3 for k, v in raw["latency_ns"].items() if v is not None},
     }
-    return ReplayResult(job=job, series=series, totals=totals)
+    result = ReplayResult(job=job, series=series, totals=totals)
+    result.complete = complete
+    if not complete:
+        result.notes.append(f"interrupted after {n:,} commands ({dur:.1f} s of simulated time)")
+    return result

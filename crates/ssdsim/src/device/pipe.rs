@@ -39,13 +39,15 @@ const SLEEP_US: u64 = 20;
 #[repr(align(128))]
 struct Position(AtomicUsize);
 
-/// A single-producer single-consumer ring of words.
+/// A ring of words with one producer and one or more consumers, each of which reads every
+/// word (one drive's timing model each, [`crate::sim`]'s shared replay).
 pub(crate) struct Ring {
     words: Box<[AtomicU64]>,
     /// Words the producer has published.
     tail: Position,
-    /// Words the consumer has read (published every [`PUBLISH_EVERY`] and when it waits).
-    head: Position,
+    /// Words each consumer has read (published every [`PUBLISH_EVERY`] and when it waits):
+    /// the producer overwrites none that the slowest has not read.
+    heads: Box<[Position]>,
     /// In a timed phase, the commands the host loop is sure to submit (a count of the
     /// phase's commands): the producer makes none beyond. `usize::MAX` otherwise.
     granted: Position,
@@ -55,13 +57,15 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    /// A ring whose producer may make `granted` commands of the phase (see [`Rx::grant`]).
-    pub(crate) fn new(granted: u64) -> Arc<Ring> {
+    /// A ring for `consumers` consumers whose producer may make `granted` commands of the
+    /// phase (see [`Rx::grant`]; with more than one consumer, no limit: `u64::MAX`).
+    pub(crate) fn new(granted: u64, consumers: usize) -> Arc<Ring> {
+        assert!(consumers == 1 || granted == u64::MAX, "a ring's consumers share no grant");
         Arc::new(Ring {
             granted: Position(AtomicUsize::new(usize::try_from(granted).unwrap_or(usize::MAX))),
             words: (0..RING_WORDS).map(|_| AtomicU64::new(0)).collect(),
             tail: Position(AtomicUsize::new(0)),
-            head: Position(AtomicUsize::new(0)),
+            heads: (0..consumers).map(|_| Position(AtomicUsize::new(0))).collect(),
             stopped: AtomicBool::new(false),
         })
     }
@@ -73,6 +77,11 @@ impl Ring {
 
     fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::Acquire)
+    }
+
+    /// Words the slowest consumer has read.
+    fn head(&self) -> usize {
+        self.heads.iter().map(|h| h.0.load(Ordering::Acquire)).min().expect("a ring has a consumer")
     }
 }
 
@@ -171,7 +180,7 @@ impl Tx {
         self.publish();
         let mut spins = 0;
         loop {
-            self.head_seen = self.ring.head.0.load(Ordering::Acquire);
+            self.head_seen = self.ring.head();
             if self.tail - self.head_seen < RING_WORDS {
                 return true;
             }
@@ -187,9 +196,11 @@ impl Tx {
     }
 }
 
-/// The consuming side of a [`Ring`], with the command the host loop is taking.
+/// A consuming side of a [`Ring`], with the command the host loop is taking.
 pub(crate) struct Rx {
     ring: Arc<Ring>,
+    /// Which of the ring's consumers.
+    id: usize,
     head: usize,
     tail_seen: usize,
     granted: usize,
@@ -199,9 +210,11 @@ pub(crate) struct Rx {
 }
 
 impl Rx {
-    pub(crate) fn new(ring: Arc<Ring>, free_blocks: u64) -> Rx {
+    /// The consumer number `id` of `ring`.
+    pub(crate) fn new(ring: Arc<Ring>, id: usize, free_blocks: u64) -> Rx {
+        assert!(id < ring.heads.len(), "consumer {id} of a ring of {}", ring.heads.len());
         let granted = ring.granted.0.load(Ordering::Relaxed);
-        Rx { ring, head: 0, tail_seen: 0, granted, free_blocks }
+        Rx { ring, id, head: 0, tail_seen: 0, granted, free_blocks }
     }
 
     /// Lets the producer make the phase's commands up to number `granted` (exclusive): the
@@ -226,7 +239,7 @@ impl Rx {
         let w = self.ring.words[self.head & MASK].load(Ordering::Relaxed);
         self.head += 1;
         if self.head.is_multiple_of(PUBLISH_EVERY) {
-            self.ring.head.0.store(self.head, Ordering::Release);
+            self.ring.heads[self.id].0.store(self.head, Ordering::Release);
         }
         w
     }
@@ -234,7 +247,7 @@ impl Rx {
     #[cold]
     #[inline(never)]
     fn wait_data(&mut self) {
-        self.ring.head.0.store(self.head, Ordering::Release);
+        self.ring.heads[self.id].0.store(self.head, Ordering::Release);
         let mut spins = 0;
         loop {
             self.tail_seen = self.ring.tail.0.load(Ordering::Acquire);
@@ -432,6 +445,7 @@ impl Device {
     pub(crate) fn pipe(&mut self) -> &mut Rx {
         self.pipe.as_mut().expect("a two-thread phase has its ring")
     }
+
 }
 
 impl Device {

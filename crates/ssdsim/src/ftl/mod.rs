@@ -39,6 +39,7 @@ use crate::rng::Rng;
 mod active;
 pub(crate) mod bits;
 mod companions;
+mod copy;
 mod fdp;
 mod foreground;
 mod idle;

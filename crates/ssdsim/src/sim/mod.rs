@@ -45,6 +45,7 @@ use crate::workload::placement::Placer;
 use crate::workload::zbd::{WriteZones, ZbdJob};
 
 mod series;
+mod shared;
 mod source;
 mod threads;
 mod zoned;
@@ -677,6 +678,11 @@ pub struct Simulation {
     threads: usize,
     /// Commands run on two threads so far.
     piped_commands: u64,
+    /// This simulation's number in the process (a shared replay's leader is named by it).
+    id: u64,
+    /// Set while this drive's FTL is behind the leader of a shared replay
+    /// ([`Simulation::replay_shared`]).
+    following: Option<shared::Following>,
 }
 
 impl Simulation {
@@ -687,7 +693,7 @@ impl Simulation {
 
     /// Like [`Simulation::new`], optionally tracking a version tag per slot (tests).
     pub fn with_payload_tracking(cfg: &Config, seed: u64, track: bool) -> Result<Self, SimError> {
-        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS, write_zones: WriteZones::default(), threads: 1, piped_commands: 0 })
+        Ok(Simulation { dev: Device::new(cfg, track, seed).map_err(SimError::Profile)?, rng: Rng::new(seed), now_ns: 0, host: None, source: None, series_limit: MAX_SERIES_INTERVALS, write_zones: WriteZones::default(), threads: 1, piped_commands: 0, id: shared::next_id(), following: None })
     }
 
     /// Threads a phase may use (1 or 2; default 1). With 2, a phase of one job without idle
@@ -874,6 +880,7 @@ impl Simulation {
     /// `gc_idle_*`). Returns the number of GC victims collected while idle. Refused while a
     /// phase or replay runs, or when the clock would pass [`MAX_CLOCK_NS`].
     pub fn idle(&mut self, duration_ns: Ns) -> Result<u64, SimError> {
+        self.check_not_following()?;
         if self.phase_running() {
             return Err(SimError::Invalid("idle() while a phase or replay runs; finish it first".into()));
         }
@@ -1574,6 +1581,7 @@ impl Simulation {
     /// Ok unless a phase, replay or online drive is running (a call that starts one then is
     /// refused).
     pub(crate) fn check_idle(&self) -> Result<(), SimError> {
+        self.check_not_following()?;
         if self.phase_running() {
             return Err(SimError::Invalid("a phase or replay is already running; finish it first".into()));
         }

@@ -17,7 +17,7 @@ const MIN_PIPED_CMDS: u64 = 20_000;
 
 /// Stops the other side of a ring from waiting on this one when dropped (on return, or as
 /// a panic unwinds).
-struct StopOnDrop<'r>(&'r Ring);
+pub(super) struct StopOnDrop<'r>(pub(super) &'r Ring);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
@@ -80,8 +80,7 @@ impl Simulation {
     /// phase ([`Pace`]); returns false (having done nothing) to leave them to one thread.
     pub(crate) fn run_host_piped<S: Source + Send>(&mut self, h: &mut Host, src: &mut S, max_cmds: u64) -> bool {
         let left = max_cmds.min(h.limit_ios.saturating_sub(h.ios));
-        let plain = h.pacing.is_none() && h.zbd.is_none() && h.placer.is_none() && !h.sectors && !h.online && !h.shares_drive;
-        if self.threads < 2 || !plain || left < MIN_PIPED_CMDS || h.units >= h.limit_units || !self.dev.pipelinable() {
+        if self.threads < 2 || !plain(h) || left < MIN_PIPED_CMDS || h.units >= h.limit_units || !self.dev.pipelinable() {
             return false;
         }
         h.pace.calls += 1;
@@ -97,9 +96,9 @@ impl Simulation {
             None => u64::MAX,
             Some(end) => granted(h.ios, h.qd, &h.outstanding, h.last_submit, h.max_completion, end),
         };
-        let ring = Ring::new(granted);
+        let ring = Ring::new(granted, 1);
         let mut place = self.dev.place();
-        let mut ftl = self.dev.start_pipe(placeholder_ftl(), Rx::new(ring.clone(), self.dev.free_blocks()));
+        let mut ftl = self.dev.start_pipe(placeholder_ftl(), Rx::new(ring.clone(), 0, self.dev.free_blocks()));
         let mut rng = std::mem::replace(&mut self.rng, Rng::new(0));
         let mut tx = Tx::new(ring.clone());
         let (units, ios, limit_units, limit_ios) = (h.units, h.ios, h.limit_units, h.limit_ios);
@@ -129,6 +128,12 @@ impl Simulation {
     }
 }
 
+/// Whether the host loop of `h` can take its commands from the FTL's thread: one job of
+/// 4 KiB units, no pacing, zones, placement handles or host sharing the drive.
+pub(super) fn plain(h: &Host) -> bool {
+    h.pacing.is_none() && h.zbd.is_none() && h.placer.is_none() && !h.sectors && !h.online && !h.shares_drive
+}
+
 /// The commands of a timed phase (ending at `end_ns`) that its host loop is sure to submit,
 /// counted from the phase's first, once it has submitted `ios` with `q` outstanding (at
 /// most `qd`), the last at `last_submit`, none completing after `max_completion`: the
@@ -148,7 +153,7 @@ pub(super) fn granted(ios: u64, qd: usize, q: &Completions, last_submit: Ns, max
 /// `src`, makes each one's FTL calls on `ftl` and sends the command and the results on `tx`;
 /// where `src` runs dry first (a replay chunk's end or refused command), an end mark.
 #[allow(clippy::too_many_arguments)]
-fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, (mut units, mut ios): (u64, u64), (limit_units, limit_ios): (u64, u64), max_cmds: u64) {
+pub(super) fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, (mut units, mut ios): (u64, u64), (limit_units, limit_ios): (u64, u64), max_cmds: u64) {
     let mut n = 0;
     while n < max_cmds && units < limit_units && ios < limit_ios {
         if !tx.may_make(ios) {

@@ -1,7 +1,8 @@
 //! Drives shared by the integration tests: small, with 16-page blocks so GC starts soon.
 #![allow(dead_code)] // each test file uses some of these
 
-use ssdsim::{Config, Job, Pattern, Simulation, Workload, UNIT_BYTES};
+use ssdsim::rng::Rng;
+use ssdsim::{CmdKind, Command, Config, Job, Pattern, Simulation, Workload, UNIT_BYTES};
 
 pub fn set(cfg: &mut Config, keys: &[(&str, &str)]) {
     for (k, v) in keys {
@@ -72,4 +73,27 @@ pub fn randrw_warmed(args: &[String]) -> Simulation {
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// A trace's commands: writes of 1 to 64 units (a fifth of them after the previous write, so
+/// whole pages go to the FTL at once), TRIMs, reads and flushes.
+pub fn trace(user_units: u64, n: usize, seed: u64) -> Vec<Command> {
+    let mut rng = Rng::new(seed);
+    let mut next = 0;
+    (0..n)
+        .map(|_| {
+            let long = rng.below(4) == 0;
+            let units = 1 + rng.below(if long { 64 } else { 8 });
+            let unit = if rng.below(5) == 0 && next + units <= user_units { next } else { rng.below(user_units - units) };
+            match rng.below(100) {
+                0..=69 => {
+                    next = unit + units;
+                    Command { kind: CmdKind::Write, unit, units }
+                }
+                70..=79 => Command { kind: CmdKind::Trim, unit, units },
+                80..=96 => Command { kind: CmdKind::Read, unit, units },
+                _ => Command { kind: CmdKind::Flush, unit: 0, units: 0 },
+            }
+        })
+        .collect()
 }
