@@ -14,14 +14,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::Device;
+use crate::command::{CmdKind, Command};
 use crate::config::StallScope;
 use crate::ftl::bits::prefetch_ptr;
 use crate::ftl::{Ftl, GcWork, NONE};
 
-/// Words in the ring (a power of two): 512 KiB, thousands of commands, so that neither
-/// side waits on the other's short bursts (a GC victim's erase, a run of reads).
-const RING_WORDS: usize = 1 << 16;
-const MASK: usize = RING_WORDS - 1;
+/// Words in a ring (a power of two) unless asked for more: 512 KiB, thousands of commands,
+/// so that neither side waits on the other's short bursts (a GC victim's erase, a run of
+/// reads).
+pub(crate) const RING_WORDS: usize = 1 << 16;
 /// The consumer publishes how far it has read every this many words.
 const PUBLISH_EVERY: usize = 1 << 10;
 /// Ring lines each side fetches ahead (the producer's for writing), 8 words each: every line
@@ -60,10 +61,15 @@ impl Ring {
     /// A ring for `consumers` consumers whose producer may make `granted` commands of the
     /// phase (see [`Rx::grant`]; with more than one consumer, no limit: `u64::MAX`).
     pub(crate) fn new(granted: u64, consumers: usize) -> Arc<Ring> {
+        Ring::with_words(granted, consumers, RING_WORDS)
+    }
+
+    /// [`Ring::new`] of at least `words` words (rounded up to a power of two).
+    pub(crate) fn with_words(granted: u64, consumers: usize, words: usize) -> Arc<Ring> {
         assert!(consumers == 1 || granted == u64::MAX, "a ring's consumers share no grant");
         Arc::new(Ring {
             granted: Position(AtomicUsize::new(usize::try_from(granted).unwrap_or(usize::MAX))),
-            words: (0..RING_WORDS).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..words.next_power_of_two()).map(|_| AtomicU64::new(0)).collect(),
             tail: Position(AtomicUsize::new(0)),
             heads: (0..consumers).map(|_| Position(AtomicUsize::new(0))).collect(),
             stopped: AtomicBool::new(false),
@@ -111,6 +117,8 @@ fn prefetch_for_write<T>(p: *const T) {
 /// The producing side of a [`Ring`].
 pub(crate) struct Tx {
     ring: Arc<Ring>,
+    /// The ring's words less one (a power of two less one).
+    mask: usize,
     tail: usize,
     head_seen: usize,
     granted_seen: usize,
@@ -119,7 +127,7 @@ pub(crate) struct Tx {
 impl Tx {
     pub(crate) fn new(ring: Arc<Ring>) -> Tx {
         let granted_seen = ring.granted.0.load(Ordering::Acquire);
-        Tx { ring, tail: 0, head_seen: 0, granted_seen }
+        Tx { mask: ring.words.len() - 1, ring, tail: 0, head_seen: 0, granted_seen }
     }
 
     /// Waits until the host loop is sure to submit the phase's command number `k` (counted
@@ -157,13 +165,13 @@ impl Tx {
     /// having appended nothing, if the consumer has stopped.
     #[inline(always)]
     pub(crate) fn push(&mut self, w: u64) -> bool {
-        if self.tail - self.head_seen == RING_WORDS && !self.wait_room() {
+        if self.tail - self.head_seen > self.mask && !self.wait_room() {
             return false;
         }
         if self.tail.is_multiple_of(8) {
-            prefetch_for_write(&self.ring.words[(self.tail + WORDS_AHEAD) & MASK]);
+            prefetch_for_write(&self.ring.words[(self.tail + WORDS_AHEAD) & self.mask]);
         }
-        self.ring.words[self.tail & MASK].store(w, Ordering::Relaxed);
+        self.ring.words[self.tail & self.mask].store(w, Ordering::Relaxed);
         self.tail += 1;
         true
     }
@@ -181,7 +189,7 @@ impl Tx {
         let mut spins = 0;
         loop {
             self.head_seen = self.ring.head();
-            if self.tail - self.head_seen < RING_WORDS {
+            if self.tail - self.head_seen <= self.mask {
                 return true;
             }
             if self.ring.is_stopped() {
@@ -201,9 +209,16 @@ pub(crate) struct Rx {
     ring: Arc<Ring>,
     /// Which of the ring's consumers.
     id: usize,
+    /// The ring's words less one.
+    mask: usize,
     head: usize,
     tail_seen: usize,
     granted: usize,
+    /// The host loop takes no command from here on ([`Rx::pause_after`]).
+    pause_at: usize,
+    /// Command headers taken, the end mark included; whether that came.
+    pub(crate) taken: u64,
+    pub(crate) ended: bool,
     /// The FTL's free blocks before the command last taken ([`Rx::command`]): what a
     /// snapshot of the series sees.
     pub(crate) free_blocks: u64,
@@ -214,7 +229,7 @@ impl Rx {
     pub(crate) fn new(ring: Arc<Ring>, id: usize, free_blocks: u64) -> Rx {
         assert!(id < ring.heads.len(), "consumer {id} of a ring of {}", ring.heads.len());
         let granted = ring.granted.0.load(Ordering::Relaxed);
-        Rx { ring, id, head: 0, tail_seen: 0, granted, free_blocks }
+        Rx { mask: ring.words.len() - 1, ring, id, head: 0, tail_seen: 0, granted, pause_at: usize::MAX, taken: 0, ended: false, free_blocks }
     }
 
     /// Lets the producer make the phase's commands up to number `granted` (exclusive): the
@@ -234,9 +249,9 @@ impl Rx {
             self.wait_data();
         }
         if self.head.is_multiple_of(8) && self.head + WORDS_AHEAD < self.tail_seen {
-            prefetch_ptr(&self.ring.words[(self.head + WORDS_AHEAD) & MASK]);
+            prefetch_ptr(&self.ring.words[(self.head + WORDS_AHEAD) & self.mask]);
         }
-        let w = self.ring.words[self.head & MASK].load(Ordering::Relaxed);
+        let w = self.ring.words[self.head & self.mask].load(Ordering::Relaxed);
         self.head += 1;
         if self.head.is_multiple_of(PUBLISH_EVERY) {
             self.ring.heads[self.id].0.store(self.head, Ordering::Release);
@@ -276,7 +291,23 @@ impl Rx {
         let head = self.pop();
         let unit = self.pop();
         self.free_blocks = self.pop();
-        ((head & 0xff) as u8, unit, head >> 8)
+        let code = (head & 0xff) as u8;
+        self.taken += 1;
+        self.ended |= code == END_CODE;
+        (code, unit, head >> 8)
+    }
+
+    /// Has the host loop stop before the first command that starts `words` or more words
+    /// from here (a thread that runs several drives' host loops in turn: [`crate::sim`]'s
+    /// shared replay); `usize::MAX`: never.
+    pub(crate) fn pause_after(&mut self, words: usize) {
+        self.pause_at = self.head.saturating_add(words);
+    }
+
+    /// Whether the host loop stops here ([`Rx::pause_after`]).
+    #[inline(always)]
+    pub(crate) fn paused(&self) -> bool {
+        self.head >= self.pause_at
     }
 
     /// A map lookup's result ([`push_slot`]).
@@ -302,6 +333,18 @@ impl Rx {
 /// commands now (the end of a replay chunk, or a command the chunk refuses): the host loop
 /// stops there, as it does on one thread when the source runs dry.
 pub(crate) const END_CODE: u8 = u8::MAX;
+
+/// The most words the FTL's thread sends for command `c` ([`crate::sim`]'s `ahead`): its
+/// header, and per unit a write's run flag and GC work (tag and four fields), or a read's
+/// map lookup; the end mark is a header too.
+pub(crate) fn most_words(c: &Command) -> usize {
+    let per_unit = match c.kind {
+        CmdKind::Write => 6,
+        CmdKind::Read => 1,
+        CmdKind::Trim | CmdKind::Flush => 0,
+    };
+    3 + (c.units as usize).saturating_mul(per_unit)
+}
 
 /// A command's header: kind code, first unit, units, the FTL's free blocks before it.
 #[inline(always)]

@@ -1175,6 +1175,9 @@ impl Simulation {
                         h.timed_out = true;
                         break;
                     }
+                    if self.dev.pipe().paused() {
+                        break;
+                    }
                     let (code, unit, units) = self.dev.pipe().command();
                     if code == END_CODE {
                         break;

@@ -1,9 +1,10 @@
 //! One replay's FTL work shared by several drives: drives in the same state replaying the same
 //! commands at different queue depths make the same FTL decisions where those do not depend
 //! on time ([`crate::device::pipe`]). So one FTL, the leader drive's, runs them on a thread
-//! of its own, as in a two-thread phase, and each drive's timing model (host loop, series,
-//! windows) runs on a thread of its own on the results from a ring that all of them read:
-//! one FTL's work for several replays, each drive's figures exactly those of its own replay.
+//! of its own, as in a two-thread phase, and the drives' timing models (host loops, series,
+//! windows) run in turn on the calling thread on the results from a ring that all of them
+//! read: two threads, one FTL's work for several replays, each drive's figures exactly those
+//! of its own replay.
 //!
 //! The other drives follow the leader. A follower's own FTL is left behind meanwhile:
 //! [`Simulation::catch_up`] copies the leader's into it before anything else may use it.
@@ -14,7 +15,7 @@ use super::source::ChunkSource;
 use super::threads::{ahead, plain, FromRing, StopOnDrop};
 use super::{One, Simulation};
 use crate::command::Command;
-use crate::device::pipe::{placeholder_ftl, Ring, Rx, Tx};
+use crate::device::pipe::{most_words, placeholder_ftl, Ring, Rx, Tx, RING_WORDS};
 use crate::error::SimError;
 use crate::ftl::FtlCounters;
 use crate::rng::Rng;
@@ -52,8 +53,8 @@ impl Simulation {
     /// Replays `cmds` on this drive and on each of `followers` at once, each at its own
     /// queue depth ([`Simulation::start_replay`]), as [`Simulation::replay`] on each would:
     /// the same windows, series, reports and errors. The FTL's work is done once, by this
-    /// drive's FTL on a thread of its own; each drive's timing model runs on a thread too
-    /// (this drive's on the calling one).
+    /// drive's FTL on a thread of its own; the drives' timing models run in turn on the
+    /// calling thread.
     ///
     /// The drives must be of one profile, share replays ([`Simulation::shares_replays`]),
     /// be in the same FTL state (checked on a follower's first call: its map, valid data,
@@ -67,7 +68,13 @@ impl Simulation {
         let mut hs: Vec<_> = followers.iter_mut().map(|f| f.host.take().expect("checked: a replay runs")).collect();
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
         let max_cmds = cmds.len() as u64;
-        let ring = Ring::new(u64::MAX, 1 + followers.len());
+        // The host loops run in turn on this thread, this drive's first: each turn it takes
+        // half a ring of words (to a command's end), the others then the same commands. So
+        // it is never more than a ring ahead of them, and the FTL's thread never waits on a
+        // host loop that is not running.
+        let ring_words = RING_WORDS.max(2 * cmds.iter().map(most_words).max().unwrap_or(0));
+        let ring = Ring::with_words(u64::MAX, 1 + followers.len(), ring_words);
+        let turn_words = ring_words.next_power_of_two() / 2;
         let free_blocks = self.dev.free_blocks();
         let mut place = self.dev.place();
         let mut ftl = self.dev.start_pipe(placeholder_ftl(), Rx::new(ring.clone(), 0, free_blocks));
@@ -82,30 +89,35 @@ impl Simulation {
                 // Active GC's streamed map stores reach memory before this thread ends.
                 ftl.fence();
             });
-            let timing: Vec<_> = followers
-                .iter_mut()
-                .zip(hs.iter_mut())
-                .map(|(f, fh)| {
-                    let ring = &ring;
-                    scope.spawn(move || {
-                        let _stop = StopOnDrop(ring);
-                        f.run_loop::<One<FromRing>, false, true>(fh, &mut One(&mut FromRing), max_cmds);
-                    })
-                })
-                .collect();
             {
                 let _stop = StopOnDrop(&ring);
-                self.run_loop::<One<FromRing>, false, true>(&mut h, &mut One(&mut FromRing), max_cmds);
+                let mut left = max_cmds;
+                while left > 0 {
+                    let rx = self.dev.pipe();
+                    let taken = rx.taken;
+                    rx.pause_after(turn_words);
+                    self.run_loop::<One<FromRing>, false, true>(&mut h, &mut One(&mut FromRing), left);
+                    let rx = self.dev.pipe();
+                    let (turn, ended) = (rx.taken - taken, rx.ended);
+                    for (f, fh) in followers.iter_mut().zip(hs.iter_mut()) {
+                        // The same commands, and the end mark if it came.
+                        f.run_loop::<One<FromRing>, false, true>(fh, &mut One(&mut FromRing), turn);
+                    }
+                    if ended {
+                        break;
+                    }
+                    left -= turn;
+                }
             }
-            timing.into_iter().fold(ftl_side.join(), |joined, t| joined.and(t.join()))
+            ftl_side.join()
         });
         let rx = self.dev.end_pipe(ftl);
         self.rng = rng;
         let mut ok = rx.drained() && self.dev.place() == place;
         let following = Following { leader: self.id, counters: self.dev.ftl.counters() };
         for ((f, fh), own) in followers.iter_mut().zip(hs).zip(own) {
-            let rx = f.dev.end_pipe(own);
-            ok &= rx.drained() && f.dev.place() == place && (fh.ios, fh.units) == (h.ios, h.units);
+            let frx = f.dev.end_pipe(own);
+            ok &= frx.drained() && frx.taken == rx.taken && f.dev.place() == place && (fh.ios, fh.units) == (h.ios, h.units);
             f.host = Some(fh);
             f.following = Some(following);
             f.piped_commands += h.ios - ios;
