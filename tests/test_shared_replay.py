@@ -1,5 +1,5 @@
 """The trace test's queue depths of one TRIM choice share their FTL's work (one FTL run feeding
-every variant's timing model: ``SimTarget.replay_shared``), and each variant's figures are
+the variants' timing models: ``SimTarget.replay_shared``), and each variant's figures are
 exactly those of its own run: the whole summary and every series, against the same test with
 each variant alone. Ctrl-C stops every variant of a shared replay, marked incomplete, and leaves
 each drive usable; a drive whose FTL follows the clock runs its variants one after another."""

@@ -1,8 +1,9 @@
-//! A replay shared by drives in the same state (one FTL run, each drive's timing model on
-//! its own thread: `Simulation::replay_shared`) gives each drive exactly what its own replay
-//! gives: every chunk's outcome and progress, the windows and report, and, once it has
-//! caught up, the drive's counters, FTL and clock, over two replays of writes, TRIMs, reads
-//! and flushes with a refused command. And a drive that cannot follow is refused.
+//! A replay shared by drives in the same state (one FTL run on a thread of its own, the
+//! drives' timing models in turn on another: `Simulation::replay_shared`) gives each drive
+//! exactly what its own replay gives: every chunk's outcome and progress, the windows and
+//! report, and, once it has caught up, the drive's counters, FTL and clock, over two replays
+//! of writes, TRIMs, reads and flushes, with a refused command and commands longer than a
+//! ring. And a drive that cannot follow is refused.
 
 mod common;
 
