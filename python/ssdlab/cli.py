@@ -53,7 +53,8 @@ def _add_target_args(p: argparse.ArgumentParser, out_required: bool = True) -> N
                         "is the faster way, measured as it runs: the same results, sooner where reads mix with "
                         "writes (a 70/30 mix on the 256 GB default drive: 1.6x ended by an IO count, 1.35x by its "
                         "duration; a trace replay 1.2x), as fast for only writes or only reads. The trace test's "
-                        "variants side by side take the cores first. Real targets ignore it")
+                        "variants side by side take the cores first (its queue depths of one TRIM choice share "
+                        "one FTL run on two threads, whatever this says). Real targets ignore it")
     p.add_argument("--out", required=out_required, metavar="DIR",
                    help="results folder (created; an earlier ssdlab results folder is reused)")
     p.add_argument("--force", action="store_true", help="write into --out even if it holds files that are not ssdlab results")

@@ -103,7 +103,9 @@ impl Simulation {
                         // The same commands, and the end mark if it came.
                         f.run_loop::<One<FromRing>, false, true>(fh, &mut One(&mut FromRing), turn);
                     }
-                    if ended {
+                    // (A host loop that took nothing has stopped for good: the check below
+                    // then finds the results it left.)
+                    if ended || turn == 0 {
                         break;
                     }
                     left -= turn;
