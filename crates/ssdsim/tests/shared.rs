@@ -20,14 +20,19 @@ fn filled(cfg: &Config) -> Simulation {
 }
 
 /// The chunks of one replay: a first with a command outside the drive half way, a second
-/// with a write and a read each more words of FTL results than a ring holds, then `cmds`.
+/// with a write and a read each more words of FTL results than a ring holds, a third with
+/// reads of about half a ring's words, then `cmds`.
 fn chunks(cmds: &[Command], user: u64) -> Vec<Vec<Command>> {
     let mut bad = cmds[..40_000].to_vec();
     bad[20_000] = Command { kind: CmdKind::Write, unit: user - 1, units: 2 };
     let mut big = cmds[..30_000].to_vec();
     big[10_000] = Command { kind: CmdKind::Write, unit: 1_000, units: 20_000 };
     big[20_000] = Command { kind: CmdKind::Read, unit: 0, units: 100_000 };
-    [bad, big].into_iter().chain(cmds.chunks(60_000).map(<[Command]>::to_vec)).collect()
+    let mut edge = cmds[30_000..60_000].to_vec();
+    for k in (1_000..30_000).step_by(3_000) {
+        edge[k] = Command { kind: CmdKind::Read, unit: 7 * k as u64, units: 32_764 };
+    }
+    [bad, big, edge].into_iter().chain(cmds.chunks(60_000).map(<[Command]>::to_vec)).collect()
 }
 
 /// What a drive shows after a replay: its report, then its counters, FTL and clock.

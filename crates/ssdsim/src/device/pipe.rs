@@ -24,7 +24,7 @@ use crate::ftl::{Ftl, GcWork, NONE};
 /// reads).
 pub(crate) const RING_WORDS: usize = 1 << 16;
 /// The consumer publishes how far it has read every this many words.
-const PUBLISH_EVERY: usize = 1 << 10;
+pub(crate) const PUBLISH_EVERY: usize = 1 << 10;
 /// Ring lines each side fetches ahead (the producer's for writing), 8 words each: every line
 /// crosses between the two cores each time round, and a miss on it would stall either side.
 const LINES_AHEAD: usize = 8;
@@ -277,6 +277,13 @@ impl Rx {
             }
             back_off(&mut spins);
         }
+    }
+
+    /// Tells the producer how far this consumer has read (it does so itself only every
+    /// [`PUBLISH_EVERY`] words and when it waits): a host loop whose turn ends
+    /// ([`Rx::pause_after`]) leaves no room unclaimed.
+    pub(crate) fn publish_head(&self) {
+        self.ring.heads[self.id].0.store(self.head, Ordering::Release);
     }
 
     /// Whether every word published has been read (once the producer is done).

@@ -15,7 +15,7 @@ use super::source::ChunkSource;
 use super::threads::{ahead, plain, FromRing, StopOnDrop};
 use super::{One, Simulation};
 use crate::command::Command;
-use crate::device::pipe::{most_words, placeholder_ftl, Ring, Rx, Tx, RING_WORDS};
+use crate::device::pipe::{most_words, placeholder_ftl, Ring, Rx, Tx, PUBLISH_EVERY, RING_WORDS};
 use crate::error::SimError;
 use crate::ftl::FtlCounters;
 use crate::rng::Rng;
@@ -69,10 +69,11 @@ impl Simulation {
         let mut src = ChunkSource { cmds, pos: 0, user_units: self.geometry().user_units, error: None };
         let max_cmds = cmds.len() as u64;
         // The host loops run in turn on this thread, this drive's first: each turn it takes
-        // half a ring of words (to a command's end), the others then the same commands. So
-        // it is never more than a ring ahead of them, and the FTL's thread never waits on a
-        // host loop that is not running.
-        let ring_words = RING_WORDS.max(2 * cmds.iter().map(most_words).max().unwrap_or(0));
+        // half a ring of words (to a command's end), the others then the same commands, and
+        // each tells the FTL's thread how far it has read. So it is never more than a ring
+        // ahead of them, and the FTL's thread never waits on a host loop that is not running
+        // (with room to spare for the positions a host loop has not yet published).
+        let ring_words = RING_WORDS.max(2 * (cmds.iter().map(most_words).max().unwrap_or(0) + PUBLISH_EVERY));
         let ring = Ring::with_words(u64::MAX, 1 + followers.len(), ring_words);
         let turn_words = ring_words.next_power_of_two() / 2;
         let free_blocks = self.dev.free_blocks();
@@ -98,10 +99,12 @@ impl Simulation {
                     rx.pause_after(turn_words);
                     self.run_loop::<One<FromRing>, false, true>(&mut h, &mut One(&mut FromRing), left);
                     let rx = self.dev.pipe();
+                    rx.publish_head();
                     let (turn, ended) = (rx.taken - taken, rx.ended);
                     for (f, fh) in followers.iter_mut().zip(hs.iter_mut()) {
                         // The same commands, and the end mark if it came.
                         f.run_loop::<One<FromRing>, false, true>(fh, &mut One(&mut FromRing), turn);
+                        f.dev.pipe().publish_head();
                     }
                     // (A host loop that took nothing has stopped for good: the check below
                     // then finds the results it left.)
