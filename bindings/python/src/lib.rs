@@ -449,7 +449,7 @@ impl Simulator {
 
     /// `replay_chunk` on this drive and on each of `followers` at once (drives of this
     /// profile in this drive's state, each replaying at its own queue depth), one FTL's work
-    /// for all, each drive's timing on a thread of its own: the figures of each drive's own
+    /// for all on a thread of its own, the drives' timing in turn on another: the figures of each drive's own
     /// replay. A follower's FTL is behind until its `catch_up(self)`, which must come before
     /// anything but further shared chunks and its `finish_replay`. Returns (completed
     /// commands, simulated seconds since replay start) per drive, this one first.

@@ -13,7 +13,7 @@
 //! CPU time is then both threads'.
 //!
 //! `--shared QD2`: a second drive, filled alike, replays the same chunks at QD2 beside the
-//! first, sharing its FTL's work ([`Simulation::replay_shared`]: three threads); its check
+//! first, sharing its FTL's work ([`Simulation::replay_shared`]: two threads); its check
 //! is printed too, and equals that of its own replay (`--qd QD2`).
 //!
 //! `check` hashes the replay's windows, counts and the drive's counters: identical before

@@ -254,7 +254,7 @@ impl Rx {
         let w = self.ring.words[self.head & self.mask].load(Ordering::Relaxed);
         self.head += 1;
         if self.head.is_multiple_of(PUBLISH_EVERY) {
-            self.ring.heads[self.id].0.store(self.head, Ordering::Release);
+            self.publish_head();
         }
         w
     }
@@ -262,7 +262,7 @@ impl Rx {
     #[cold]
     #[inline(never)]
     fn wait_data(&mut self) {
-        self.ring.heads[self.id].0.store(self.head, Ordering::Release);
+        self.publish_head();
         let mut spins = 0;
         loop {
             self.tail_seen = self.ring.tail.0.load(Ordering::Acquire);
@@ -282,6 +282,7 @@ impl Rx {
     /// Tells the producer how far this consumer has read (it does so itself only every
     /// [`PUBLISH_EVERY`] words and when it waits): a host loop whose turn ends
     /// ([`Rx::pause_after`]) leaves no room unclaimed.
+    #[inline(always)]
     pub(crate) fn publish_head(&self) {
         self.ring.heads[self.id].0.store(self.head, Ordering::Release);
     }
@@ -495,7 +496,6 @@ impl Device {
     pub(crate) fn pipe(&mut self) -> &mut Rx {
         self.pipe.as_mut().expect("a two-thread phase has its ring")
     }
-
 }
 
 impl Device {

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::source::ChunkSource;
-use super::threads::{ahead, plain, FromRing, StopOnDrop};
+use super::threads::{ftl_thread, plain, FromRing, StopOnDrop};
 use super::{One, Simulation};
 use crate::command::Command;
 use crate::device::pipe::{most_words, placeholder_ftl, Ring, Rx, Tx, PUBLISH_EVERY, RING_WORDS};
@@ -73,9 +73,9 @@ impl Simulation {
         // each tells the FTL's thread how far it has read. So it is never more than a ring
         // ahead of them, and the FTL's thread never waits on a host loop that is not running
         // (with room to spare for the positions a host loop has not yet published).
-        let ring_words = RING_WORDS.max(2 * (cmds.iter().map(most_words).max().unwrap_or(0) + PUBLISH_EVERY));
+        let ring_words = RING_WORDS.max(2 * (cmds.iter().map(most_words).max().unwrap_or(0) + PUBLISH_EVERY)).next_power_of_two();
         let ring = Ring::with_words(u64::MAX, 1 + followers.len(), ring_words);
-        let turn_words = ring_words.next_power_of_two() / 2;
+        let turn_words = ring_words / 2;
         let free_blocks = self.dev.free_blocks();
         let mut place = self.dev.place();
         let mut ftl = self.dev.start_pipe(placeholder_ftl(), Rx::new(ring.clone(), 0, free_blocks));
@@ -84,12 +84,7 @@ impl Simulation {
         let mut tx = Tx::new(ring.clone());
         let (units, ios, limit_units, limit_ios) = (h.units, h.ios, h.limit_units, h.limit_ios);
         let joined = std::thread::scope(|scope| {
-            let ftl_side = scope.spawn(|| {
-                let _stop = StopOnDrop(&ring);
-                ahead(&mut ftl, &mut src, &mut rng, &mut place, &mut tx, (units, ios), (limit_units, limit_ios), max_cmds);
-                // Active GC's streamed map stores reach memory before this thread ends.
-                ftl.fence();
-            });
+            let ftl_side = scope.spawn(|| ftl_thread(&ring, &mut ftl, &mut src, &mut rng, &mut place, &mut tx, (units, ios), (limit_units, limit_ios), max_cmds));
             {
                 let _stop = StopOnDrop(&ring);
                 let mut left = max_cmds;

@@ -103,12 +103,7 @@ impl Simulation {
         let mut tx = Tx::new(ring.clone());
         let (units, ios, limit_units, limit_ios) = (h.units, h.ios, h.limit_units, h.limit_ios);
         let joined = std::thread::scope(|scope| {
-            let ahead = scope.spawn(|| {
-                let _stop = StopOnDrop(&ring);
-                ahead(&mut ftl, src, &mut rng, &mut place, &mut tx, (units, ios), (limit_units, limit_ios), max_cmds);
-                // Active GC's streamed map stores reach memory before this thread ends.
-                ftl.fence();
-            });
+            let ahead = scope.spawn(|| ftl_thread(&ring, &mut ftl, src, &mut rng, &mut place, &mut tx, (units, ios), (limit_units, limit_ios), max_cmds));
             {
                 let _stop = StopOnDrop(&ring);
                 self.run_loop::<One<FromRing>, false, true>(h, &mut One(&mut FromRing), max_cmds);
@@ -148,12 +143,22 @@ pub(super) fn granted(ios: u64, qd: usize, q: &Completions, last_submit: Ns, max
     ios + (qd - q.len() + in_time) as u64
 }
 
+/// The FTL's thread of a two-thread call: [`ahead`], stopping the ring's other side from
+/// waiting on it once done (or panicking), with active GC's streamed map stores in memory
+/// before it ends.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ftl_thread<S: Source>(ring: &Ring, ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, from: (u64, u64), limits: (u64, u64), max_cmds: u64) {
+    let _stop = StopOnDrop(ring);
+    ahead(ftl, src, rng, place, tx, from, limits, max_cmds);
+    ftl.fence();
+}
+
 /// The FTL's side of a two-thread phase: takes the commands the host loop will submit
 /// (its limits: `units`/`ios` so far, `limit_units`/`limit_ios`, at most `max_cmds`) from
 /// `src`, makes each one's FTL calls on `ftl` and sends the command and the results on `tx`;
 /// where `src` runs dry first (a replay chunk's end or refused command), an end mark.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, (mut units, mut ios): (u64, u64), (limit_units, limit_ios): (u64, u64), max_cmds: u64) {
+fn ahead<S: Source>(ftl: &mut Ftl, src: &mut S, rng: &mut Rng, place: &mut Place, tx: &mut Tx, (mut units, mut ios): (u64, u64), (limit_units, limit_ios): (u64, u64), max_cmds: u64) {
     let mut n = 0;
     while n < max_cmds && units < limit_units && ios < limit_ios {
         if !tx.may_make(ios) {
