@@ -6,6 +6,7 @@ import json
 import os
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -182,6 +183,21 @@ def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: 
             p.wait()
     assert p.returncode == 0, err
     return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s
+
+
+def stand_in_fio(tmp_path, script: str, data_bytes: int = 8 << 20):
+    """A ``file:`` target (a ``data_bytes`` file in ``tmp_path``) whose fio is ``script``, a
+    Python stand-in (formatted with ``python``: this interpreter's path), at ``tmp_path/fio``;
+    its work directory is ``tmp_path/wd``."""
+    from ssdlab.targets import fio as fio_target
+    fake = tmp_path / "fio"
+    fake.write_text(script.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    data = tmp_path / "t.img"
+    with open(data, "wb") as f:
+        f.truncate(data_bytes)
+    fio_target._ENGINE_CACHE.pop(str(fake), None)
+    return fio_target.FioTarget(f"file:{data}", tmp_path / "wd", fio=str(fake))
 
 
 def signal_fio_of_phase(args: list[str], jobfile: str, action, wait_s: float,

@@ -8,16 +8,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import subprocess
-import sys
 from html import escape as html_escape
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import mounted, require_loops, run_cli, set_args
+from conftest import mounted, require_loops, run_cli, set_args, stand_in_fio
 from ssdlab import cli, fio_logs, journal, results
 from ssdlab.targets import fio as fio_target
 from ssdlab.targets.base import JobSpec
@@ -142,14 +140,8 @@ else:
 
 
 def test_a_phase_that_completes_no_io_fails(tmp_path):
-    fake = tmp_path / "fio"
-    fake.write_text(FAKE_FIO.format(python=sys.executable))
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    t = stand_in_fio(tmp_path, FAKE_FIO)
     data = tmp_path / "t.img"
-    with open(data, "wb") as f:
-        f.truncate(8 * MiB)
-    fio_target._ENGINE_CACHE.pop(str(fake), None)
-    t = fio_target.FioTarget(f"file:{data}", tmp_path / "wd", fio=str(fake))
     r = t.run_phase(JobSpec("w", "randwrite", bs_bytes=4096, qd=1, duration_s=1.0))
     assert not r.complete
     assert r.error.startswith(f"fio failed on file:{data} in phase 'w' (exit 0, it completed no IO)")

@@ -30,7 +30,9 @@ and falls back to ``libaio``), incompressible data (``refill_buffers=1``), non-r
 offsets (``randrepeat=0``, ``norandommap=1``, ``random_generator=tausworthe64``).
 TRIM is ``rw=trim`` on block devices and fio's ``falloc`` engine (hole punching) on files.
 ``idle`` phases just wait. Ctrl-C or SIGTERM during a phase stops fio cleanly (fio writes its
-logs on exit) and the phase comes back with what was measured and ``complete=False``.
+logs on exit) and the phase comes back with what was measured and ``complete=False``; fio is
+asked by its stop file (``--trigger-file``), not a signal, which can hang it
+(:meth:`FioTarget._stop_fio`).
 fio keeps its logs in memory until it exits, so while a phase runs fio also writes a status
 report every second (``--status-interval``, into its JSON output file); each new report
 becomes a row of the results folder's journal (:mod:`ssdlab.journal`), and a run killed
@@ -65,6 +67,7 @@ import signal
 import stat
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -184,6 +187,14 @@ def parse_fio_json(text: str) -> dict:
         except ValueError as e:  # the last report cut short (fio killed while writing it)
             error = error or e
     raise error
+
+
+#: Seconds fio has to take its stop file (``--trigger-file``) before it is sent a signal.
+FIO_STOP_LOOK_S = 1.0
+#: Seconds a stopping fio has to end its in-flight IO and write its logs before it is killed.
+FIO_STOP_GRACE_S = 60.0
+#: Seconds after which the user is told that fio is still stopping.
+FIO_STOP_TELL_S = 3.0
 
 
 #: Words of a fio message line saying that fio failed or refused to run.
@@ -467,6 +478,17 @@ def _run_briefly(cmd: list[str], timeout_s: float) -> subprocess.CompletedProces
                 proc.communicate()
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _remove_stop_leftovers(stop_file: Path, workdir: Path, since_s: float) -> None:
+    """Removes fio's stop file if fio did not take it, and the verify state files
+    (``local-JOB-N-verify.state``) fio writes when it takes one, from ``workdir``, written
+    since ``since_s`` (epoch s)."""
+    stop_file.unlink(missing_ok=True)
+    for state in workdir.glob("local-*-verify.state"):
+        with contextlib.suppress(OSError):
+            if state.stat().st_mtime >= since_s - 1.0:
+                state.unlink()
 
 
 def _kill_fio(proc: subprocess.Popen) -> None:
@@ -1644,71 +1666,109 @@ class FioTarget(TargetDefaults):
 
     def _run_fio(self, cmd, err_path: Path, job: JobSpec | None, progress: Progress | None, status=None,
                  poll=None):
-        """Run fio; on Ctrl-C / SIGTERM forward the signal and wait. Returns (interrupted, rc, notes).
+        """Run fio; on Ctrl-C / SIGTERM ask it to stop (:meth:`_stop_fio`) and wait. Returns
+        (interrupted, rc, notes).
 
         ``status(elapsed_s) -> (fraction, text)`` reports progress; default: from ``job``'s
         duration or the bytes the device moved. ``poll()`` is called every half second
-        while fio runs (the phase's journal reads fio's status reports)."""
+        while fio runs (the phase's journal reads fio's status reports). fio gets a stop file
+        (``--trigger-file``, ``NNN_phase.stop`` beside its logs), removed when it has exited."""
         interrupted: str | None = None
         notes: list[str] = []
         proc = None
         t0 = time.monotonic()
+        started = time.time()
         if status is None:
             status = self._phase_status(job)
-        with _sigterm_raises() as terminated:
-            try:
-                with open(err_path, "w") as err, stop.held():  # no fio this process does not know of
-                    proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                                            start_new_session=True, preexec_fn=_die_with_us())
-                while True:
-                    try:
-                        rc = proc.wait(timeout=0.5)
-                        break
-                    except subprocess.TimeoutExpired:
-                        _raise_again(terminated)
-                        if poll is not None:
-                            poll()
-                        if progress is not None:
-                            frac, text = status(time.monotonic() - t0)
-                            progress(frac, text)
-            except KeyboardInterrupt:
-                interrupted = "Ctrl-C (SIGINT)"
-            except _Terminate as e:
-                interrupted = str(e)
-            if interrupted is not None:
-                if proc is None:
-                    return interrupted, -1, notes
-                rc = self._stop_fio(proc, signal.SIGINT if "SIGINT" in interrupted else signal.SIGTERM, notes)
+        stop_file = err_path.with_suffix(".stop").absolute()
+        stop_file.unlink(missing_ok=True)
+        cmd = [cmd[0], f"--trigger-file={stop_file}", *cmd[1:]]
+        try:
+            with _sigterm_raises() as terminated:
+                try:
+                    with open(err_path, "w") as err, stop.held():  # no fio this process does not know of
+                        proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err,
+                                                stderr=err, start_new_session=True, preexec_fn=_die_with_us())
+                    while True:
+                        try:
+                            rc = proc.wait(timeout=0.5)
+                            break
+                        except subprocess.TimeoutExpired:
+                            _raise_again(terminated)
+                            if poll is not None:
+                                poll()
+                            if progress is not None:
+                                frac, text = status(time.monotonic() - t0)
+                                progress(frac, text)
+                except KeyboardInterrupt:
+                    interrupted = "Ctrl-C (SIGINT)"
+                except _Terminate as e:
+                    interrupted = str(e)
+                if interrupted is not None:
+                    if proc is None:
+                        return interrupted, -1, notes
+                    rc = self._stop_fio(proc, signal.SIGINT if "SIGINT" in interrupted else signal.SIGTERM, notes,
+                                        stop_file)
+        finally:
+            if stop_file.exists() or interrupted is not None:
+                _remove_stop_leftovers(stop_file, self.workdir, started)
         return interrupted, rc, notes
 
     @staticmethod
-    def _stop_fio(proc: subprocess.Popen, sig: int, notes: list[str], grace_s: float = 60.0) -> int:
-        """Ask fio to stop (it then writes its logs and JSON); escalate on repeated interrupts."""
-        ladder = [sig, signal.SIGTERM, signal.SIGKILL]
-        step = 0
+    def _stop_fio(proc: subprocess.Popen, sig: int, notes: list[str], stop_file: Path | None = None) -> int:
+        """Asks fio to stop, so that it ends its jobs and writes its logs and JSON, and returns
+        its exit status. First by creating ``stop_file`` (its ``--trigger-file``): once its
+        jobs are starting, fio's main loop looks for the file every 10 to 100 ms and ends the
+        jobs. If fio has not taken the file within :data:`FIO_STOP_LOOK_S` (it is still reading
+        its job file or laying out a file), or on a second stop request, by the signal ``sig``;
+        a third request, or :data:`FIO_STOP_GRACE_S` without fio ending, kills it and its job
+        processes.
+
+        The file comes first because fio's handler of SIGINT and SIGTERM formats a message
+        (malloc) in whichever of its threads the signal lands: one that lands while that thread
+        holds the allocator's lock (fio's main thread does in ``fork()``, as it starts a job)
+        hangs fio for ever."""
+        step = 0  # 0: the stop file, 1: the signal, 2: SIGKILL
+        look_s, grace_s = FIO_STOP_LOOK_S, FIO_STOP_GRACE_S
+
+        def escalate() -> None:
+            nonlocal step
+            step += 1
+            if step >= 2:
+                _kill_fio(proc)
+                return
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(sig)
+
         try:
-            proc.send_signal(sig)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + grace_s
+            if stop_file is None:
+                raise OSError("no stop file")
+            stop_file.touch()
+        except OSError:
+            escalate()
+        t0 = time.monotonic()
+        told = False
         while True:
             try:
-                return proc.wait(timeout=0.5)
+                return proc.wait(timeout=0.1)
             except subprocess.TimeoutExpired:
-                if time.monotonic() > deadline and step < 2:
-                    step = 2
+                waited_s = time.monotonic() - t0
+                if step == 0 and waited_s > look_s and stop_file.exists():
+                    escalate()
+                if step < 2 and waited_s > grace_s:
                     notes.append(f"fio did not stop within {grace_s:.0f} s; killed it (its logs may be lost)")
-                    _kill_fio(proc)
+                    step = 1
+                    escalate()
+                if not told and step < 2 and waited_s > FIO_STOP_TELL_S:
+                    told = True
+                    print(f"ssdlab: waiting for fio (pid {proc.pid}) to end its IO and write its logs, at most "
+                          f"{grace_s:.0f} s; Ctrl-C {'twice more' if step == 0 else 'again'} kills it (its logs may "
+                          f"be lost)", file=sys.stderr, flush=True)
             except (KeyboardInterrupt, _Terminate):
-                step = min(step + 1, 2)
-                if ladder[step] == signal.SIGKILL:
+                if step == 1:
                     notes.append("interrupted again while fio was stopping; killed it (its logs may be lost)")
-                    _kill_fio(proc)
-                    continue
-                try:
-                    proc.send_signal(ladder[step])
-                except ProcessLookupError:
-                    pass
+                if step < 2:
+                    escalate()
 
     def _idle(self, job: JobSpec, progress: Progress | None) -> PhaseResult:
         """Wait ``duration_s`` (wall time) with no I/O; Ctrl-C/SIGTERM end it early."""
