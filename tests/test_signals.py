@@ -81,6 +81,24 @@ def _children(pid: int) -> str:
     return "\n".join(lines)
 
 
+def _tree(pid: int, scratch: Path) -> str:
+    """Each process of a run that does not end (``pid``, its children, and what it started in
+    ``scratch``: fio runs in a session of its own), thread by thread: state and the kernel
+    function it waits in."""
+    pids = {pid} | {int(line.split()[0]) for line in _processes_of(scratch)}
+    pids |= {int(c) for p in list(pids) for f in Path(f"/proc/{p}/task").glob("*/children")
+             for c in (f.read_text().split() if f.exists() else [])}
+    lines = []
+    for p in sorted(pids):
+        with contextlib.suppress(OSError):
+            lines.append(f"{p} {_cmdline(p)}")
+            for task in sorted(Path(f"/proc/{p}/task").iterdir(), key=lambda t: int(t.name)):
+                with contextlib.suppress(OSError):
+                    state = next(x for x in (task / "status").read_text().splitlines() if x.startswith("State:"))
+                    lines.append(f"  thread {task.name}: {state.split(None, 1)[1]}, waits in {(task / 'wchan').read_text()}")
+    return "\n".join(lines)
+
+
 def _left_behind(scratch: Path, wait_s: float = 2.0) -> list[str]:
     """What a run in ``scratch`` left: files there, loop devices over files there, processes
     (waiting up to ``wait_s`` for the last to go)."""
@@ -137,7 +155,11 @@ def _signal_run(scratch: Path, out: Path, sig: int, delay_s: float = 0.0,
             time.sleep(0.001)
         time.sleep(delay_s)
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
+        try:
+            stdout, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{cmd} did not exit within 60 s of {signal.Signals(sig).name} ({delay_s:.3f} s after "
+                        f"its handlers); its processes:\n{_tree(proc.pid, scratch)}")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -181,6 +203,35 @@ def test_a_signal_while_fio_probes_the_device_leaves_no_fio(tmp_path, sig):
                        until=lambda pid: "ssdlab-probe" in _children(pid))
     assert r.returncode == 130 and "Traceback" not in r.stderr, r.stderr
     assert _left_behind(scratch) == []
+
+
+def _default_signals() -> None:
+    """A ``preexec_fn``: SIGINT's default action and nothing blocked, as in a terminal (a
+    process started in the background of a shell ignores SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def test_a_stop_inside_exec_of_source_text_still_exits_130(tmp_path):
+    """A stop request that lands while exec() or eval() runs source text (dataclasses and
+    namedtuples are built so, many of them while the command imports its modules) sets
+    CPython's flag of an unhandled KeyboardInterrupt, even once the exception is handled;
+    the interpreter would then end itself by SIGINT (status -2), not with the 130 the
+    command returns. Both entry points: ``python -m`` and the console script's."""
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "stand_in.py").write_text(
+        "import sys\n"
+        "from ssdlab import cli, entry\n"
+        "def interrupted(argv=None):\n"
+        "    exec('raise KeyboardInterrupt')  # where a dataclass is being built\n"
+        "cli.main = interrupted\n"
+        "sys.exit(entry.main([]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(probe), PYTHON_DIR, os.environ.get("PYTHONPATH", "")])}
+    for argv in (["-m", "stand_in"], [str(probe / "stand_in.py")]):
+        r = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=60,
+                           preexec_fn=_default_signals)
+        assert r.returncode == 130 and "Traceback" not in r.stderr, (argv, r.returncode, r.stderr)
 
 
 def test_handlers_are_in_place_before_the_heavy_imports(tmp_path):

@@ -30,3 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         stop.finish()
+        # A stop request that lands while exec() or eval() runs source text (dataclasses and
+        # namedtuples are built so, many of them during the imports) sets CPython's flag of an
+        # unhandled KeyboardInterrupt even when the exception is handled, and the interpreter
+        # would then end itself by SIGINT rather than with the exit status returned here.
+        # Every eval of source text clears the flag first.
+        eval("None")
