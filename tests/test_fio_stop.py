@@ -21,7 +21,7 @@ import pytest
 
 from conftest import stand_in_fio
 from ssdlab.targets import fio as fio_target
-from ssdlab.targets.base import JobSpec
+from ssdlab.targets.base import JobSpec, PhaseResult
 
 
 #: A stand-in for fio. FAKE_FIO_MODE "file": it takes its stop file as fio's main loop does
@@ -101,7 +101,7 @@ def _stop_when_started(log: Path) -> threading.Thread:
     return t
 
 
-def _phase(target) -> "fio_target.PhaseResult":
+def _phase(target) -> PhaseResult:
     return target.run_phase(JobSpec("w", "randwrite", bs_bytes=4096, qd=1, duration_s=30.0))
 
 

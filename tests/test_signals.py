@@ -70,14 +70,21 @@ def _processes_of(scratch: Path) -> list[str]:
     return found
 
 
+def _child_pids(pid: int) -> list[int]:
+    """The pids of process ``pid``'s children (none once it is gone)."""
+    pids = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            pids += [int(child) for child in children.read_text().split()]
+    return pids
+
+
 def _children(pid: int) -> str:
     """The command lines of process ``pid``'s children, one a line."""
     lines = []
-    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+    for child in _child_pids(pid):
         with contextlib.suppress(OSError):
-            for child in children.read_text().split():
-                with contextlib.suppress(OSError):
-                    lines.append(_cmdline(child))
+            lines.append(_cmdline(child))
     return "\n".join(lines)
 
 
@@ -86,8 +93,7 @@ def _tree(pid: int, scratch: Path) -> str:
     ``scratch``: fio runs in a session of its own), thread by thread: state and the kernel
     function it waits in."""
     pids = {pid} | {int(line.split()[0]) for line in _processes_of(scratch)}
-    pids |= {int(c) for p in list(pids) for f in Path(f"/proc/{p}/task").glob("*/children")
-             for c in (f.read_text().split() if f.exists() else [])}
+    pids |= {child for p in list(pids) for child in _child_pids(p)}
     lines = []
     for p in sorted(pids):
         with contextlib.suppress(OSError):

@@ -449,10 +449,10 @@ impl Simulator {
 
     /// `replay_chunk` on this drive and on each of `followers` at once (drives of this
     /// profile in this drive's state, each replaying at its own queue depth), one FTL's work
-    /// for all on a thread of its own, the drives' timing in turn on another: the figures of each drive's own
-    /// replay. A follower's FTL is behind until its `catch_up(self)`, which must come before
-    /// anything but further shared chunks and its `finish_replay`. Returns (completed
-    /// commands, simulated seconds since replay start) per drive, this one first.
+    /// for all on a thread of its own, the drives' timing in turn on another: the figures of
+    /// each drive's own replay. A follower's FTL is behind until its `catch_up(self)`, which
+    /// must come before anything but further shared chunks and its `finish_replay`. Returns
+    /// (completed commands, simulated seconds since replay start) per drive, this one first.
     fn replay_chunk_shared(&mut self, py: Python<'_>, mut followers: Vec<PyRefMut<'_, Simulator>>, op: &[u8], offset: &[u8], length: &[u8]) -> PyResult<Vec<(u64, f64)>> {
         let cmds = chunk_commands(op, offset, length)?;
         let sim = &mut self.sim;

@@ -483,7 +483,7 @@ def _run_briefly(cmd: list[str], timeout_s: float) -> subprocess.CompletedProces
 def _remove_stop_leftovers(stop_file: Path, workdir: Path, since_s: float) -> None:
     """Removes fio's stop file if fio did not take it, and the verify state files
     (``local-JOB-N-verify.state``) fio writes when it takes one, from ``workdir``, written
-    since ``since_s`` (epoch s)."""
+    since ``since_s`` (epoch s; a second earlier, for coarse file timestamps)."""
     stop_file.unlink(missing_ok=True)
     for state in workdir.glob("local-*-verify.state"):
         with contextlib.suppress(OSError):
@@ -1710,12 +1710,12 @@ class FioTarget(TargetDefaults):
                     rc = self._stop_fio(proc, signal.SIGINT if "SIGINT" in interrupted else signal.SIGTERM, notes,
                                         stop_file)
         finally:
-            if stop_file.exists() or interrupted is not None:
+            if interrupted is not None:
                 _remove_stop_leftovers(stop_file, self.workdir, started)
         return interrupted, rc, notes
 
     @staticmethod
-    def _stop_fio(proc: subprocess.Popen, sig: int, notes: list[str], stop_file: Path | None = None) -> int:
+    def _stop_fio(proc: subprocess.Popen, sig: int, notes: list[str], stop_file: Path) -> int:
         """Asks fio to stop, so that it ends its jobs and writes its logs and JSON, and returns
         its exit status. First by creating ``stop_file`` (its ``--trigger-file``): once its
         jobs are starting, fio's main loop looks for the file every 10 to 100 ms and ends the
@@ -1728,24 +1728,25 @@ class FioTarget(TargetDefaults):
         (malloc) in whichever of its threads the signal lands: one that lands while that thread
         holds the allocator's lock (fio's main thread does in ``fork()``, as it starts a job)
         hangs fio for ever."""
-        step = 0  # 0: the stop file, 1: the signal, 2: SIGKILL
+        step = 0  # 0: asked by the stop file, 1: signalled, 2: killed
         look_s, grace_s = FIO_STOP_LOOK_S, FIO_STOP_GRACE_S
 
-        def escalate() -> None:
+        def send_signal() -> None:
             nonlocal step
-            step += 1
-            if step >= 2:
-                _kill_fio(proc)
-                return
+            step = 1
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(sig)
 
+        def kill(why: str) -> None:
+            nonlocal step
+            step = 2
+            notes.append(f"{why}; killed it (its logs may be lost)")
+            _kill_fio(proc)
+
         try:
-            if stop_file is None:
-                raise OSError("no stop file")
             stop_file.touch()
         except OSError:
-            escalate()
+            send_signal()
         t0 = time.monotonic()
         told = False
         while True:
@@ -1754,21 +1755,19 @@ class FioTarget(TargetDefaults):
             except subprocess.TimeoutExpired:
                 waited_s = time.monotonic() - t0
                 if step == 0 and waited_s > look_s and stop_file.exists():
-                    escalate()
+                    send_signal()
                 if step < 2 and waited_s > grace_s:
-                    notes.append(f"fio did not stop within {grace_s:.0f} s; killed it (its logs may be lost)")
-                    step = 1
-                    escalate()
+                    kill(f"fio did not stop within {grace_s:.0f} s")
                 if not told and step < 2 and waited_s > FIO_STOP_TELL_S:
                     told = True
                     print(f"ssdlab: waiting for fio (pid {proc.pid}) to end its IO and write its logs, at most "
                           f"{grace_s:.0f} s; Ctrl-C {'twice more' if step == 0 else 'again'} kills it (its logs may "
                           f"be lost)", file=sys.stderr, flush=True)
             except (KeyboardInterrupt, _Terminate):
-                if step == 1:
-                    notes.append("interrupted again while fio was stopping; killed it (its logs may be lost)")
-                if step < 2:
-                    escalate()
+                if step == 0:
+                    send_signal()
+                elif step == 1:
+                    kill("interrupted again while fio was stopping")
 
     def _idle(self, job: JobSpec, progress: Progress | None) -> PhaseResult:
         """Wait ``duration_s`` (wall time) with no I/O; Ctrl-C/SIGTERM end it early."""

@@ -326,9 +326,9 @@ class SimTarget(TargetDefaults):
         own job's queue depth: drives of this profile brought to this drive's state the same
         way (copies from :meth:`fork`, purged and filled alike). The FTL's work is done once,
         by this drive's on a thread of its own, and the drives' timing models take turns on
-        another (``_native.Simulator.replay_chunk_shared``); each result is the one the follower's own
-        :meth:`replay` gives. Followers need :attr:`shares_replays`. Returns this drive's
-        result, then each follower's; on Ctrl-C every one is marked incomplete."""
+        another (``_native.Simulator.replay_chunk_shared``); each result is the one the
+        follower's own :meth:`replay` gives. Followers need :attr:`shares_replays`. Returns this
+        drive's result, then each follower's; on Ctrl-C every one is marked incomplete."""
         drives = [self._sim, *(t._sim for t, _ in followers)]
         jobs = [job, *(j for _, j in followers)]
         for d, j in zip(drives, jobs):
