@@ -82,6 +82,57 @@ def test_replay_is_deterministic(tmp_path):
         np.testing.assert_array_equal(a[k], b[k])
 
 
+READS_AND_A_TRIM = ("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n"
+                    "10 /dev/x read 4096 4096\n20 /dev/x trim 0 4096\n")
+
+
+def _drive_steps(monkeypatch) -> list[str]:
+    """Records every purge and phase a SimTarget starts."""
+    steps: list[str] = []
+    for name in ("purge", "run_phase"):
+        real = getattr(SimTarget, name)
+
+        def spy(self, *args, _real=real, _name=name, **kwargs):
+            steps.append(_name)
+            return _real(self, *args, **kwargs)
+        monkeypatch.setattr(SimTarget, name, spy)
+    return steps
+
+
+@pytest.mark.parametrize("text, options, says", [
+    ("", {}, ["nothing to replay", "0 lines", "the file is empty"]),
+    (READS_AND_A_TRIM, {"trim": "without"},
+     ["nothing to replay", "6 lines: reads 2, writes 0, TRIMs 1, flushes 0", "--keep-reads", "--trim with"]),
+])
+def test_a_trace_with_nothing_to_replay_is_refused_before_the_drive_is_touched(tmp_path, monkeypatch, text, options,
+                                                                               says):
+    """A trace that replays no data command in any variant would only fill the drive (hours
+    on a real one): refused, naming the file and what it holds, before any purge or fill."""
+    trace = tmp_path / "t.fio"
+    trace.write_text(text)
+    steps = _drive_steps(monkeypatch)
+    params = trace_replay.TraceRunParams(file=str(trace), qds=(4,), **options)
+    target = SimTarget(load_profile("default", ["capacity=2GiB"]), seed=1)
+    with pytest.raises(UserError) as e:
+        trace_replay.run(target, params, tmp_path / "out", progress=False)
+    assert str(trace) in str(e.value)
+    for s in says:
+        assert s in str(e.value)
+    assert steps == []
+
+
+def test_a_trace_of_reads_runs_when_its_reads_are_kept(tmp_path, monkeypatch):
+    """The same reads, kept, are something to replay: the check does not refuse them."""
+    trace = tmp_path / "t.fio"
+    trace.write_text(READS_AND_A_TRIM)
+    steps = _drive_steps(monkeypatch)
+    params = trace_replay.TraceRunParams(file=str(trace), qds=(4,), trim="without", keep_reads=True)
+    summary = trace_replay.run(SimTarget(load_profile("default", ["capacity=2GiB"]), seed=1), params,
+                               tmp_path / "out", progress=False)
+    assert [r["reads"] for r in summary["variants"]] == [2]
+    assert steps[:2] == ["purge", "run_phase"]
+
+
 def test_real_trace_beyond_the_span_is_an_error_naming_file_and_record(tmp_path):
     _need(TPCC)
     proc = run_cli("trace", "run", str(TPCC), *set_args(), "--out", str(tmp_path / "x"), "--no-progress", check=False)

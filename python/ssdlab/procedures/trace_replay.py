@@ -302,6 +302,33 @@ def _expected_commands(info: dict, params: TraceRunParams, trim: bool) -> int | 
     return int(n)
 
 
+def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
+    """Refuses, before any purge or fill, a trace that would replay no data command in any
+    variant (no writes, no TRIMs in a variant with TRIM, no reads kept): its test would fill
+    the drive and measure nothing."""
+    ops = info.get("ops")
+    if not ops:
+        return
+    count = {op: int(ops[op]["count"]) for op in ("read", "write", "trim", "flush")}
+    replayed = count["write"] + (count["trim"] if True in params.trim_modes else 0)
+    replayed += count["read"] if params.keep_reads else 0
+    if replayed:
+        return
+    found = ", ".join(f"{name} {count[op]:,}" for op, name in (("read", "reads"), ("write", "writes"),
+                                                                ("trim", "TRIMs"), ("flush", "flushes")))
+    hint = []
+    if count["read"] and not params.keep_reads:
+        hint.append("--keep-reads replays its reads")
+    if count["trim"]:
+        hint.append("--trim with or both replays its TRIMs")
+    if info.get("skipped_bad"):
+        hint.append(f"{int(info['skipped_bad']):,} malformed lines were skipped (first: {info.get('first_bad')})")
+    if not hint:
+        hint.append("check --format, --device and --events" if info.get("lines") else "the file is empty")
+    raise UserError(f"{params.source.path}: nothing to replay ({int(info.get('lines') or 0):,} lines: {found}); "
+                    f"{'; '.join(hint)}")
+
+
 def run(target: Target, params: TraceRunParams, out: str | Path | results.ResultsDir, *,
         argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
     """Runs every variant and pass on ``target`` into the results folder ``out``; returns the
@@ -311,6 +338,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     steps = plan(target, params)
     span = steps[0].span_bytes
     info = params.source.info(span)
+    _check_something_to_replay(info, params)
     trace_span = int(info.get("max_end_bytes") or 0)
     trace_info = {k: v for k, v in info.items() if k != "ops"}
     if "ops" in info:
