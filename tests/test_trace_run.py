@@ -133,6 +133,32 @@ def test_a_trace_of_reads_runs_when_its_reads_are_kept(tmp_path, monkeypatch):
     assert steps[:2] == ["purge", "run_phase"]
 
 
+FAR_READ = ("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x write 0 8192\n"
+            "10 /dev/x read 1099511627776 4096\n20 /dev/x write 8192 4096\n")
+
+
+@pytest.mark.parametrize("keep_reads", [False, True])
+def test_records_beyond_the_span_are_refused_before_the_drive_is_touched_only_if_replayed(tmp_path, monkeypatch,
+                                                                                          keep_reads):
+    """A read at 1 TiB on a 2 GiB drive: with reads dropped the trace replays (its writes fit);
+    with reads kept it is refused, naming the file, the op and its end, before any purge or
+    fill (on a real drive the fill alone takes hours)."""
+    trace = tmp_path / "t.fio"
+    trace.write_text(FAR_READ)
+    steps = _drive_steps(monkeypatch)
+    params = trace_replay.TraceRunParams(file=str(trace), qds=(4,), trim="without", keep_reads=keep_reads)
+    target = SimTarget(load_profile("default", ["capacity=2GiB"]), seed=1)
+    if not keep_reads:
+        summary = trace_replay.run(target, params, tmp_path / "out", progress=False)
+        assert [(r["writes"], r["reads"]) for r in summary["variants"]] == [(2, 0)]
+        return
+    with pytest.raises(UserError) as e:
+        trace_replay.run(target, params, tmp_path / "out", progress=False)
+    assert f"{trace}: a read record ends at byte 1,099,511,631,872, beyond the target span" in str(e.value)
+    assert "--remap" in str(e.value)
+    assert steps == []
+
+
 def test_real_trace_beyond_the_span_is_an_error_naming_file_and_record(tmp_path):
     _need(TPCC)
     proc = run_cli("trace", "run", str(TPCC), *set_args(), "--out", str(tmp_path / "x"), "--no-progress", check=False)

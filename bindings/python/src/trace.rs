@@ -86,6 +86,7 @@ fn info_dict<'py>(py: Python<'py>, format: Format, i: &Info) -> PyResult<Bound<'
         // (upper bound of the bucket in bytes, count) for non-empty buckets
         let hist: Vec<(u128, u64)> = s.size_hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(k, &c)| (1u128 << k, c)).collect();
         o.set_item("size_hist", hist)?;
+        o.set_item("max_end_bytes", s.max_end_bytes)?;
         ops.set_item(op.name(), o)?;
     }
     d.set_item("ops", ops)?;

@@ -31,11 +31,13 @@ pub struct OpStats {
     pub bytes: u64,
     /// Requests per size bucket (see [`size_bucket`]).
     pub size_hist: [u64; SIZE_BUCKETS],
+    /// Highest end (offset + length) of a request [bytes]; 0 for flushes or none.
+    pub max_end_bytes: u64,
 }
 
 impl Default for OpStats {
     fn default() -> Self {
-        OpStats { count: 0, bytes: 0, size_hist: [0; SIZE_BUCKETS] }
+        OpStats { count: 0, bytes: 0, size_hist: [0; SIZE_BUCKETS], max_end_bytes: 0 }
     }
 }
 
@@ -101,6 +103,7 @@ impl Info {
         s.bytes = s.bytes.saturating_add(r.len_bytes);
         if r.op.has_range() {
             s.size_hist[size_bucket(r.len_bytes)] += 1;
+            s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
             self.min_offset_bytes = Some(self.min_offset_bytes.map_or(r.offset_bytes, |m| m.min(r.offset_bytes)));
             self.max_end_bytes = self.max_end_bytes.max(r.end_bytes());
         }

@@ -38,6 +38,8 @@ fn disksim_first5000() {
     assert_eq!(cb(&i, Op::Read), (3966, 21_169_152));
     assert_eq!(cb(&i, Op::Write), (1034, 5_568_000));
     assert_eq!((i.min_offset_bytes, i.max_end_bytes), (Some(0), 1_214_719_488));
+    // awk '{e=($3+$4)*512; if ($5%2==1) {if (e>r) r=e} else {if (e>w) w=e}}': the highest end per op
+    assert_eq!((i.op(Op::Read).max_end_bytes, i.op(Op::Write).max_end_bytes), (1_214_719_488, 1_195_686_912));
     assert_eq!((i.min_time_ns, i.max_time_ns), (13_191_135, 76_015_720_900));
     assert_eq!(i.time_regressions, 0);
     assert_eq!(i.read_stats.lines, 5000);
@@ -53,6 +55,7 @@ fn mqsim_tpcc_and_wsrch() {
     assert_eq!(cb(&i, Op::Read), (4381, 36_315_136));
     assert_eq!(cb(&i, Op::Write), (2618, 23_403_520));
     assert_eq!((i.min_offset_bytes, i.max_end_bytes), (Some(361_823_744), 232_713_410_560));
+    assert_eq!((i.op(Op::Read).max_end_bytes, i.op(Op::Write).max_end_bytes), (232_712_545_280, 232_713_410_560));
     assert_eq!((i.min_time_ns, i.max_time_ns), (938_513_000, 1_075_002_000));
     // wsrch: n=24783 (the last line has no newline) reads=24779 rbytes=382085120 writes=4
     //   wbytes=32768 min_off=0 max_end=17902723072 time 11413000..60066625000 ns

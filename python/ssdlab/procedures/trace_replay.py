@@ -329,6 +329,20 @@ def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
                     f"{'; '.join(hint)}")
 
 
+def _check_fits_span(info: dict, params: TraceRunParams, span: int) -> None:
+    """With ``--remap error``, refuses before any purge or fill a trace whose replayed records
+    (writes; TRIMs if a variant sends them; reads if kept) end beyond the span, as its replay
+    would once it reached them."""
+    ops = info.get("ops")
+    if params.remap != "error" or not ops:
+        return
+    replayed = ["write", *(["trim"] if True in params.trim_modes else []), *(["read"] if params.keep_reads else [])]
+    end, op = max((int(ops[op].get("max_end_bytes") or 0), op) for op in replayed)
+    if end > span:
+        raise UserError(f"{params.source.path}: a {op} record ends at byte {end:,}, beyond the target span of {span:,} "
+                        "bytes; use --remap wrap or --remap scale, or a larger span")
+
+
 def run(target: Target, params: TraceRunParams, out: str | Path | results.ResultsDir, *,
         argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
     """Runs every variant and pass on ``target`` into the results folder ``out``; returns the
@@ -339,6 +353,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     span = steps[0].span_bytes
     info = params.source.info(span)
     _check_something_to_replay(info, params)
+    _check_fits_span(info, params, span)
     trace_span = int(info.get("max_end_bytes") or 0)
     trace_info = {k: v for k, v in info.items() if k != "ops"}
     if "ops" in info:
