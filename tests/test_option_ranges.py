@@ -315,6 +315,29 @@ def test_the_walk_finds_the_options():
     assert {"bs", "ba", "size", "offset", "io_size", "offset_increment", "bssplit"} <= set(JOB_SIZE_KEYS)
 
 
+def test_a_double_dash_as_an_option_value_is_refused_naming_the_option():
+    """``--bs=--``: Python 3.11's argparse drops the ``--`` and hands the option an empty list,
+    which then broke the command with a traceback; every option of every command that takes
+    a value refuses it instead (exit 2, naming the option)."""
+    problems, tried = [], 0
+    for words, _ in _subparsers(cli.build_parser([])):
+        p = _parser(words)
+        if any(isinstance(a, argparse._SubParsersAction) for a in p._actions):
+            continue
+        for a in p._actions:
+            if not a.option_strings or a.nargs not in (None, argparse.OPTIONAL) or a.help == argparse.SUPPRESS:
+                continue
+            flag = max(a.option_strings, key=len)
+            err = io.StringIO()
+            tried += 1
+            with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
+                p.parse_args([f"{flag}=--"])
+            if e.value.code != 2 or f"argument {'/'.join(a.option_strings)}: expected a value, got '--'" not in \
+                    err.getvalue():
+                problems.append(f"ssdlab {' '.join(words)} {flag}=--: exit {e.value.code}: {err.getvalue()[-200:]}")
+    assert tried > 100 and not problems, problems
+
+
 def test_every_number_option_declares_a_finite_range():
     """An option that takes a whole number or a number carries its range (a declared
     parameter, or ``declare.number``): an integer option without one would pass a 10**30

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import __version__, stop
 from .errors import UserError
+from .params import Parser
 from .procedures import declare
 from .targets import DEFAULT_TARGET, open_target, usage as target_kinds
 from .units import SIZE_RULE, parse_size
@@ -124,7 +125,7 @@ def _declared_tests(word: str | None) -> list:
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ssdlab",
         description="How does an SSD behave once it is full, dirty and busy? Review-grade torture tests "
                     "on real drives (fio) and on a simulated NAND/FTL drive.",

@@ -210,6 +210,17 @@ def _parse_of(f: dataclasses.Field, p: "Param | None" = None) -> Callable[[str],
     return kind
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser for every ssdlab command line, with one mend: an option given ``--``
+    as its value (``--bs=--``) is an error naming the option. Python 3.11's argparse drops
+    that ``--`` and hands the option an empty list instead of a value."""
+
+    def _get_values(self, action, arg_strings):
+        if action.option_strings and action.nargs in (None, argparse.OPTIONAL) and arg_strings == ["--"]:
+            raise argparse.ArgumentError(action, "expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
+
 def add_arguments(parser: argparse.ArgumentParser, params_cls) -> None:
     """One option per declared parameter: its flag, type, metavar and a help that ends with the
     unit, the allowed range and the default."""

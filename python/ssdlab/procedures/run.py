@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import plots, report, results
 from ..charts import Chart, Line
 from ..errors import UserError
+from ..params import Parser
 from ..progress import phase_bar
 from ..targets.base import DIRECTIONS, SIMULATED, JobSpec, PhaseResult, ReplayJob, Target
 from ..units import human_size
@@ -72,8 +73,7 @@ class Loaded:
 
 def _named_params(named, args: tuple[str, ...]):
     """A built-in workload's parameters from the options after its name (its declared flags)."""
-    parser = argparse.ArgumentParser(prog=f"ssdlab run {named.name}", add_help=False, allow_abbrev=False,
-                                     exit_on_error=False)
+    parser = Parser(prog=f"ssdlab run {named.name}", add_help=False, allow_abbrev=False, exit_on_error=False)
     declare.add_arguments(parser, named.params)
     try:
         ns, extra = parser.parse_known_args(list(args))
