@@ -174,6 +174,10 @@ def test_usage_errors(tmp_path):
     assert proc.returncode == 2 and "no such job file" in proc.stderr
     proc = run_cli("run", "--rw", "randread", "--out", str(tmp_path / "o"), check=False)
     assert proc.returncode == 2 and "--name=value" in proc.stderr
+    # A missing job file with options: the file is what is wrong, not the options' form.
+    proc = run_cli("run", "nosuchjob.fio", "--bs=4k", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 2 and "nosuchjob.fio: no such job file" in proc.stderr, proc.stderr
+    assert "--name=value" not in proc.stderr
 
 
 def test_ctrl_c_keeps_what_was_measured(tmp_path):

@@ -337,7 +337,7 @@ def _check_fits_span(info: dict, params: TraceRunParams, span: int) -> None:
     if params.remap != "error" or not ops:
         return
     replayed = ["write", *(["trim"] if True in params.trim_modes else []), *(["read"] if params.keep_reads else [])]
-    end, op = max((int(ops[op].get("max_end_bytes") or 0), op) for op in replayed)
+    end, op = max((int(ops[o].get("max_end_bytes") or 0), o) for o in replayed)
     if end > span:
         raise UserError(f"{params.source.path}: a {op} record ends at byte {end:,}, beyond the target span of {span:,} "
                         "bytes; use --remap wrap or --remap scale, or a larger span")
