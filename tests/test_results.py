@@ -241,6 +241,23 @@ def test_refuses_summary_json_not_from_ssdlab(tmp_path):
         ResultsDir(tmp_path)
 
 
+def test_a_summary_or_marker_that_is_not_utf8_is_named_or_shown_not_a_traceback(tmp_path, capsys):
+    """Bytes that are not UTF-8 (a damaged disk, a file written over): summary.json is refused
+    naming the file; an INCOMPLETE marker's reason is shown with the bad bytes replaced; the
+    report and compare commands end with a message, never a traceback."""
+    from ssdlab import cli
+
+    (tmp_path / "summary.json").write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ValueError, match=r"summary\.json: not a valid summary\.json \('utf-8' codec"):
+        read_summary(tmp_path)
+    assert cli.main(["report", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 2
+    assert f"{tmp_path}/summary.json: not a valid summary.json" in capsys.readouterr().err
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    (marked / "INCOMPLETE").write_bytes(b"\xff\xfe\x00 stopped\n")
+    assert incomplete_reason(marked) == "\ufffd\ufffd\x00 stopped"
+
+
 def test_refuses_a_file(tmp_path):
     f = tmp_path / "f"
     f.write_text("x")

@@ -273,7 +273,7 @@ def read_summary(path_or_dir: str | os.PathLike) -> dict[str, Any]:
     with open(p, encoding="utf-8") as f:
         try:
             return json.load(f)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p}: not a valid summary.json ({e})") from None
 
 
@@ -388,7 +388,7 @@ def incomplete_reason(out_dir: str | os.PathLike) -> str | None:
     """The reason recorded by :func:`mark_incomplete`, or None if the run is complete."""
     marker = Path(out_dir) / INCOMPLETE_NAME
     try:
-        first = marker.read_text(encoding="utf-8").splitlines()[0]
+        first = marker.read_text(encoding="utf-8", errors="replace").splitlines()[0]
     except (FileNotFoundError, IndexError):
         return None if not marker.exists() else "unknown"
     prefix = _INCOMPLETE_HEADER + ": "
