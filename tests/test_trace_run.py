@@ -119,6 +119,8 @@ def test_a_trace_with_nothing_to_replay_is_refused_before_the_drive_is_touched(t
     for s in says:
         assert s in str(e.value)
     assert steps == []
+    with pytest.raises(UserError, match="nothing to replay"):  # the dry run says so too
+        trace_replay.print_plan(target, params)
 
 
 def test_a_trace_of_reads_runs_when_its_reads_are_kept(tmp_path, monkeypatch):
@@ -157,6 +159,8 @@ def test_records_beyond_the_span_are_refused_before_the_drive_is_touched_only_if
     assert f"{trace}: a read record ends at byte 1,099,511,631,872, beyond the target span" in str(e.value)
     assert "--remap" in str(e.value)
     assert steps == []
+    with pytest.raises(UserError, match="beyond the target span"):  # the dry run says so too
+        trace_replay.print_plan(target, params)
 
 
 def test_real_trace_beyond_the_span_is_an_error_naming_file_and_record(tmp_path):

@@ -224,6 +224,7 @@ def plan(target: Target, params: TraceRunParams) -> list:
 def print_plan(target: Target, params: TraceRunParams) -> None:
     steps = plan(target, params)
     span = steps[0].span_bytes
+    _checked_info(params, span)
     print_header(target, steps[:1])
     print(f"# trace: {params.source.describe(span)}; reads {'kept' if params.keep_reads else 'dropped'}; "
           f"remap {params.remap}; IOPS averaged every {params.window_commands} commands")
@@ -343,6 +344,15 @@ def _check_fits_span(info: dict, params: TraceRunParams, span: int) -> None:
                         "bytes; use --remap wrap or --remap scale, or a larger span")
 
 
+def _checked_info(params: TraceRunParams, span: int) -> dict:
+    """The trace's statistics (one pass over a file), once it is known to replay something
+    that fits ``span`` [bytes]: what a run and its dry run refuse before any purge or fill."""
+    info = params.source.info(span)
+    _check_something_to_replay(info, params)
+    _check_fits_span(info, params, span)
+    return info
+
+
 def run(target: Target, params: TraceRunParams, out: str | Path | results.ResultsDir, *,
         argv: list[str] | None = None, overwrite: bool = False, progress: bool | None = None) -> dict:
     """Runs every variant and pass on ``target`` into the results folder ``out``; returns the
@@ -351,9 +361,7 @@ def run(target: Target, params: TraceRunParams, out: str | Path | results.Result
     rd = out if isinstance(out, results.ResultsDir) else results.ResultsDir(out, overwrite=overwrite)
     steps = plan(target, params)
     span = steps[0].span_bytes
-    info = params.source.info(span)
-    _check_something_to_replay(info, params)
-    _check_fits_span(info, params, span)
+    info = _checked_info(params, span)
     trace_span = int(info.get("max_end_bytes") or 0)
     trace_info = {k: v for k, v in info.items() if k != "ops"}
     if "ops" in info:
