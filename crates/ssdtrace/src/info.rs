@@ -31,7 +31,8 @@ pub struct OpStats {
     pub bytes: u64,
     /// Requests per size bucket (see [`size_bucket`]).
     pub size_hist: [u64; SIZE_BUCKETS],
-    /// Highest end (offset + length) of a request [bytes]; 0 for flushes or none.
+    /// Highest end (offset + length) of a request with a length [bytes]; 0 for flushes or
+    /// none (a replay drops requests of no length, wherever they point).
     pub max_end_bytes: u64,
 }
 
@@ -103,7 +104,9 @@ impl Info {
         s.bytes = s.bytes.saturating_add(r.len_bytes);
         if r.op.has_range() {
             s.size_hist[size_bucket(r.len_bytes)] += 1;
-            s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
+            if r.len_bytes > 0 {
+                s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
+            }
             self.min_offset_bytes = Some(self.min_offset_bytes.map_or(r.offset_bytes, |m| m.min(r.offset_bytes)));
             self.max_end_bytes = self.max_end_bytes.max(r.end_bytes());
         }
@@ -191,5 +194,10 @@ mod tests {
         assert_eq!(i.duration_ns(), 40);
         assert_eq!(i.time_regressions, 1);
         assert_eq!((i.sequential_writes, i.sequential_write_bytes), (2, 12288));
+        let ends = [Op::Read, Op::Write, Op::Trim, Op::Flush].map(|op| i.op(op).max_end_bytes);
+        assert_eq!(ends, [512, 20480, 2 << 20, 0]);
+        // A request of no length (which a replay drops) moves no op's highest end.
+        i.add(&Record::new(60, Op::Read, 1 << 40, 0));
+        assert_eq!(i.op(Op::Read).max_end_bytes, 512);
     }
 }
