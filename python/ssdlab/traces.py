@@ -175,7 +175,7 @@ def info(path: str | Path, fmt: str | None = None, **opts) -> dict:
     """Statistics of the whole trace in one streaming pass: ``format``, ``records``,
     ``lines``/``ignored_lines``/``skipped_bad``/``first_bad``, ``ops`` (per op: ``count``,
     ``bytes``, ``size_hist`` as [(bucket upper bound in bytes, count)], ``max_end_bytes``
-    the highest offset + length), ``span_bytes`` with
+    the highest offset + length of a request with a length), ``span_bytes`` with
     ``min_offset_bytes``/``max_end_bytes``, ``duration_ns`` with the first/last/min/max times
     [ns], ``time_regressions``, ``sequential_writes``/``sequential_write_bytes`` (writes
     starting where the previous write ended)."""

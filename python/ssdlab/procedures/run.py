@@ -119,13 +119,13 @@ def load(params: RunParams, zone_size_bytes: int = 0) -> Loaded:
     bad = [a for a in args if not a.startswith("--")]
     if bad:
         raise UserError(f"run: {bad[0]!r}: fio options are given as --name=value (e.g. --rw=randrw --bs=4k)")
-    if params.job is not None and args and not Path(params.job).exists() and "=" not in args[-1]:
-        # `--rw randwrite`: the value was taken for the job file.
-        raise UserError(f"run: fio options are given as --name=value, e.g. {args[-1]}={params.job} "
-                        f"(got {args[-1]} {params.job})")
-    if params.job is not None and args and Path(params.job).exists():
-        raise UserError(f"run: give a job file ({params.job}) or fio options ({' '.join(args)}), not both; put the "
-                        "options into the job file")
+    if params.job is not None and args:
+        if Path(params.job).exists():
+            raise UserError(f"run: give a job file ({params.job}) or fio options ({' '.join(args)}), not both; put "
+                            "the options into the job file")
+        if "=" not in args[-1]:  # `--rw randwrite`: the value was taken for the job file
+            raise UserError(f"run: fio options are given as --name=value, e.g. {args[-1]}={params.job} "
+                            f"(got {args[-1]} {params.job})")
     if params.job is None:
         if not args:
             raise UserError("run: give a fio job file, a built-in workload (ssdlab run --list) or fio's options, "

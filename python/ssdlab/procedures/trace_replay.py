@@ -293,14 +293,17 @@ def replay_pass(target: Target, job: ReplayJob, params: TraceRunParams, span: in
     return result, counts
 
 
+def _data_ops(params: TraceRunParams, trim: bool) -> list[str]:
+    """The data commands a replay sends (besides flushes): writes, TRIMs if ``trim``, reads if
+    kept."""
+    return ["write", *(["trim"] if trim else []), *(["read"] if params.keep_reads else [])]
+
+
 def _expected_commands(info: dict, params: TraceRunParams, trim: bool) -> int | None:
     ops = info.get("ops")
     if not ops:
         return None
-    n = ops["write"]["count"] + ops["flush"]["count"]
-    n += ops["trim"]["count"] if trim else 0
-    n += ops["read"]["count"] if params.keep_reads else 0
-    return int(n)
+    return int(sum(ops[op]["count"] for op in ["flush", *_data_ops(params, trim)]))
 
 
 def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
@@ -311,9 +314,7 @@ def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
     if not ops:
         return
     count = {op: int(ops[op]["count"]) for op in ("read", "write", "trim", "flush")}
-    replayed = count["write"] + (count["trim"] if True in params.trim_modes else 0)
-    replayed += count["read"] if params.keep_reads else 0
-    if replayed:
+    if any(count[op] for op in _data_ops(params, True in params.trim_modes)):
         return
     found = ", ".join(f"{name} {count[op]:,}" for op, name in (("read", "reads"), ("write", "writes"),
                                                                 ("trim", "TRIMs"), ("flush", "flushes")))
@@ -337,8 +338,7 @@ def _check_fits_span(info: dict, params: TraceRunParams, span: int) -> None:
     ops = info.get("ops")
     if params.remap != "error" or not ops:
         return
-    replayed = ["write", *(["trim"] if True in params.trim_modes else []), *(["read"] if params.keep_reads else [])]
-    end, op = max((int(ops[o].get("max_end_bytes") or 0), o) for o in replayed)
+    end, op = max((int(ops[o].get("max_end_bytes") or 0), o) for o in _data_ops(params, True in params.trim_modes))
     if end > span:
         raise UserError(f"{params.source.path}: a {op} record ends at byte {end:,}, beyond the target span of {span:,} "
                         "bytes; use --remap wrap or --remap scale, or a larger span")
