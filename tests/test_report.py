@@ -345,8 +345,10 @@ def _png_pixels(png: bytes) -> np.ndarray:
 
 #: In the page: what a reader at this width would find wrong. Every chart shown (and every chart
 #: of a line section's chart buttons): its visible data lie inside the axes, the lowest and
-#: highest tick labels enclose the data (labels parsed back from "2.5K", "100K"), and the x
-#: axis labels both ends of its range; no element inside a card scrolls sideways.
+#: highest tick labels enclose the data (labels parsed back from "2.5K", "100K"), the x axis
+#: labels both ends of its range, no two neighbouring labels of an axis read the same, and data
+#: at a single x are not drawn on an end of the x axis (half hidden); no element inside a card
+#: scrolls sideways.
 _PAGE_PROBLEMS_JS = r"""
 var out = [], R = window.ssdlabReport, MUL = {'': 1, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12};
 function num(t) { var m = /^\s*(-?[0-9.]+)\s*([KMGT]?)\s*$/.exec(t); return m ? parseFloat(m[1]) * MUL[m[2]] : NaN; }
@@ -354,16 +356,23 @@ function labels(c, axis) {
   return Array.prototype.map.call(c.plot.querySelectorAll('.dygraph-axis-label-' + axis),
     function (e) { return num(e.textContent); }).filter(function (v) { return isFinite(v); });
 }
+function texts(c, axis) {
+  return Array.prototype.map.call(c.plot.querySelectorAll('.dygraph-axis-label-' + axis), function (e) { return e.textContent.trim(); });
+}
 function check(name, c) {
   if (c.root.hidden || !c.g || !c.P) return;
-  var P = c.P, xr = c.g.xAxisRange(), yr = c.g.yAxisRange(), lo = Infinity, hi = -Infinity, n = 0;
+  var P = c.P, xr = c.g.xAxisRange(), yr = c.g.yAxisRange(), lo = Infinity, hi = -Infinity, n = 0, xmin = Infinity, xmax = -Infinity;
   P.series.forEach(function (s) {
     if (s.hidden) return;
     for (var i = 0; i < s.x.length; i++) {
       var x = s.x[i], y = s.y[i];
       if (x === null || y === null || y === undefined || x < xr[0] || x > xr[1] || (P.logy && y <= 0)) continue;
-      n++; if (y < lo) lo = y; if (y > hi) hi = y;
+      n++; if (y < lo) lo = y; if (y > hi) hi = y; if (x < xmin) xmin = x; if (x > xmax) xmax = x;
     }
+  });
+  ['x', 'y'].forEach(function (axis) {
+    var t = texts(c, axis);
+    for (var i = 1; i < t.length; i++) if (t[i] === t[i - 1]) { out.push(name + ': neighbouring ' + axis + ' labels both read ' + t[i]); break; }
   });
   var yl = labels(c, 'y'), xl = labels(c, 'x'), tol = 1e-9;
   if (!n) { out.push(name + ': no data drawn'); return; }
@@ -371,6 +380,7 @@ function check(name, c) {
   if (xl.length < 2) { out.push(name + ': ' + xl.length + ' x labels'); return; }
   var ylo = Math.min.apply(null, yl), yhi = Math.max.apply(null, yl), xlo = Math.min.apply(null, xl), xhi = Math.max.apply(null, xl);
   var span = xr[1] - xr[0], rel = function (v) { return Math.abs(v) * 1e-3; };
+  if (xmin === xmax && Math.min(xmin - xr[0], xr[1] - xmin) < span * 0.02) out.push(name + ': all data at x ' + xmin + ', on an end of the x axis');
   if (lo < yr[0] * (1 - tol) || hi > yr[1] * (1 + tol)) out.push(name + ': data ' + lo + '..' + hi + ' outside the y axis ' + yr);
   if (lo < ylo - rel(ylo)) out.push(name + ': lowest value ' + lo + ' below the lowest y label ' + ylo);
   if (hi > yhi + rel(yhi)) out.push(name + ': highest value ' + hi + ' above the highest y label ' + yhi);

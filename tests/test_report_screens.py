@@ -63,34 +63,40 @@ def test_fill_and_pts_pages_fit_and_label_their_ranges(browser, pages):
     assert not [k for k in values if k.startswith(("WSAT", "HIR", "DIRTH"))], values  # only LAT ran
 
 
+def _fill_page_drawn(browser, pages, before: str, after: str = "") -> list[str]:
+    """The fill page's problems with its lines-0 chart drawn through a wrapped draw: the
+    script ``before`` changes the draw's parameters ``P``, ``after`` its dygraph ``g``."""
+    _open(browser, pages["fill"])
+    browser.execute_script("var c = window.ssdlabReport.views['lines-0'].chart, proto = Object.getPrototypeOf(c),"
+                           " draw = proto.draw; proto.draw = function (P) {"
+                           f" {before} var g = draw.call(this, P); {after} return g; }};")
+    return page_problems(browser)
+
+
 def test_page_problems_catch_what_a_reader_would_see(browser, pages):
     # a y axis ending just above the data, not at a round number: labelled at its top by the
     # report's ticker, left unlabelled there by dygraphs' own (as the 100K of the IOPS chart was)
-    top_just_above = ("var c = window.ssdlabReport.views['lines-0'].chart, proto = Object.getPrototypeOf(c),"
-                      " draw = proto.draw;"
-                      "proto.draw = function (P) { var hi = 0; P.series.forEach(function (s) {"
-                      " s.y.forEach(function (v) { if (v > hi) hi = v; }); }); P.y1 = hi * 1.01;"
-                      " var g = draw.call(this, P); %s return g; };")
-    _open(browser, pages["fill"])
-    browser.execute_script(top_just_above % "")
-    assert page_problems(browser) == []
-    _open(browser, pages["fill"])
-    browser.execute_script(top_just_above % "g.updateOptions({axes: {y: {ticker: Dygraph.numericTicks}}});")
-    found = page_problems(browser)
+    top_just_above = ("var hi = 0; P.series.forEach(function (s) {"
+                      " s.y.forEach(function (v) { if (v > hi) hi = v; }); }); P.y1 = hi * 1.01;")
+    assert _fill_page_drawn(browser, pages, top_just_above) == []
+    found = _fill_page_drawn(browser, pages, top_just_above, "g.updateOptions({axes: {y: {ticker: Dygraph.numericTicks}}});")
     assert any(re.match(r"lines-0 chart 0: highest value [0-9.]+ above the highest y label", p) for p in found), found
     # an x axis ending just past a round number (an interrupted run's 1403 s): its end label
     # names the end (1.403K), where three digits (1.4K) would leave 3 s unlabelled
-    ends_just_past = ("var c = window.ssdlabReport.views['lines-0'].chart, proto = Object.getPrototypeOf(c),"
-                      " draw = proto.draw; proto.draw = function (P) { P.x0 = 0; P.x1 = 1403;"
-                      " return draw.call(this, P); };")
-    _open(browser, pages["fill"])
-    browser.execute_script(ends_just_past)
-    assert page_problems(browser) == []
-    _open(browser, pages["fill"])
-    browser.execute_script(  # a y axis that cuts the data off
-        "var c = window.ssdlabReport.views['lines-0'].chart, proto = Object.getPrototypeOf(c), draw = proto.draw;"
-        "proto.draw = function (P) { P.y1 = P.y1 / 4; return draw.call(this, P); };")
-    found = page_problems(browser)
+    assert _fill_page_drawn(browser, pages, "P.x0 = 0; P.x1 = 1403;") == []
+    # an x axis over one second at 1,202 s: its ticks labelled apart (1.2021K), not all 1.2K
+    narrow = ("P.series.forEach(function (s) { var n = s.x.length;"
+              " s.x = s.x.map(function (v, i) { return v === null ? null : 1202 + i / n; }); }); P.x0 = 1202; P.x1 = 1203;")
+    assert _fill_page_drawn(browser, pages, narrow) == []
+    found = _fill_page_drawn(browser, pages, narrow, "g.updateOptions({axes: {x: {ticker: function (a, b) { var t = [];"
+                             " for (var i = 0; i <= 10; i++) { var v = a + (b - a) * i / 10;"
+                             " t.push({v: v, label: parseFloat((v / 1e3).toPrecision(3)) + 'K'}); } return t; }}}});")
+    assert "lines-0 chart 0: neighbouring x labels both read 1.2K" in found, found
+    # every point at the start of the x axis, half hidden by its end
+    found = _fill_page_drawn(browser, pages, "P.series.forEach(function (s) {"
+                             " s.x = s.x.map(function (v) { return v === null ? null : P.x0; }); });")
+    assert any(re.match(r"lines-0 chart 0: all data at x [0-9.e-]+, on an end of the x axis", p) for p in found), found
+    found = _fill_page_drawn(browser, pages, "P.y1 = P.y1 / 4;")  # a y axis that cuts the data off
     assert any(p.startswith("lines-0 chart 0: data ") and "outside the y axis" in p for p in found), found
     _open(browser, pages["pts"])
     browser.execute_script(  # a table wider than its card, and a console error

@@ -49,16 +49,25 @@ function niceStep(span, n) {
   for (var i = 0; i < ms.length; i++) if (ms[i] * Math.pow(10, e) >= raw * (1 - 1e-9)) return ms[i] * Math.pow(10, e);
   return 10 * Math.pow(10, e);
 }
-function linearTicks(a, b, n, label, endLabel) {
-  endLabel = endLabel || label;
-  if (!(b > a)) return [{v: a, label: endLabel(a)}];
-  var step = niceStep(b - a, n), eps = step * 1e-6, out = [];
+// The significant digits that tell ticks ``step`` apart on [a, b] (3 at least): 1,202 to 1,203
+// in steps of 0.1 needs 5 (1.2021K), where 3 would label every tick 1.2K.
+function stepDigits(a, b, step) {
+  var top = Math.max(Math.abs(a), Math.abs(b)), e = Math.floor(Math.log10(step) + 1e-9);
+  if (!(top > 0) || !(step > 0)) return 3;
+  var p = Math.floor(Math.log10(top) + 1e-9) - e + 1;
+  if (Math.abs(step / Math.pow(10, e) - Math.round(step / Math.pow(10, e))) > 1e-6) p++;  // a 2.5 step
+  return Math.min(Math.max(p, 3), 12);
+}
+// Interior ticks labelled with the digits their step needs, the two ends exactly (siExact).
+function linearTicks(a, b, n) {
+  if (!(b > a)) return [{v: a, label: siExact(a)}];
+  var step = niceStep(b - a, n), eps = step * 1e-6, out = [], p = stepDigits(a, b, step);
   for (var k = Math.ceil((a - eps) / step); k * step <= b + eps; k++) {
     var v = parseFloat((k * step).toPrecision(12));
-    if (v - a > step / 2 - eps && b - v > step / 2 - eps) out.push({v: v, label: label(v)});
+    if (v - a > step / 2 - eps && b - v > step / 2 - eps) out.push({v: v, label: siDigits(v, p)});
   }
-  out.unshift({v: a, label: endLabel(a)});
-  out.push({v: b, label: endLabel(b)});
+  out.unshift({v: a, label: siExact(a)});
+  out.push({v: b, label: siExact(b)});
   return out;
 }
 function logTicks(a, b, label) {
@@ -233,6 +242,10 @@ Chart.prototype.legendHTML = function (d) {
 //     connect, series: [{label, color, x, y, kind: 'scatter'|'line'|'stall', hidden, unit, size}]}
 Chart.prototype.draw = function (P) {
   var self = this, labels = ['x'], colors = [], vis = [], per = {}, cols = [];
+  if (!(P.x1 > P.x0)) {  // data at one x (an interrupted phase's one sample): centred in a window around it
+    var half = Math.max(1, Math.abs(P.x0) * 0.05);
+    P.x1 = P.x0 + half; P.x0 -= half;
+  }
   self.P = P; self.kinds = {}; self.units = {};
   P.series.forEach(function (s) {
     var name = s.label;
@@ -243,6 +256,7 @@ Chart.prototype.draw = function (P) {
     if (s.kind === 'line') o = {strokeWidth: 1.6, drawPoints: s.x.length <= 60, pointSize: 2};
     else if (s.kind === 'stall') o = {strokeWidth: 0, drawPoints: true, pointSize: 4, drawPointCallback: triangle, drawHighlightPointCallback: triangle};
     else o = {strokeWidth: 0, drawPoints: true, pointSize: s.size || 1.5};
+    if (s.kind !== 'stall' && s.x.length <= 3) o.pointSize = Math.max(o.pointSize, 4);  // a few points: large enough to see alone
     if (s.kind !== 'stall' && ((s.shape && s.shape !== 'circle') || s.hollow)) o.drawPointCallback = o.drawHighlightPointCallback = shapeCallback(s.shape, s.hollow);
     per[name] = o;
     cols.push({x: s.x, y: P.logy && s.kind !== 'stall' ? positives(s.y) : s.y});
@@ -250,17 +264,17 @@ Chart.prototype.draw = function (P) {
   var rows = toRows(cols);
   if (!rows.length) { var r0 = [P.x0]; cols.forEach(function () { r0.push(null); }); rows.push(r0); }
   var o = {labels: labels, colors: colors, visibility: vis, series: per, logscale: !!P.logy,
-           dateWindow: [P.x0, P.x1 > P.x0 ? P.x1 : P.x0 + 1],
+           dateWindow: [P.x0, P.x1],
            valueRange: (P.y0 === null || P.y0 === undefined) ? null : [P.y0, P.y1],
            includeZero: !!P.includeZero, connectSeparatedPoints: !!P.connect,
            xlabel: esc(P.xlabel || ''), ylabel: esc(P.ylabel || '')};
   var xfmt = function (v) { return si(v); }, yfmt = xfmt;
   o.axes = {x: {axisLabelFormatter: xfmt, valueFormatter: fmt, pixelsPerLabel: 70,
-                ticker: function (a, b, px) { return keepEnd(linearTicks(a, b, px / 70, xfmt, siExact), b, b - (b - a) * 1e-9); }},
+                ticker: function (a, b, px) { return keepEnd(linearTicks(a, b, px / 70), b, b - (b - a) * 1e-9); }},
             y: {axisLabelFormatter: yfmt, valueFormatter: fmt, pixelsPerLabel: 30,
                 ticker: function (a, b, px) {
                   return P.logy ? keepEnd(logTicks(a, b, yfmt), b, b * (1 - 1e-9))
-                                : keepEnd(linearTicks(a, b, px / 30, yfmt, siExact), b, b - (b - a) * 1e-9);
+                                : keepEnd(linearTicks(a, b, px / 30), b, b - (b - a) * 1e-9);
                 }}};
   var wasHidden = self.root.hidden;
   self.root.hidden = false;
@@ -577,7 +591,7 @@ function LinesView(root, section) {
     var yr = yRange(series, logy, w[0], w[1]), y0 = logy ? Math.min(yr[0], floor) : yr[0], y1 = yr[1];
     var ownX = series.some(function (s) { return s.x !== series[0].x; });  // series on their own x: join their points
     chart.draw({title: c0.title, subtitle: (multiRun ? 'all runs' : runs[cs[0][0]].drive + ' \u00b7 ' + runs[cs[0][0]].variant) + ', ' + st.scale + ' scale',
-                xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1] > w[0] ? w[1] : w[0] + 1,
+                xlabel: c0.xlabel, ylabel: c0.ylabel, xname: c0.xcol, xunit: '', logy: logy, x0: w[0], x1: w[1],
                 y0: y0, y1: y1, series: statStyled(series), connect: multiRun || ownX});
     chart.legend(items, function (key) { st.hidden[key] = !st.hidden[key]; render(); });
     root.setAttribute('data-zoom', st.custom ? 'custom' : 'whole');
