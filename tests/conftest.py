@@ -80,6 +80,13 @@ def interrupt_cli(*args: str, ready=None, ready_timeout_s: float = 60, settle_s:
     return stdout, stderr
 
 
+def journalled(folder: Path, phase: str, rows: int = 1) -> bool:
+    """Whether a running test's series journal in ``folder`` holds ``rows`` intervals of
+    ``phase`` (lines after its header): a readiness test for :func:`interrupt_cli` that waits
+    for measurements rather than for a time a busy machine may not keep."""
+    return any(len(f.read_bytes().splitlines()) > rows for f in folder.glob(f"journal/*-{phase}.jsonl"))
+
+
 @pytest.fixture
 def small_drive() -> list[str]:
     return list(SMALL_DRIVE)

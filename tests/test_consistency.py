@@ -13,7 +13,7 @@ import pytest
 
 from ssdlab.results import read_series
 
-from conftest import interrupt_cli, run_cli, set_args
+from conftest import interrupt_cli, journalled, run_cli, set_args
 
 REQUIRED = ["iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min", "zero_iops_seconds",
             "steady_state_onset_s", "write_amplification", "steady_state_write_amplification",
@@ -93,7 +93,7 @@ def test_span_below_100_adds_spare_area_and_lowers_write_amplification(tmp_path,
 def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
     out = tmp_path / "interrupted"
     stdout, stderr = interrupt_cli("consistency", *set_args(), "--duration", "604800", "--out", str(out),
-                                   ready=(out / "fill.parquet").exists, settle_s=1.5)
+                                   ready=lambda: journalled(out, "randwrite", rows=11), settle_s=0.2)
     assert "partial results kept" in stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] is False

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import interrupt_cli, run_cli, set_args
+from conftest import interrupt_cli, journalled, run_cli, set_args
 from test_report import _attr, _canvas, _open, _page_data, _png_pixels, _shot_dir, browser, page_problems  # noqa: F401
 
 
@@ -211,15 +211,10 @@ def test_consistency_report_shows_latency_and_the_simulators_why(browser, tmp_pa
     assert [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")] == []
 
 
-def _journalled(folder: Path, phase: str) -> bool:
-    """Whether the run's series journal holds an interval of ``phase`` (a row after its header)."""
-    return any(len(f.read_bytes().splitlines()) >= 2 for f in folder.glob(f"journal/*-{phase}.jsonl"))
-
-
 def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
     out = tmp_path / "r"
     _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),
-                              "--no-progress", ready=lambda: _journalled(out, "torture"))
+                              "--no-progress", ready=lambda: journalled(out, "torture"))
     assert (out / "INCOMPLETE").exists() and _summary(out)["complete"] is False
     page = out / "report.html"
     _load_clean(browser, page)

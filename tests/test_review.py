@@ -14,7 +14,7 @@ from ssdlab.procedures import review
 from ssdlab.results import read_series
 from ssdlab.targets import open_target
 
-from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
+from conftest import SMALL_DRIVE, interrupt_cli, journalled, run_cli, set_args
 from test_report import _open as open_page
 from test_report import page_problems
 from test_report import browser  # noqa: F401 - the headless Chromium fixture
@@ -181,12 +181,8 @@ def test_a_part_that_fails_is_reported_and_the_others_run(tmp_path):
 
 def test_ctrl_c_keeps_finished_parts_and_marks_the_interrupted_one(tmp_path):
     out = tmp_path / "interrupted"
-    def torture_under_way() -> bool:
-        """The torture's journal holds rows (a header line, then one per interval)."""
-        return any(len(p.read_text().splitlines()) > 12 for p in (out / "recovery" / "journal").glob("*torture*.jsonl"))
-
     stdout, stderr = interrupt_cli("review", *set_args(), "--duration", "10", "--torture-min", "10080", "--zones", "10",
-                                   "--out", str(out), ready=lambda: (out / "recovery" / "journal").is_dir() and torture_under_way(),
+                                   "--out", str(out), ready=lambda: journalled(out / "recovery", "torture", rows=11),
                                    ready_timeout_s=120, exit_timeout_s=120)
     assert "partial results kept" in stderr and "Traceback" not in stderr
     assert "[3/4] recovery" in stdout and "[4/4]" not in stdout

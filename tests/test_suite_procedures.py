@@ -16,7 +16,7 @@ from ssdlab.targets import open_target
 from ssdlab.targets.base import run_phases_one_by_one
 from ssdlab.targets.sim import SimTarget
 
-from conftest import SMALL_DRIVE, interrupt_cli, run_cli, set_args
+from conftest import SMALL_DRIVE, interrupt_cli, journalled, run_cli, set_args
 
 ZONES = 20
 CAPACITY = 7 * 2**30
@@ -247,7 +247,7 @@ def test_recovery_idle_time_lets_the_drive_recover(recovery_dir):
 def test_recovery_ctrl_c_keeps_the_stages_measured(tmp_path):
     out = tmp_path / "interrupted"
     _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),
-                              ready=(out / "fill.parquet").exists)
+                              ready=lambda: journalled(out, "torture", rows=11), settle_s=0.2)
     assert "partial results kept" in stderr and "Traceback" not in stderr
     assert (out / "INCOMPLETE").exists()
     s = summary_of(out)
