@@ -34,8 +34,9 @@ test-rust:
 		set -x; timeout $(RUST_TEST_S) cargo test --release $(RUST_CRATES); \
 	fi
 
+# The 25 slowest tests are listed at the end, to keep the suite's time in view.
 test-python:
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests
 
 # Every fuzz target (trace readers, profile text, fio job files, fio logs, profiles) for
 # FUZZ_S seconds each, after replaying the crashes found before (fuzz/regressions).
