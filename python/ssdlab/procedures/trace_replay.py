@@ -306,15 +306,13 @@ def _expected_commands(info: dict, params: TraceRunParams, trim: bool) -> int | 
     return int(sum(ops[op]["count"] for op in ["flush", *_data_ops(params, trim)]))
 
 
-def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
-    """Refuses, before any purge or fill, a trace that would replay no data command in any
-    variant (no writes, no TRIMs in a variant with TRIM, no reads kept): its test would fill
-    the drive and measure nothing."""
-    ops = info.get("ops")
-    if not ops:
-        return
+def _check_something_to_replay(info: dict, params: TraceRunParams, replayed: list[str]) -> None:
+    """Refuses, before any purge or fill, a trace with none of the data commands some variant
+    replays (``replayed``: no writes, no TRIMs in a variant with TRIM, no reads kept): its
+    test would fill the drive and measure nothing."""
+    ops = info["ops"]
     count = {op: int(ops[op]["count"]) for op in ("read", "write", "trim", "flush")}
-    if any(count[op] for op in _data_ops(params, True in params.trim_modes)):
+    if any(count[op] for op in replayed):
         return
     found = ", ".join(f"{name} {count[op]:,}" for op, name in (("read", "reads"), ("write", "writes"),
                                                                 ("trim", "TRIMs"), ("flush", "flushes")))
@@ -331,14 +329,13 @@ def _check_something_to_replay(info: dict, params: TraceRunParams) -> None:
                     f"{'; '.join(hint)}")
 
 
-def _check_fits_span(info: dict, params: TraceRunParams, span: int) -> None:
-    """With ``--remap error``, refuses before any purge or fill a trace whose replayed records
-    (writes; TRIMs if a variant sends them; reads if kept) end beyond the span, as its replay
-    would once it reached them."""
-    ops = info.get("ops")
-    if params.remap != "error" or not ops:
+def _check_fits_span(info: dict, params: TraceRunParams, replayed: list[str], span: int) -> None:
+    """With ``--remap error``, refuses before any purge or fill a trace whose ``replayed``
+    records end beyond the span, as its replay would once it reached them."""
+    if params.remap != "error":
         return
-    end, op = max((int(ops[o].get("max_end_bytes") or 0), o) for o in _data_ops(params, True in params.trim_modes))
+    ops = info["ops"]
+    end, op = max((int(ops[o].get("max_end_bytes") or 0), o) for o in replayed)
     if end > span:
         raise UserError(f"{params.source.path}: a {op} record ends at byte {end:,}, beyond the target span of {span:,} "
                         "bytes; use --remap wrap or --remap scale, or a larger span")
@@ -348,8 +345,10 @@ def _checked_info(params: TraceRunParams, span: int) -> dict:
     """The trace's statistics (one pass over a file), once it is known to replay something
     that fits ``span`` [bytes]: what a run and its dry run refuse before any purge or fill."""
     info = params.source.info(span)
-    _check_something_to_replay(info, params)
-    _check_fits_span(info, params, span)
+    if info.get("ops"):  # a file's statistics (the generator's have none: it writes within the span)
+        replayed = _data_ops(params, True in params.trim_modes)  # by some variant
+        _check_something_to_replay(info, params, replayed)
+        _check_fits_span(info, params, replayed, span)
     return info
 
 
