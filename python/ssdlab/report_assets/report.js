@@ -52,9 +52,9 @@ function niceStep(span, n) {
 // The significant digits that tell ticks ``step`` apart on [a, b] (3 at least): 1,202 to 1,203
 // in steps of 0.1 needs 5 (1.2021K), where 3 would label every tick 1.2K.
 function stepDigits(a, b, step) {
-  var top = Math.max(Math.abs(a), Math.abs(b)), e = Math.floor(Math.log10(step) + 1e-9);
+  var top = Math.max(Math.abs(a), Math.abs(b));
   if (!(top > 0) || !(step > 0)) return 3;
-  var p = Math.floor(Math.log10(top) + 1e-9) - e + 1;
+  var e = Math.floor(Math.log10(step) + 1e-9), p = Math.floor(Math.log10(top) + 1e-9) - e + 1;
   if (Math.abs(step / Math.pow(10, e) - Math.round(step / Math.pow(10, e))) > 1e-6) p++;  // a 2.5 step
   return Math.min(Math.max(p, 3), 12);
 }
