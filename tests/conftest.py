@@ -6,6 +6,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -190,6 +191,32 @@ def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: 
             p.wait()
     assert p.returncode == 0, err
     return json.loads(out.strip().splitlines()[-1]), dev, backing, stop_s
+
+
+class SignalledLock:
+    """A Popen's lock through which a stop request (``signum``) lands the moment the lock is
+    taken, as a signal does when it comes while ``acquire`` runs: Python runs the handler as
+    the call returns, one bytecode before ``Popen`` enters the ``try`` that releases the lock.
+    It does so the first ``times`` times the lock is taken while ``when()`` is true."""
+
+    def __init__(self, real, signum: int = signal.SIGINT, times: int = 1, when=lambda: True):
+        self.real, self.signum, self.times, self.when = real, signum, times, when
+
+    def acquire(self, blocking=True, timeout=-1):
+        got = self.real.acquire(blocking, timeout)
+        if got and self.times > 0 and self.when():
+            self.times -= 1
+            signal.raise_signal(self.signum)
+        return got
+
+    def release(self):
+        self.real.release()
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
 
 
 def stand_in_fio(tmp_path, script: str, data_bytes: int = 8 << 20):

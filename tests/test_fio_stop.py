@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import stand_in_fio
+from conftest import SignalledLock, stand_in_fio
 from ssdlab.targets import fio as fio_target
 from ssdlab.targets.base import JobSpec, PhaseResult
 
@@ -148,3 +149,38 @@ def test_a_fio_that_ends_on_nothing_is_killed_after_the_grace(fake_fio, monkeypa
     err = capsys.readouterr().err
     assert "ssdlab: waiting for fio (pid " in err and "to end its IO and write its logs, at most 2 s" in err
     assert not (target.workdir / "001_w.stop").exists()
+
+
+class _Hung(Exception):
+    pass
+
+
+def test_a_stop_request_as_the_phase_looks_at_fio_loses_neither_fio_nor_its_report(fake_fio, monkeypatch):
+    """The request lands as the phase's wait takes fio's Popen lock (``SignalledLock``): the
+    phase still sees fio take its stop file and end, and keeps its report. A stock
+    ``Popen.wait(timeout)`` would keep the lock and never see fio end."""
+    target, log = fake_fio
+    monkeypatch.setenv("FAKE_FIO_MODE", "file")
+    monkeypatch.setattr(fio_target, "FIO_STOP_GRACE_S", 5.0)
+    started = lambda: log.exists() and "started" in log.read_text()  # noqa: E731
+
+    class Popen(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._waitpid_lock = SignalledLock(self._waitpid_lock, signal.SIGTERM, when=started)
+
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+
+    def hung(signum, frame):
+        raise _Hung("the phase did not end within 30 s of its stop request")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        r = _phase(target)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert log.read_text().splitlines()[1:] == ["took the stop file"]
+    assert not r.complete and r.totals["ios"] == 42
+    assert not any("killed" in n for n in r.notes), r.notes

@@ -24,6 +24,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -32,7 +33,7 @@ import pytest
 
 from ssdlab import stop
 
-from conftest import PYTHON_DIR, REPO, loops_backed_in, require_loops
+from conftest import PYTHON_DIR, REPO, SignalledLock, loops_backed_in, require_loops
 
 #: Seconds (from when the command handles the signals) over which the moments are spread.
 SPREAD_S = 3.0
@@ -348,3 +349,65 @@ def test_a_stop_request_a_finalizer_swallows_is_quiet_and_raised_again(handlers)
         stop.check()
     Finalized(ValueError("a real error"))
     assert [type(u.exc_value) for u in reported] == [ValueError]  # still reported
+
+
+# ============================================================================ stop.wait, stop.run
+
+
+def _signalled_child(argv: list[str], times: int = 1) -> subprocess.Popen:
+    proc = subprocess.Popen(argv)
+    proc._waitpid_lock = SignalledLock(proc._waitpid_lock, times=times)
+    return proc
+
+
+def test_a_stop_request_as_popen_wait_takes_its_lock_loses_the_child(handlers):
+    """What :func:`ssdlab.stop.wait` is for: the stock ``Popen.wait(timeout)`` keeps its lock
+    when the request lands as it takes it, and never sees the child end."""
+    stop.install()
+    proc = _signalled_child(["true"])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            proc.wait(timeout=5)
+        time.sleep(0.2)  # `true` has long ended
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.5)
+        assert proc._waitpid_lock.real.locked() and proc.returncode is None
+    finally:
+        proc._waitpid_lock.real.release()
+        proc.wait()
+
+
+def test_stop_wait_raises_a_stop_request_and_keeps_the_child(handlers):
+    stop.install()
+    proc = _signalled_child(["sh", "-c", "sleep 0.2; exit 7"], times=3)
+    with pytest.raises(KeyboardInterrupt):
+        stop.wait(proc, 5)
+    stop.clear()
+    for _ in range(2):  # the two requests left land at the next looks, raised each time
+        with pytest.raises(KeyboardInterrupt):
+            stop.wait(proc, 5)
+    assert stop.wait(proc, 5) == 7
+    assert not proc._waitpid_lock.real.locked()
+    with pytest.raises(subprocess.TimeoutExpired):  # and its timeout holds
+        stop.wait(subprocess.Popen(["sleep", "0.5"]), 0.05)
+
+
+def _children_of_this_process() -> list[str]:
+    return [_cmdline(pid) for pid in _child_pids(os.getpid()) if Path(f"/proc/{pid}").exists()]
+
+
+def test_stop_run_gives_the_output_and_leaves_no_child_on_timeout_or_stop(handlers, tmp_path):
+    r = stop.run(["sh", "-c", "echo out; printf 'err \\377' >&2; exit 3"], 10)
+    assert (r.returncode, r.stdout, r.stderr) == (3, "out\n", "err \ufffd")
+    marker = str(tmp_path / "sleeping")  # names this test's children among the others
+    with pytest.raises(subprocess.TimeoutExpired):
+        stop.run(["sh", "-c", f"sleep 30 # {marker}"], 0.2)
+    assert not [c for c in _children_of_this_process() if marker in c]
+    stop.install()
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        stop.run(["sh", "-c", f"sleep 30 # {marker}"], 60)
+    assert time.monotonic() - t0 < 10
+    assert not [c for c in _children_of_this_process() if marker in c]

@@ -17,13 +17,22 @@ Other places must not be cut short: between attaching a loop device and keeping 
 descriptor, or starting fio and keeping its process, an exception would leave the device or
 the process behind. They run inside :func:`held`: a stop request that comes meanwhile is
 raised when the section ends.
+
+Child processes are waited for with :func:`wait` and short commands run with :func:`run`, not
+with ``Popen.wait(timeout)``, ``Popen.poll`` or ``subprocess.run``: those take the Popen's
+lock one bytecode before the ``try`` that releases it, and a stop request raised there leaves
+the lock taken for good. Every later wait of that child then times out (or blocks for ever),
+and its exit status is never collected.
 """
 from __future__ import annotations
 
 import contextlib
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
+import time
 
 #: The signals that stop a run: Ctrl-C, ``kill`` and the terminal closing.
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -184,3 +193,67 @@ def check() -> None:
 def clear() -> None:
     """Forgets a request (a new run in the same process, tests)."""
     _requested.clear()
+
+
+#: Longest pause (s) between two looks at a child that :func:`wait` waits for.
+WAIT_LOOK_S = 0.05
+
+
+def wait(proc: subprocess.Popen, timeout_s: float | None = None) -> int:
+    """``proc``'s exit status, waiting at most ``timeout_s`` (None: for ever) for it to end;
+    raises :class:`subprocess.TimeoutExpired` as ``Popen.wait`` does. Each look at the child
+    (``waitpid``, inside ``Popen.poll``) is a :func:`held` section, so a stop request raises
+    between looks, never while the Popen's lock is taken; the child's status is kept, and a
+    later call returns it."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    pause_s = 0.0005
+    while True:
+        with held():
+            rc = proc.poll()
+        if rc is not None:
+            return rc
+        pause_s = min(pause_s * 2, WAIT_LOOK_S)
+        if deadline is not None:
+            left_s = deadline - time.monotonic()
+            if left_s <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+            pause_s = min(pause_s, left_s)
+        time.sleep(pause_s)
+
+
+def signal_child(proc: subprocess.Popen, signum: int) -> None:
+    """Sends ``signum`` to ``proc`` unless it has ended (``Popen.send_signal``, which looks at
+    the child first, in a :func:`held` section)."""
+    with held(), contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signum)
+
+
+#: Seconds :func:`run` waits for a command it killed to end.
+KILLED_WAIT_S = 10.0
+
+
+def run(cmd: list[str], timeout_s: float | None, **popen_kw) -> subprocess.CompletedProcess:
+    """Runs a short command to its end: its exit status, stdout and stderr (text; bytes that are
+    not UTF-8 replaced), as ``subprocess.run(cmd, capture_output=True, text=True)`` gives.
+    Its stdin is ``/dev/null`` and its output goes to unnamed temporary files. On a stop request,
+    or after ``timeout_s`` (then :class:`subprocess.TimeoutExpired`), the command is killed and
+    reaped (at most :data:`KILLED_WAIT_S`) before the exception goes on; ``timeout_s`` None
+    waits for ever. ``popen_kw`` go to :class:`subprocess.Popen` (``env``, ``preexec_fn``)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = None
+        try:
+            with held():  # no child this process does not know of
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, **popen_kw)
+            rc = wait(proc, timeout_s)
+        except BaseException:
+            if proc is not None:
+                with held():
+                    signal_child(proc, signal.SIGKILL)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        wait(proc, KILLED_WAIT_S)
+            raise
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode(errors="replace"))
+    return subprocess.CompletedProcess(cmd, rc, *texts)

@@ -100,6 +100,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .. import stop
 from . import emu
 
 __all__ = [
@@ -159,7 +160,7 @@ Runner = Callable[[list[str]], tuple[int, str, str]]
 def _run(cmd: list[str], timeout: float = 30.0) -> tuple[int, str, str]:
     """(exit status, stdout, stderr); 127 when the program is missing, 124 on timeout."""
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        r = stop.run(cmd, timeout)
     except FileNotFoundError:
         return 127, "", f"{cmd[0]}: not found"
     except subprocess.TimeoutExpired:

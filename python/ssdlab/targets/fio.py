@@ -195,6 +195,8 @@ FIO_STOP_LOOK_S = 1.0
 FIO_STOP_GRACE_S = 60.0
 #: Seconds after which the user is told that fio is still stopping.
 FIO_STOP_TELL_S = 3.0
+#: Seconds ``nvme id-ns`` has to answer.
+NVME_QUERY_TIMEOUT_S = 60.0
 
 
 #: Words of a fio message line saying that fio failed or refused to run.
@@ -462,22 +464,10 @@ def _die_with_us(sig: int = signal.SIGTERM):
 
 
 def _run_briefly(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess:
-    """Runs a short fio command (``--version``, a probe) and returns its output. fio is
-    killed with this process (SIGKILL: there is nothing to keep), and killed and reaped
-    here when a stop request or the timeout interrupts it."""
-    proc = None
-    try:
-        with stop.held():
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True, preexec_fn=_die_with_us(signal.SIGKILL))
-        out, err = proc.communicate(timeout=timeout_s)
-    except BaseException:
-        if proc is not None:
-            with stop.held():
-                proc.kill()
-                proc.communicate()
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    """Runs a short fio command (``--version``, a probe) and returns its output
+    (:func:`ssdlab.stop.run`). fio is killed with this process (SIGKILL: there is nothing to
+    keep), and killed and reaped here when a stop request or the timeout interrupts it."""
+    return stop.run(cmd, timeout_s, start_new_session=True, preexec_fn=_die_with_us(signal.SIGKILL))
 
 
 def _remove_stop_leftovers(stop_file: Path, workdir: Path, since_s: float) -> None:
@@ -501,7 +491,7 @@ def _kill_fio(proc: subprocess.Popen) -> None:
     for pid in jobs:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    proc.kill()
+    stop.signal_child(proc, signal.SIGKILL)
 
 
 def _find_fio(fio: str) -> str:
@@ -1691,7 +1681,7 @@ class FioTarget(TargetDefaults):
                                                 stderr=err, start_new_session=True, preexec_fn=_die_with_us())
                     while True:
                         try:
-                            rc = proc.wait(timeout=0.5)
+                            rc = stop.wait(proc, 0.5)
                             break
                         except subprocess.TimeoutExpired:
                             _raise_again(terminated)
@@ -1734,8 +1724,7 @@ class FioTarget(TargetDefaults):
         def send_signal() -> None:
             nonlocal step
             step = 1
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(sig)
+            stop.signal_child(proc, sig)
 
         def kill(why: str) -> None:
             nonlocal step
@@ -1751,7 +1740,7 @@ class FioTarget(TargetDefaults):
         told = False
         while True:
             try:
-                return proc.wait(timeout=0.1)
+                return stop.wait(proc, 0.1)
             except subprocess.TimeoutExpired:
                 waited_s = time.monotonic() - t0
                 if step == 0 and waited_s > look_s and stop_file.exists():
@@ -1862,17 +1851,19 @@ class FioTarget(TargetDefaults):
         if not nvme:
             raise FioError(f"--purge nvme-format on {self.path} needs nvme-cli: apt-get install nvme-cli")
         # keep the current LBA format: read FLBAS (bits 0-3 = format index) first
-        r = subprocess.run([nvme, "id-ns", self.real_path, "--output-format=json"], capture_output=True, text=True)
+        said = ""
         try:
+            r = stop.run([nvme, "id-ns", self.real_path, "--output-format=json"], NVME_QUERY_TIMEOUT_S)
+            said = r.stderr.strip()
             lbaf = int(json.loads(r.stdout)["flbas"]) & 0xF
-        except (ValueError, KeyError, TypeError):
-            raise FioError(f"`nvme id-ns {self.real_path}` failed ({r.stderr.strip()}); cannot keep its LBA format, "
+        except (ValueError, KeyError, TypeError, OSError, subprocess.SubprocessError) as e:
+            raise FioError(f"`nvme id-ns {self.real_path}` failed ({said or e}); cannot keep its LBA format, "
                            f"so ssdlab will not format it. Use --purge blkdiscard.") from None
         cmd = [nvme, "format", self.real_path, "--ses=1", f"--lbaf={lbaf}", "--force"]
         if self.dry_run:
             return {"method": "nvme-format", "dry_run": True, "command": " ".join(cmd)}
         t0 = time.monotonic()
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = stop.run(cmd, None)
         if r.returncode != 0:
             raise FioError(f"`{' '.join(cmd)}` failed: {(r.stderr or r.stdout).strip()}. The drive may not support "
                            f"a user-data erase format; use --purge blkdiscard.")

@@ -56,6 +56,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import stop
+
 SYS_BLOCK = Path("/sys/class/block")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
 #: How the names of the files a fio target writes (and deletes) in its working folder end.
@@ -280,7 +282,7 @@ def _signatures(real: str) -> tuple[list[str], str | None]:
     wipefs = shutil.which("wipefs")
     if wipefs:
         try:
-            r = subprocess.run([wipefs, "--no-act", "--json", real], capture_output=True, text=True, timeout=60)
+            r = stop.run([wipefs, "--no-act", "--json", real], 60)
             if r.returncode == 0:
                 probed = True
                 if r.stdout.strip():
@@ -293,7 +295,7 @@ def _signatures(real: str) -> tuple[list[str], str | None]:
     blkid = shutil.which("blkid")
     if blkid:
         try:
-            r = subprocess.run([blkid, "-p", "-o", "export", real], capture_output=True, text=True, timeout=60)
+            r = stop.run([blkid, "-p", "-o", "export", real], 60)
             if r.returncode == 0:
                 probed = True
                 kv = dict(l.split("=", 1) for l in r.stdout.splitlines() if "=" in l)
@@ -479,7 +481,7 @@ def _lvm_pvs(paths: list[str]) -> list[str]:
     out = ""
     for extra in (["--devices", ",".join(paths)], []):  # --devices: also PVs outside lvm's devices file
         try:
-            r = subprocess.run(cmd + extra + paths, capture_output=True, text=True, timeout=30, env=env)
+            r = stop.run(cmd + extra + paths, 30, env=env)
         except (OSError, subprocess.SubprocessError):
             return []
         out = r.stdout
@@ -499,7 +501,7 @@ def _md_superblock(real: str) -> str | None:
     if not mdadm:
         return None
     try:
-        r = subprocess.run([mdadm, "--examine", real], capture_output=True, text=True, timeout=30)
+        r = stop.run([mdadm, "--examine", real], 30)
     except (OSError, subprocess.SubprocessError):
         return None
     level = re.search(r"^\s*raid level\s*:\s*(\S+)", r.stdout, re.I | re.M)
