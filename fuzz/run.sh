@@ -6,6 +6,7 @@
 # SECONDS_PER_TARGET: libFuzzer's -max_total_time per target (default 20 s).
 # TARGET: any of the Rust targets (fuzz/fuzz_targets/*.rs: trace readers, profile text) and
 # the Python ones (fiojob, fio_logs, profiles: fuzz/python/targets.py); default: all.
+# FUZZ_JOBS (environment): how many targets fuzz at once (default: one per CPU).
 #
 # Each target first replays its regression inputs (fuzz/regressions/TARGET/*: crashes found
 # before, each named after what it broke), then fuzzes from its checked-in seeds
@@ -53,8 +54,10 @@ if [ $need_py = 1 ]; then
 fi
 
 LIMITS=(-timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=0)
-failed=()
-for t in "${TARGETS[@]}"; do
+
+# Replays TARGET's regression inputs, then fuzzes it; exits 1 on a crash.
+fuzz_one() {
+    local t=$1 corpus art reg run
     # absolute: the Python runner changes directory into its sandbox
     corpus="$PWD/corpus/$t"; art="$PWD/artifacts/$t/"; reg="$PWD/regressions/$t"
     mkdir -p "$corpus" "$art"
@@ -67,16 +70,32 @@ for t in "${TARGETS[@]}"; do
     if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
         if ! "${run[@]}" "${LIMITS[@]}" "$reg"/* >"${art}regressions.log" 2>&1; then
             echo "fuzz: $t: a regression input crashes again (log: ${art}regressions.log)" >&2
-            failed+=("$t"); continue
+            return 1
         fi
     fi
     if ! "${run[@]}" "${LIMITS[@]}" -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$art" \
             "$corpus" "$PWD/seeds/${SEEDS[$t]}" >"${art}fuzz.log" 2>&1; then
         echo "fuzz: $t found a crash: input in $art, log in ${art}fuzz.log" >&2
         tail -n 30 "${art}fuzz.log" >&2
-        failed+=("$t")
+        return 1
     fi
+}
+
+# Each target is one single-threaded process; FUZZ_JOBS of them run at once.
+JOBS=${FUZZ_JOBS:-$(nproc)}
+declare -A running=()  # pid -> target
+failed=()
+reap_one() {
+    local pid
+    if wait -n -p pid "${!running[@]}"; then :; else failed+=("${running[$pid]}"); fi
+    unset "running[$pid]"
+}
+for t in "${TARGETS[@]}"; do
+    while [ ${#running[@]} -ge "$JOBS" ]; do reap_one; done
+    fuzz_one "$t" &
+    running[$!]=$t
 done
+while [ ${#running[@]} -gt 0 ]; do reap_one; done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz: crashes in ${failed[*]}" >&2
     exit 1
