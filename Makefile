@@ -34,9 +34,19 @@ test-rust:
 		set -x; timeout $(RUST_TEST_S) cargo test --release $(RUST_CRATES); \
 	fi
 
-# The 25 slowest tests are listed at the end, to keep the suite's time in view.
+# Processes the tests run on (pytest-xdist), whole files to a process. Tests marked realtime
+# (real fio, loop devices, the emulated drive, a command stopped at a timed moment: their
+# figures follow the wall clock) then run alone, one at a time. The slowest tests of each part
+# are listed at its end, to keep the suite's time in view.
+PYTEST_WORKERS ?= $(shell nproc)
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider --durations=15
+
 test-python:
-	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests
+	@status=0; \
+	set -x; \
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not realtime" tests || status=1; \
+	$(PYTEST) -m realtime tests || status=1; \
+	exit $$status
 
 # Every fuzz target (trace readers, profile text, fio job files, fio logs, profiles) for
 # FUZZ_S seconds each, after replaying the crashes found before (fuzz/regressions).

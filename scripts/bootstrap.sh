@@ -40,7 +40,7 @@ fi
 stamp=.venv/.ssdlab-deps
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest pytest-timeout selenium dask distributed
+    .venv/bin/pip install -q "maturin>=1.5,<2" numpy pyarrow matplotlib tqdm pytest pytest-timeout pytest-xdist selenium dask distributed
     touch "$stamp"
 fi
 # cargo-nextest (`make test-rust` then gives each Rust test a time limit) is not installed here:

@@ -28,6 +28,63 @@ SHARED = REPO.parent / "shared"
 SMALL_DRIVE = ["blocks_per_plane=64", "user_capacity_bytes=7GiB"]
 
 
+# ============================================================================ realtime tests
+
+#: What makes a command need the machine to itself: a run of fio, or a run on a target whose
+#: I/O takes wall-clock time (a loop device, the emulated drive, a file, a device).
+REALTIME_TARGETS = ("loop:", "emu:", "file:", "/dev/")
+#: fio options with which fio only reads and prints, and runs no job.
+FIO_NO_IO = {"--parse-only", "--showcmd", "--version", "--cmdhelp", "--enghelp"}
+
+
+def realtime_reason(argv) -> str | None:
+    """Why command ``argv`` needs the machine to itself (its figures follow the wall clock,
+    which another test on the other core would bend), or None."""
+    argv = [os.fspath(a) if not isinstance(a, bytes) else os.fsdecode(a) for a in argv]
+    program = os.path.basename(argv[0]) if argv else ""
+    if program == "fio" and not any(arg.split("=", 1)[0] in FIO_NO_IO for arg in argv[1:]):
+        return f"it runs fio ({' '.join(argv)})"
+    for arg in argv[1:]:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if value.startswith(REALTIME_TARGETS):
+            return f"it runs on a real-time target ({value})"
+    return None
+
+
+#: The node id of the running test when it runs beside others (pytest-xdist) without the
+#: ``realtime`` mark, else None.
+_UNMARKED_IN_PARALLEL: list[str | None] = [None]
+
+
+def require_alone(what: str) -> None:
+    """Fails a test that runs beside others (pytest-xdist) but does ``what``, which needs the
+    machine to itself: it must carry ``@pytest.mark.realtime`` (``make test-python`` then runs
+    it alone)."""
+    if _UNMARKED_IN_PARALLEL[0] is not None:
+        pytest.fail(f"{_UNMARKED_IN_PARALLEL[0]} runs beside other tests, but {what}: mark it "
+                    f"@pytest.mark.realtime, so that it runs alone")
+
+
+@pytest.fixture(autouse=True)
+def _realtime_alone(request, monkeypatch):
+    """In a pytest-xdist worker, a test without the ``realtime`` mark that starts a real-time
+    command (:func:`realtime_reason`) fails (:func:`require_alone`)."""
+    parallel = "PYTEST_XDIST_WORKER" in os.environ and request.node.get_closest_marker("realtime") is None
+    _UNMARKED_IN_PARALLEL[0] = request.node.nodeid if parallel else None
+    if parallel:
+        start = subprocess.Popen.__init__
+
+        def checked_start(self, args, *more, **kwargs):
+            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+            if (why := realtime_reason(argv)) is not None:
+                require_alone(why)
+            start(self, args, *more, **kwargs)
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", checked_start)
+    yield
+    _UNMARKED_IN_PARALLEL[0] = None
+
+
 def set_args(overrides=SMALL_DRIVE) -> list[str]:
     out: list[str] = []
     for kv in overrides:
@@ -62,7 +119,7 @@ def interrupt_cli(*args: str, ready=None, ready_timeout_s: float = 60, settle_s:
     """Starts ``python -m ssdlab ARGS``, waits until ``ready()`` is true (at most
     ``ready_timeout_s``; no wait without it), ``settle_s`` more, then sends SIGINT (Ctrl-C).
     Asserts the command exits 130 (interrupted, results kept) and returns (stdout, stderr)."""
-    import signal
+    require_alone("it interrupts a command at a moment it times")
 
     proc = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
@@ -114,6 +171,7 @@ def require_loops(tools: tuple[str, ...] = ("fio",)) -> None:
     machine that silently lost them is noticed."""
     if os.environ.get("SSDLAB_NO_LOOP") == "1":
         pytest.skip("SSDLAB_NO_LOOP=1: loop-device tests skipped")
+    require_alone("it needs loop devices")
     problem = loop_problem(tools)
     if problem:
         pytest.fail(f"cannot run on loop devices: {problem}. These tests need root, /dev/loop-control and "
@@ -169,6 +227,7 @@ def interrupt_fio_child(tmp_path, child_source: str, sig: int, start_timeout_s: 
     ``RUNNING DEV BACKING`` once fio runs and a JSON line at the end), sends ``sig`` 2.5 s
     later and returns (that JSON, DEV, BACKING, seconds from the signal to the child's exit).
     The child must exit 0: it caught the signal and kept what was measured."""
+    require_alone("it stops fio at a moment it times")
     script = tmp_path / "child.py"
     script.write_text(child_source)
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -129,6 +129,7 @@ def test_analyze_errors_are_messages_not_tracebacks(tmp_path):
     assert proc.returncode == 2 and "no such file, and no fio logs" in proc.stderr
 
 
+@pytest.mark.realtime
 def test_analyze_real_fio_run(tmp_path):
     fio = shutil.which("fio")
     if fio is None:

@@ -21,6 +21,8 @@ import pytest
 from conftest import require_loops, run_cli, set_args
 from ssdlab import results
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 MAIN_METRICS = ("n_intervals", "iops_mean", "iops_median", "iops_p1", "iops_p99", "iops_min", "iops_max",
                 "iops_cv", "mbps_mean", "zero_iops_seconds", "longest_stall_s", "fob_iops", "fob_duration_s",
                 "steady_state_onset_s", "steady_state_iops_mean", "bimodal", "high_mode_share")

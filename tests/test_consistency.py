@@ -90,6 +90,7 @@ def test_span_below_100_adds_spare_area_and_lowers_write_amplification(tmp_path,
     assert s75["iops_median"] > s100["iops_median"]
 
 
+@pytest.mark.realtime
 def test_ctrl_c_keeps_partial_results_marked_incomplete(tmp_path):
     out = tmp_path / "interrupted"
     stdout, stderr = interrupt_cli("consistency", *set_args(), "--duration", "604800", "--out", str(out),

@@ -162,6 +162,7 @@ def test_no_progress_prints_no_lines(tmp_path):
     assert [line for _, line in seen if line.startswith("ssdlab: ")] == []
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_progress_covers_setting_a_loop_device_up_and_down(tmp_path):
     scratch = tmp_path / "scratch"

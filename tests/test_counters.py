@@ -249,6 +249,7 @@ def test_regular_file_and_missing_path_are_unavailable(tmp_path):
     assert C.read_counters(tmp_path / "nope")["source"] == "unavailable"
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_loop_device_reports_unavailable_with_reason(tmp_path):
     from ssdlab.targets.fio import LoopTarget
@@ -261,6 +262,7 @@ def test_loop_device_reports_unavailable_with_reason(tmp_path):
         assert C.read_counters(t.path)["reason"] == s["reason"]
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_consistency_on_a_loop_device_says_wa_unavailable(tmp_path):
     out = tmp_path / "loop"

@@ -142,6 +142,7 @@ def _fio_pids(marker: str) -> list[int]:
     return pids
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 def test_fio_file_target_killed_mid_phase_is_readable(tmp_path):
     data = tmp_path / "target.img"

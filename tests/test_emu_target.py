@@ -14,6 +14,8 @@ import pytest
 
 from conftest import require_loops
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 #: The default drive at 1.75 GiB: 30 s of 4 KiB random writes after the fill reach the
 #: drive's garbage-collecting floor (about 3.7K IOPS) well inside the run, at a rate this
 #: host's emulator keeps up with.

@@ -17,6 +17,8 @@ import pytest
 
 from conftest import PYTHON_DIR, loops_backed_in, mounted, require_loops
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 #: The default drive scaled down to 1.75 GiB (same dies, planes and timings).
 EMU_DRIVE = ["blocks_per_plane=64", "pages_per_block=64", "user_capacity_bytes=1792MiB"]
 

@@ -92,6 +92,7 @@ def test_fio_target_checks_version_engine_and_device():
         tofio.check_placement(new, "fio-3.36", "/dev/ng0n1")
 
 
+@pytest.mark.realtime
 @needs_loop
 @pytest.mark.parametrize("jobfile", [URING, XNVME])
 def test_on_a_loop_device_the_examples_name_the_fio_release_they_need(tmp_path, jobfile):

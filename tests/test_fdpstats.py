@@ -225,6 +225,7 @@ def test_a_real_fdp_drive_reports_in_the_simulators_columns():
     np.testing.assert_equal(s.totals["fdp_hbmw_bytes"], s.totals["host_write_bytes"])
 
 
+@pytest.mark.realtime
 def test_targets_without_fdp_say_so_in_their_description(loops_ok, tmp_path):
     from ssdlab.targets.fio import LoopTarget
 

@@ -81,6 +81,7 @@ def test_a_simulated_fill_ends_at_its_rate_not_with_a_dip():
     assert float(np.sum(mbps * dt)) * 1e6 == pytest.approx(r.totals["host_write_bytes"], rel=1e-9)
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 def test_fill_on_a_loop_device(tmp_path):
     out = tmp_path / "f"

@@ -11,6 +11,8 @@ from conftest import mounted, require_loops, signal_fio_of_phase
 from ssdlab import cli, results
 from ssdlab.targets import fio as fio_target
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 MiB = 1 << 20
 
 

@@ -21,6 +21,8 @@ from ssdlab.targets.fio_replay import (BLKTRACE_DTYPE, Segment, SegmentWriter, W
                                        read_blktrace, segment_completions)
 from conftest import interrupt_fio_child, loops_backed_by, loops_backed_in
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 KiB, MiB = 1 << 10, 1 << 20
 
 

@@ -24,6 +24,8 @@ from conftest import SignalledLock, stand_in_fio
 from ssdlab.targets import fio as fio_target
 from ssdlab.targets.base import JobSpec, PhaseResult
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 
 #: A stand-in for fio. FAKE_FIO_MODE "file": it takes its stop file as fio's main loop does
 #: (removes it, writes a verify state file as fio does, ends with a report); "deaf": it never

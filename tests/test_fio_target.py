@@ -25,6 +25,8 @@ from ssdlab.targets.fio import FioError, FioTarget, LoopTarget, open_target, par
 from ssdlab.targets.loop import LoopDevice, format_size, parse_size
 from ssdlab.targets.safety import UnsafeTargetError
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 MiB = 1 << 20
 
 

@@ -415,6 +415,7 @@ def test_job_file_reading_matches_fio_showcmd(need_fio, tmp_path):
     assert mine.sources == ("s.fio", "inc.fio")
 
 
+@pytest.mark.realtime
 def test_groups_and_names_match_fio_runs(need_fio, tmp_path):
     # name= renames a job; its numjobs copies keep the section's name, as fio names them
     text = STRUCTURE.replace("${SZ}", "256k").replace("include inc.fio\n", "name=sequential\n")
@@ -626,6 +627,7 @@ def test_random_job_files_read_as_fio_showcmd_reads_them(need_fio, tmp_path):
         assert parse_command_line(shlex.split(p.stdout)[1:], environ={}) == parse_job_file(path), text
 
 
+@pytest.mark.realtime
 def test_canonical_form_gives_fio_the_same_io(need_fio, tmp_path):
     """fio runs a random job file and ssdlab's canonical print-out of it; every job's I/O
     stream (direction, offset, length, flushes) must be identical."""
@@ -771,6 +773,7 @@ def _same_structure_as_fio(text: str, tmp_path: Path) -> None:
     assert parse_job_text(format_job_file(w)) == w
 
 
+@pytest.mark.realtime
 def test_crystaldiskmark_like(need_fio, tmp_path):
     w = parse_job_text(CDM, source="cdm.fio", environ={"TARGET": "/dev/nvme1n1"})
     assert [len(g) for g in w.groups] == [1, 1, 16, 1]
@@ -787,6 +790,7 @@ def test_crystaldiskmark_like(need_fio, tmp_path):
     _same_structure_as_fio(CDM, tmp_path)
 
 
+@pytest.mark.realtime
 def test_jesd219_like(need_fio, tmp_path):
     w = parse_job_text(JESD219, environ={"TARGET": "/dev/sdb"})
     assert len(w.groups) == 1 and len(w.jobs) == 4
@@ -801,6 +805,7 @@ def test_jesd219_like(need_fio, tmp_path):
     _same_structure_as_fio(JESD219, tmp_path)
 
 
+@pytest.mark.realtime
 def test_mixed_zipf_with_bursts(need_fio, tmp_path):
     w = parse_job_text(ZIPF_BURSTS, environ={"TARGET": "/dev/sdb"})
     j = w.jobs[0]
@@ -924,6 +929,7 @@ def test_env_expansion_is_fios():
     assert "is not a size" in _error("[a]\nsize=$SZ\n", environ={"SZ": "8m"})
 
 
+@pytest.mark.realtime
 def test_a_percentage_then_bytes_is_refused_because_fio_keeps_the_percentage(need_fio, tmp_path):
     (tmp_path / "target").write_bytes(b"\0" * (1 << 20))
     text = ("[global]\nfilename=target\nioengine=psync\nbs=64k\nrw=write\n"
@@ -959,6 +965,7 @@ def test_every_fio_option_is_classified(need_fio):
         assert opt.cls != "refuse" or opt.detail in F._REFUSALS, name
 
 
+@pytest.mark.realtime
 def test_exitall_is_global_and_exitall_0_is_refused(need_fio, tmp_path):
     # fio 3.33's exitall callback ignores its value: exitall=0 in job a still stops job b
     text = ("[a]\nioengine=null\nsize=64k\nexitall=0\n"

@@ -245,6 +245,7 @@ def test_an_incomplete_run_is_fitted_with_a_warning(planted, base, tmp_path):
         load_measured(short)
 
 
+@pytest.mark.realtime
 @pytest.mark.timeout(600)  # ~65 s on 2 busy cores
 def test_ctrl_c_keeps_the_history(planted, base, tmp_path):
     out = tmp_path / "stopped"

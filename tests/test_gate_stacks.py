@@ -28,7 +28,8 @@ from ssdlab.targets.fio import FioTarget
 from ssdlab.targets.loop import LoopDevice, parse_size
 from ssdlab.targets.safety import UnsafeTargetError, check_device
 
-pytestmark = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+pytestmark = [pytest.mark.realtime,
+              pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")]
 
 MiB = 1 << 20
 

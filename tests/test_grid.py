@@ -302,6 +302,7 @@ span_pct = [100, 50]
     assert (tmp_path / "used" / "grid_used_mbps_vs_span_pct.png").exists()
 
 
+@pytest.mark.realtime
 def test_ctrl_c_keeps_finished_rows_and_marks_the_grid_incomplete(tmp_path):
     path = _write(tmp_path, f"""\
 [grid]

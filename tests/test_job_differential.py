@@ -34,7 +34,8 @@ import pytest
 
 from conftest import require_loops, run_cli, set_args
 
-pytestmark = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+pytestmark = [pytest.mark.realtime,
+              pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")]
 
 #: (name, options, what is fixed by the workload: "count" (IOs/bytes), "time" (duration),
 #: "early" (ends by size before its runtime), "none").

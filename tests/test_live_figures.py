@@ -1,5 +1,6 @@
 """The progress line's live figures: last interval's IOPS, minimum, time at 0, time to go."""
 import numpy as np
+import pytest
 
 from conftest import require_loops
 from ssdlab.targets.base import JobSpec, LiveFigures
@@ -22,6 +23,7 @@ def test_intervals_close_as_time_passes():
     assert untimed.last_iops == 100 and untimed.text().endswith("1 s simulated")
 
 
+@pytest.mark.realtime
 def test_fio_phase_reports_live_figures(tmp_path):
     require_loops()
     from ssdlab.targets.fio import LoopTarget

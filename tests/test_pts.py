@@ -119,6 +119,7 @@ def test_whole_suite_on_a_small_simulated_drive(tmp_path):
     assert "IOPS:" in proc.stdout and "DIRTH:" in proc.stdout
 
 
+@pytest.mark.realtime
 def test_resume_after_ctrl_c_gives_the_uninterrupted_results(tmp_path):
     args = [*set_args(), "--test", "iops,lat", "--round-s", "2", "--max-rounds", "8", "--no-progress"]
     whole = tmp_path / "whole"
@@ -171,6 +172,7 @@ def test_tp_agrees_with_sweep(tmp_path):
     assert tp["1024k_write"]["mbps"] == pytest.approx(sw["write_mbps_mean"], rel=0.15)
 
 
+@pytest.mark.realtime
 @pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
 @pytest.mark.timeout(600)  # ~65 s on 2 busy cores
 def test_pts_on_a_loop_device_end_to_end(tmp_path, loops_ok):

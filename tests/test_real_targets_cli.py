@@ -15,7 +15,8 @@ from ssdlab.results import read_series
 
 from conftest import loops_backed_in, run_cli
 
-pytestmark = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+pytestmark = [pytest.mark.realtime,
+              pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")]
 
 
 def _scratch(tmp_path) -> tuple[Path, dict]:

@@ -211,6 +211,7 @@ def test_consistency_report_shows_latency_and_the_simulators_why(browser, tmp_pa
     assert [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")] == []
 
 
+@pytest.mark.realtime
 def test_interrupted_recovery_report_shows_what_was_measured(browser, tmp_path):
     out = tmp_path / "r"
     _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),
@@ -251,6 +252,7 @@ def test_a_phase_of_one_sample_is_drawn_in_the_middle_of_its_axis(browser, tmp_p
     assert all(x0 < x < x1 for x in sum(xs, [])), (x0, x1, xs)
 
 
+@pytest.mark.realtime
 def test_loop_device_consistency_report_shows_latency(browser, tmp_path):
     """A real run (fio on a loop device) carries per-interval latency too, and its report
     draws it; the simulator-only charts (WA, free blocks, GC) are absent."""

@@ -179,6 +179,7 @@ def test_a_part_that_fails_is_reported_and_the_others_run(tmp_path):
     assert (tmp_path / "r" / "report.html").exists()
 
 
+@pytest.mark.realtime
 def test_ctrl_c_keeps_finished_parts_and_marks_the_interrupted_one(tmp_path):
     out = tmp_path / "interrupted"
     stdout, stderr = interrupt_cli("review", *set_args(), "--duration", "10", "--torture-min", "10080", "--zones", "10",

@@ -97,6 +97,7 @@ def test_job_file_on_simulator(tmp_path):
     assert summary["groups"][1]["idle_gaps"] == pytest.approx(st["ios"] / 2000, abs=1)
 
 
+@pytest.mark.realtime
 @needs_loop
 def test_same_job_file_on_simulator_and_loop_device(tmp_path):
     sim = _structure(*_run(tmp_path, "sim:default", *set_args(), name="sim"))
@@ -159,6 +160,7 @@ def test_refusals_name_the_option_and_line(tmp_path, text, needle):
     assert str(jobfile) in proc.stderr or "j.fio" in proc.stderr
 
 
+@pytest.mark.realtime
 @needs_loop
 def test_job_writing_elsewhere_is_refused(tmp_path):
     jobfile = tmp_path / "j.fio"
@@ -180,6 +182,7 @@ def test_usage_errors(tmp_path):
     assert "--name=value" not in proc.stderr
 
 
+@pytest.mark.realtime
 def test_ctrl_c_keeps_what_was_measured(tmp_path):
     from conftest import interrupt_cli
 
@@ -258,6 +261,7 @@ runtime=60
 """
 
 
+@pytest.mark.realtime
 @pytest.mark.parametrize("target", ["sim", pytest.param("loop", marks=needs_loop)])
 def test_a_job_ended_by_its_size_lasts_as_long_as_it_ran(tmp_path, target):
     """runtime without time_based caps a job that may end sooner (fio 3.33): the group lasts as

@@ -48,6 +48,7 @@ def _loop_device(tmp_path: Path):
         subprocess.run(["losetup", "-d", dev], capture_output=True)
 
 
+@pytest.mark.realtime
 def test_a_really_mounted_device_cannot_be_held(tmp_path):
     require_loops(("losetup", "mkfs.ext4", "mount", "umount"))
     with _loop_device(tmp_path) as dev:
@@ -97,6 +98,7 @@ def _shows_cause(out: Path, cause: str, tmp_path: Path) -> None:
     ["consistency", "--duration", "3"],
     ["sweep", "--zones", "2", "--zone-bytes", "1MiB"],
 ], ids=["consistency", "sweep"])
+@pytest.mark.realtime
 def test_fio_refusing_a_mounted_device_fails_the_phase(mounted_loop, tmp_path, test):
     """fio exits 0 after "appears mounted ... Aborting": the run fails at its first phase,
     which the journal keeps as not complete, and the message names phase, job file and fio's line."""
@@ -139,6 +141,7 @@ else:
 '''
 
 
+@pytest.mark.realtime
 def test_a_phase_that_completes_no_io_fails(tmp_path):
     t = stand_in_fio(tmp_path, FAKE_FIO)
     data = tmp_path / "t.img"
@@ -270,6 +273,7 @@ def test_a_run_refused_by_its_plan_writes_nothing(tmp_path):
     assert not (tmp_path / "a").exists()
 
 
+@pytest.mark.realtime
 def test_a_rerun_refused_leaves_the_earlier_results_as_they_were(tmp_path):
     out = tmp_path / "r"
     run_cli("consistency", *set_args(), "--duration", "2", "--out", str(out), "--no-progress")
@@ -286,6 +290,7 @@ def test_a_rerun_refused_leaves_the_earlier_results_as_they_were(tmp_path):
     assert _tree(out) == before
 
 
+@pytest.mark.realtime
 def test_a_device_the_safety_gate_refuses_leaves_no_folder(mounted_loop, tmp_path):
     out = tmp_path / "r"
     proc = run_cli("consistency", "--target", mounted_loop, "--duration", "2", "--out", str(out), check=False)

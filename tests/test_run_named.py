@@ -73,6 +73,7 @@ def test_record_on_the_simulator(tmp_path):
     _check_record(json.loads((out / "summary.json").read_text()))
 
 
+@pytest.mark.realtime
 @needs_loop
 def test_record_on_a_loop_device(tmp_path):
     out = tmp_path / "r"

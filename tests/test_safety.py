@@ -17,6 +17,8 @@ from ssdlab.targets.fio import FioTarget
 from ssdlab.targets.loop import LoopDevice, parse_size
 from ssdlab.targets.safety import UnsafeTargetError, check_device, check_file, device_reasons
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 
 @pytest.fixture(scope="module")
 def loops_ok():

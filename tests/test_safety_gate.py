@@ -26,7 +26,8 @@ from ssdlab.targets.fio import FioTarget
 from ssdlab.targets.loop import LoopDevice, parse_size
 from ssdlab.targets.safety import UnsafeTargetError, check_device, check_file
 
-pytestmark = pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")
+pytestmark = [pytest.mark.realtime,
+              pytest.mark.skipif(os.environ.get("SSDLAB_NO_LOOP") == "1", reason="SSDLAB_NO_LOOP=1")]
 
 LVM_ENV = dict(os.environ, LVM_SUPPRESS_FD_WARNINGS="1")
 

@@ -35,6 +35,8 @@ from ssdlab import stop
 
 from conftest import PYTHON_DIR, REPO, SignalledLock, loops_backed_in, require_loops
 
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
+
 #: Seconds (from when the command handles the signals) over which the moments are spread.
 SPREAD_S = 3.0
 MOMENTS = 20

@@ -11,9 +11,12 @@ import signal
 import time
 
 import numpy as np
+import pytest
 
 from conftest import run_cli, signal_fio_of_phase
 from ssdlab import results
+
+pytestmark = pytest.mark.realtime  # see the marker in pyproject.toml
 
 PAUSE_S = 5.0
 

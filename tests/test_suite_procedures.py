@@ -244,6 +244,7 @@ def test_recovery_idle_time_lets_the_drive_recover(recovery_dir):
         summary_of(recovery_dir)["idle"]["erases"] > 0
 
 
+@pytest.mark.realtime
 def test_recovery_ctrl_c_keeps_the_stages_measured(tmp_path):
     out = tmp_path / "interrupted"
     _, stderr = interrupt_cli("recovery", *set_args(), "--zones", "10", "--torture-min", "10080", "--out", str(out),

@@ -44,6 +44,7 @@ def _job(options: str) -> fiojob.Job:
     "rw=randread\nbsrange=8k-20k",      # fio caps 8k + [0, 20k) aligned to 8k at 20k: 40/40/20 %
     "rw=randread\nbssplit=4k/60:8k/30:64k/10",
 ])
+@pytest.mark.realtime
 def test_block_size_shares_are_fios(tmp_path, options):
     # norandommap: fio's random map shrinks IOs to the blocks still untouched in a pass,
     # which the simulator does not model (a run's summary says so)
@@ -65,6 +66,7 @@ def test_block_size_shares_are_fios(tmp_path, options):
     "rw=randread\nbs=16k\noffset=33%",
     "rw=read\nbs=4k\nsize=25%",
 ])
+@pytest.mark.realtime
 def test_region_is_fios(tmp_path, options):
     ios = _fio_log(tmp_path, options + "\nnorandommap=1\nio_size=100g", 20_000)
     lo = min(o for _, o, _ in ios)
@@ -114,6 +116,7 @@ def test_what_the_simulator_cannot_hold_is_refused_at_its_line(options, line, ke
         tosim.sim_groups(fiojob.parse_job_text(text), CAPACITY, 1.0)
 
 
+@pytest.mark.realtime
 @needs_fio
 def test_random_map_is_fios_default(tmp_path):
     """fio without norandommap writes every block of the region once per pass (checked on
@@ -142,6 +145,7 @@ def _refusal(options: str, capacity: int = CAPACITY) -> str:
     "rw=read:4k\nbs=8k\nsize=72k\nloops=3",
     "rw=read:16k\nbs=16k\nsize=1m\noffset=8m",
 ])
+@pytest.mark.realtime
 def test_a_forward_stride_ends_the_pass_where_fio_does(tmp_path, options):
     ios = _fio_log(tmp_path, options, 10 ** 6)
     keys, _ = _keys(options)

@@ -208,6 +208,7 @@ def test_remap_wrap_and_scale_keep_commands_inside_the_span():
     assert target.capacity_bytes == 7 * 2**30
 
 
+@pytest.mark.realtime
 def test_ctrl_c_keeps_what_was_replayed(tmp_path):
     out = tmp_path / "int"
     interrupt_cli("trace", "run", "jedec-like", *set_args(), "--write-bytes", "600GiB", "--qd", "32", "--trim", "with",

@@ -133,6 +133,7 @@ def test_on_a_fio_target_a_device_without_zones_needs_zonesize(tmp_path):
     tofio.check_zones(fiojob.parse_job_text("[z]\nrw=randwrite\nzonemode=zbd\nzonesize=4m\n"), str(plain))
 
 
+@pytest.mark.realtime
 @needs_loop
 def test_on_a_loop_device_fio_runs_zbd_jobs_in_emulated_zones(tmp_path):
     job = tmp_path / "z.fio"
