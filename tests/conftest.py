@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import stat
@@ -37,10 +38,13 @@ REALTIME_TARGETS = ("loop:", "emu:", "file:", "/dev/")
 FIO_NO_IO = {"--parse-only", "--showcmd", "--version", "--cmdhelp", "--enghelp"}
 
 
-def realtime_reason(argv) -> str | None:
-    """Why command ``argv`` needs the machine to itself (its figures follow the wall clock,
-    which another test on the other core would bend), or None."""
-    argv = [os.fspath(a) if not isinstance(a, bytes) else os.fsdecode(a) for a in argv]
+def realtime_reason(args) -> str | None:
+    """Why command ``args`` (a Popen's: a sequence, or one string, a shell's command line)
+    needs the machine to itself (its figures follow the wall clock, which another test on the
+    other core would bend), or None."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        args = shlex.split(os.fsdecode(args))
+    argv = [os.fsdecode(a) for a in args]
     program = os.path.basename(argv[0]) if argv else ""
     if program == "fio" and not any(arg.split("=", 1)[0] in FIO_NO_IO for arg in argv[1:]):
         return f"it runs fio ({' '.join(argv)})"
@@ -75,8 +79,7 @@ def _realtime_alone(request, monkeypatch):
         start = subprocess.Popen.__init__
 
         def checked_start(self, args, *more, **kwargs):
-            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
-            if (why := realtime_reason(argv)) is not None:
+            if (why := realtime_reason(args)) is not None:
                 require_alone(why)
             start(self, args, *more, **kwargs)
 

@@ -22,6 +22,8 @@ from conftest import realtime_reason
     [sys.executable, "-m", "ssdlab", "sweep", "--target", "file:/tmp/x.img"],
     [sys.executable, "-m", "ssdlab", "consistency", "--target", "/dev/nvme0n1", "--i-know-this-destroys-data"],
     [b"fio", b"job.fio"],
+    "fio --name=x --filename=/tmp/f --size=4k",
+    f"{sys.executable} -m ssdlab consistency --target 'loop:64MiB'",
 ])
 def test_commands_whose_figures_follow_the_wall_clock_are_found(argv):
     assert realtime_reason(argv) is not None
@@ -35,6 +37,7 @@ def test_commands_whose_figures_follow_the_wall_clock_are_found(argv):
     [sys.executable, "-m", "ssdlab", "consistency", "--target", "sim:default", "--duration", "5"],
     [sys.executable, "-m", "ssdlab", "trace", "run", "t.trace", "--out", "loop"],
     ["sh", "-c", "true"],
+    "fio --showcmd s.fio",
 ])
 def test_commands_that_do_no_timed_io_are_not(argv):
     assert realtime_reason(argv) is None
