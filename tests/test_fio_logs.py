@@ -277,3 +277,17 @@ def test_rows_of_jobs_sharing_one_log_are_read_without_a_grid(tmp_path):
     grid.add_tail("write", 2 * STALLS_MS.size, 50.0)
     ios = grid.ios["write"]
     assert ios.sum() == 2 * STALLS_MS.size and (ios[20:31] == 0).all() and (ios[33:43] == 0).all()
+
+
+def test_a_histogram_log_spanning_more_cells_than_the_cap_is_refused_naming_it(tmp_path):
+    """Per-interval histograms take intervals x bins cells: 928 bins over 200,000 s would be
+    186 M cells (1.4 GiB), above MAX_HIST_CELLS; the same rows 100 s apart are read."""
+    assert 200_000 * 928 > fl.MAX_HIST_CELLS > 100 * 928
+    far, near = tmp_path / "far_clat_hist.1.log", tmp_path / "near_clat_hist.1.log"
+    far.write_text(hist_row(1000, 5) + "\n" + hist_row(200_000_000, 5) + "\n")
+    near.write_text(hist_row(1000, 5) + "\n" + hist_row(100_000, 5) + "\n")
+    most = fl.MAX_HIST_CELLS // 928
+    with pytest.raises(ValueError, match=rf"{far}: .* intervals of 928 latency bins .*at most {most:,}"):
+        fl.grid_from_hist(fl.read_hist_log(far, []), far, window_ms=1000)
+    grid = fl.grid_from_hist(fl.read_hist_log(near, []), near, window_ms=1000)
+    assert grid.n == 100 and grid.ios["write"].sum() == 10

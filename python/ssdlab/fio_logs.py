@@ -684,16 +684,23 @@ def _dir_codes(present: np.ndarray, direction: int | str | None, path) -> list[i
     return [code]
 
 
-#: The most intervals a series read from a log may have (231 days at 1 s; each column of the
-#: series is 8 bytes an interval).
-MAX_INTERVALS = 20_000_000
+#: The most intervals a series read from a log may have: 46 days at 1 s. A series of per-IO
+#: latencies (IOs, bytes and four percentiles a direction, both directions) takes about 150
+#: bytes an interval at its peak while it is computed, 0.6 GB here.
+MAX_INTERVALS = 4_000_000
+#: The most cells (intervals x latency bins) the per-interval histograms of a histogram log
+#: may hold: 1 GiB of counts (fio's 1,216 bins: 110,000 intervals, 30 hours at 1 s).
+MAX_HIST_CELLS = 1 << 27
 
 
-def _intervals(path: str | Path, n: int, interval_s: float) -> int:
-    """``n``, the number of intervals the log's times span, if at most :data:`MAX_INTERVALS`."""
-    if n > MAX_INTERVALS:
-        raise ValueError(f"{path}: its times span {n * interval_s:,.0f} s, {n:,} intervals of {interval_s:g} s "
-                         f"(at most {MAX_INTERVALS:,}); a time far beyond the others is likely damage, "
+def _intervals(path: str | Path, n: int, interval_s: float, bins: int = 0) -> int:
+    """``n``, the number of intervals the log's times span, if at most :data:`MAX_INTERVALS`
+    and, with ``bins`` latency bins an interval, at most :data:`MAX_HIST_CELLS` cells."""
+    most = min(MAX_INTERVALS, MAX_HIST_CELLS // bins) if bins > 0 else MAX_INTERVALS
+    if n > most:
+        per = f" of {bins:,} latency bins" if bins > 0 else ""
+        raise ValueError(f"{path}: its times span {n * interval_s:,.0f} s, {n:,} intervals{per} of {interval_s:g} s "
+                         f"(at most {most:,}); a time far beyond the others is likely damage, "
                          "else read it with a longer interval")
     return n
 
@@ -836,7 +843,7 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         if end_s is not None:
             last = max(int(math.ceil(end_s / interval_s - 1e-9)) - 1, 0)
             k1, k2, kc = np.minimum(k1, last), np.minimum(k2, last), np.minimum(kc, last)
-        n = _intervals(path, int(max(k1.max(), k2.max(), kc.max())) + 1 if t.size else 0, interval_s)
+        n = _intervals(path, int(max(k1.max(), k2.max(), kc.max())) + 1 if t.size else 0, interval_s, nb)
         nonzero = counts > 0
         top = (nb - 1) - np.argmax(nonzero[:, ::-1], axis=1)  # highest non-empty bin: the closing IO
         has = nonzero.any(axis=1)
@@ -850,7 +857,7 @@ def grid_from_hist(hist: HistLog, path: str | Path, *, interval_s: float | None 
         parts.append((DIRECTIONS[code], h, t))
     n = max((h.shape[0] for _, h, _ in parts), default=0)
     grid.end_s = n * interval_s if end_s is None else max(float(end_s), (n - 1) * interval_s)
-    n = grid.n
+    n = _intervals(path, grid.n, interval_s, nb)
     grid._bins_ns = (hist.bin_lower_ns, hist.bin_ns)
     for name, h, t in parts:
         h = np.vstack([h, np.zeros((n - h.shape[0], nb))]) if h.shape[0] < n else h
