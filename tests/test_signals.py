@@ -390,8 +390,10 @@ def test_stop_wait_raises_a_stop_request_and_keeps_the_child(handlers):
             stop.wait(proc, 5)
     assert stop.wait(proc, 5) == 7
     assert not proc._waitpid_lock.real.locked()
+    sleeper = subprocess.Popen(["sleep", "0.5"])
     with pytest.raises(subprocess.TimeoutExpired):  # and its timeout holds
-        stop.wait(subprocess.Popen(["sleep", "0.5"]), 0.05)
+        stop.wait(sleeper, 0.05)
+    assert stop.wait(sleeper) == 0  # reaped, not left behind
 
 
 def _children_of_this_process() -> list[str]:
